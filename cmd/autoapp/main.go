@@ -1,0 +1,56 @@
+// Command autoapp is the launcher: `autoapp serve` runs the web server,
+// `autoapp owner set` creates or resets the owner from the terminal, and
+// `autoapp version` prints the version.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `Usage:
+  autoapp serve [--root DIR] [--addr HOST:PORT] [--allow-remote]
+  autoapp owner set [--root DIR] [--name NAME]
+  autoapp version
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program, callable from tests. It returns the exit code:
+// 0 done, 1 a failure, 2 a usage mistake.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "owner":
+		if len(args) < 2 || args[1] != "set" {
+			fmt.Fprint(stderr, "autoapp owner: the only subcommand is `owner set`.\n"+usage)
+			return 2
+		}
+		return ownerSet(ctx, args[2:], stdin, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "autoapp %s\n", version)
+		return 0
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "autoapp: %q is not a subcommand.\n%s", args[0], usage)
+	return 2
+}

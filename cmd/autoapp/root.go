@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"autoapp/intent/owner"
+	"autoapp/migrations"
+)
+
+// stores are the two databases under <root>/launcher.
+type stores struct {
+	root      string
+	intents   *migrations.DB
+	knowledge *migrations.DB
+}
+
+// openRoot makes sure root is a folder this process can write, then opens
+// and migrates both stores. Every error is one sentence.
+func openRoot(root string) (*stores, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
+	}
+	launcher := filepath.Join(abs, "launcher")
+	if err := os.MkdirAll(launcher, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the data folder %s: %v; choose another with --root or fix its permissions", launcher, unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(launcher, ".write-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot write to the data folder %s: %v; choose another with --root or fix its permissions", launcher, unwrapPath(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+
+	intents, err := migrations.Open(filepath.Join(launcher, "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		return nil, err
+	}
+	knowledge, err := migrations.Open(filepath.Join(launcher, "knowledge.sqlite"), migrations.Knowledge)
+	if err != nil {
+		intents.Close()
+		return nil, err
+	}
+	return &stores{root: abs, intents: intents, knowledge: knowledge}, nil
+}
+
+func (s *stores) close() error {
+	err1 := s.knowledge.Close()
+	err2 := s.intents.Close()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+func (s *stores) owners() *owner.Service {
+	return owner.NewService(s.intents, time.Now)
+}
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"autoapp/handlers"
+)
+
+// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "./data", "the data folder")
+	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
+	allowRemote := fs.Bool("allow-remote", false, "allow listening on an address other machines can reach")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "autoapp serve: unexpected argument %q.\n", fs.Arg(0))
+		return 2
+	}
+	if err := checkLoopback(*addr, *allowRemote); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 2
+	}
+
+	st, err := openRoot(*root)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 1
+	}
+	defer st.close()
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	app := handlers.New(handlers.Deps{Owners: st.owners(), Log: log, Version: version})
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", listenError(*addr, err))
+		return 1
+	}
+	fmt.Fprintf(stdout, "Autoapp is serving http://%s (data in %s). Stop it with Ctrl-C.\n", ln.Addr(), st.root)
+
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			fmt.Fprintf(stderr, "autoapp serve: the server stopped: %v\n", err)
+			return 1
+		}
+		return 0
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "Shutting down: finishing the requests in flight.")
+	if err := app.ShutdownWithTimeout(shutdownGrace); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: shutdown: %v\n", err)
+	}
+	<-served
+	if err := st.close(); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: closing the stores: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "Stopped.")
+	return 0
+}
+
+// checkLoopback refuses an address other machines could reach unless the
+// owner asked for it.
+func checkLoopback(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not an address of the form HOST:PORT (for example 127.0.0.1:8080)", addr)
+	}
+	if allowRemote || isLoopback(host) {
+		return nil
+	}
+	shown := host
+	if shown == "" {
+		shown = "every interface"
+	}
+	return fmt.Errorf("refusing to listen on %s: other machines could reach the sign-in page and the engineer's controls there; "+
+		"listen on 127.0.0.1 (the default), or pass --allow-remote if you mean it and have put TLS in front", shown)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is already in use by another program; stop it or choose another port with --addr", addr)
+	}
+	if errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("this user may not listen on %s; choose a port above 1023 with --addr", addr)
+	}
+	return fmt.Errorf("cannot listen on %s: %v", addr, err)
+}

@@ -1,0 +1,125 @@
+// Package handlers is the Fiber app: the routes, the middleware that guards
+// them (security headers, CSRF, the owner's session) and thin handlers that
+// parse a request, call one service method and render one component.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/intent/owner"
+)
+
+// Owners is what the handlers need of the owner service.
+type Owners interface {
+	Exists(ctx context.Context) (bool, error)
+	Create(ctx context.Context, name, password, again string) error
+	SignIn(ctx context.Context, name, password string) (string, error)
+	Session(ctx context.Context, id string) (owner.Owner, error)
+	SignOut(ctx context.Context, id string) error
+}
+
+// Deps are the services the routes call.
+type Deps struct {
+	Owners Owners
+	Log    *slog.Logger
+	// Version is shown by /healthz.
+	Version string
+}
+
+// Handlers holds the dependencies of every route.
+type Handlers struct {
+	owners  Owners
+	log     *slog.Logger
+	version string
+	// ownerExists is remembered once true: the owner is never deleted.
+	ownerExists atomic.Bool
+}
+
+// New builds the Fiber app with every route registered.
+func New(d Deps) *fiber.App {
+	h := &Handlers{owners: d.Owners, log: d.Log, version: d.Version}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               "autoapp",
+		DisableStartupMessage: true,
+		ErrorHandler:          h.errorHandler,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		BodyLimit:             4 << 20,
+	})
+	app.Use(securityHeaders)
+	app.Get("/healthz", h.healthz)
+	app.Get("/static/:name", staticFile)
+	app.Get("/favicon.ico", favicon)
+	app.Use(h.csrf)
+	app.Use(h.session)
+
+	app.Get("/setup", h.setupForm)
+	app.Post("/setup", h.setup)
+	app.Get("/signin", h.signInForm)
+	app.Post("/signin", h.signIn)
+	app.Post("/signout", h.signOut)
+
+	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
+	app.Get("/backlog", h.backlog)
+	app.Get("/request", h.request)
+	app.Get("/knowledge", h.knowledge)
+	app.Get("/settings", h.settings)
+	app.Use(func(c *fiber.Ctx) error {
+		return fiber.NewError(fiber.StatusNotFound, "There is no page at this address.")
+	})
+	return app
+}
+
+func (h *Handlers) healthz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"ok": true, "version": h.version})
+}
+
+// errorHandler turns every error into a status and a sentence: a refusal of
+// the owner service keeps its sentence, anything else is logged and told as
+// a plain failure.
+func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
+	status := fiber.StatusInternalServerError
+	sentence := "Something went wrong on the server. The details are in its log."
+	var fe *fiber.Error
+	var oe *owner.Error
+	switch {
+	case errors.As(err, &fe):
+		status, sentence = fe.Code, fe.Message
+	case errors.As(err, &oe):
+		status, sentence = ownerStatus(oe.Code), oe.Message
+	default:
+		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	if c.Get("HX-Request") == "true" {
+		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+		return c.Status(status).SendString(sentence)
+	}
+	return render(c.Status(status), errorPage(c, status, sentence))
+}
+
+func ownerStatus(code owner.Code) int {
+	switch code {
+	case owner.EInvalid:
+		return fiber.StatusUnprocessableEntity
+	case owner.EConflict:
+		return fiber.StatusConflict
+	case owner.ENotFound:
+		return fiber.StatusNotFound
+	case owner.EDenied:
+		return fiber.StatusUnauthorized
+	case owner.EThrottled:
+		return fiber.StatusTooManyRequests
+	}
+	return fiber.StatusBadRequest
+}

@@ -1,0 +1,108 @@
+package handlers
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/intent/owner"
+	"autoapp/views"
+)
+
+func (h *Handlers) setupForm(c *fiber.Ctx) error {
+	if h.ownerExists.Load() {
+		return c.Redirect("/signin", fiber.StatusSeeOther)
+	}
+	return render(c, views.SetupPage(shell(c, "Create the owner", ""), views.OwnerForm{}, owner.MinPasswordLength))
+}
+
+func (h *Handlers) setup(c *fiber.Ctx) error {
+	name := c.FormValue("name")
+	err := h.owners.Create(c.UserContext(), name, c.FormValue("password"), c.FormValue("again"))
+	var oe *owner.Error
+	switch {
+	case err == nil:
+		h.ownerExists.Store(true)
+		if err := h.startSession(c, name, c.FormValue("password")); err != nil {
+			return err
+		}
+		return c.Redirect("/backlog", fiber.StatusSeeOther)
+	case errors.As(err, &oe) && oe.Code == owner.EConflict:
+		h.ownerExists.Store(true)
+		return err
+	case errors.As(err, &oe):
+		return render(c.Status(ownerStatus(oe.Code)), views.SetupPage(shell(c, "Create the owner", ""),
+			views.OwnerForm{Name: name, Problem: oe.Message}, owner.MinPasswordLength))
+	}
+	return err
+}
+
+func (h *Handlers) signInForm(c *fiber.Ctx) error {
+	if _, ok := c.Locals(localOwner).(string); ok {
+		return c.Redirect(safeNext(c.Query("next")), fiber.StatusSeeOther)
+	}
+	f := views.OwnerForm{Next: c.Query("next")}
+	if c.Query("signed_out") != "" {
+		f.Notice = "You are signed out."
+	}
+	return render(c, views.SignInPage(shell(c, "Sign in", ""), f))
+}
+
+func (h *Handlers) signIn(c *fiber.Ctx) error {
+	name := c.FormValue("name")
+	err := h.startSession(c, name, c.FormValue("password"))
+	var oe *owner.Error
+	if errors.As(err, &oe) {
+		if oe.Code == owner.EThrottled {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(oe.RetryAfter/time.Second)))
+		}
+		return render(c.Status(ownerStatus(oe.Code)), views.SignInPage(shell(c, "Sign in", ""),
+			views.OwnerForm{Name: name, Problem: oe.Message, Next: c.FormValue("next")}))
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(safeNext(c.FormValue("next")), fiber.StatusSeeOther)
+}
+
+// startSession signs in and hands out a new session id and a new CSRF
+// token, so nothing issued before sign-in is worth anything after it.
+func (h *Handlers) startSession(c *fiber.Ctx, name, password string) error {
+	if old := c.Cookies(sessionCookie); old != "" {
+		if err := h.owners.SignOut(c.UserContext(), old); err != nil {
+			return err
+		}
+	}
+	id, err := h.owners.SignIn(c.UserContext(), name, password)
+	if err != nil {
+		return err
+	}
+	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: id, Path: "/", HTTPOnly: true,
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https",
+		MaxAge: int(owner.SessionAbsolute / time.Second)})
+	_, err = setCSRFCookie(c)
+	return err
+}
+
+func (h *Handlers) signOut(c *fiber.Ctx) error {
+	id, _ := c.Locals(localSession).(string)
+	if err := h.owners.SignOut(c.UserContext(), id); err != nil {
+		return err
+	}
+	clearCookie(c, sessionCookie)
+	if _, err := setCSRFCookie(c); err != nil {
+		return err
+	}
+	return c.Redirect("/signin?signed_out=1", fiber.StatusSeeOther)
+}
+
+// safeNext keeps a redirect after sign-in on this server.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/backlog"
+	}
+	return next
+}

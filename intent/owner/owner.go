@@ -1,0 +1,410 @@
+// Package owner keeps the one person who may use this server: their name and
+// password hash, their signed-in sessions and the throttle on failed
+// sign-ins. It knows nothing of HTTP.
+package owner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+
+	"autoapp/migrations"
+)
+
+// Limits a person meets, kept together so the README can quote them.
+const (
+	MinPasswordLength = 12
+	MaxPasswordLength = 1024
+	MaxNameLength     = 100
+
+	// SessionIdle ends a session nobody used for this long.
+	SessionIdle = 24 * time.Hour
+	// SessionAbsolute ends a session this long after sign-in, used or not.
+	SessionAbsolute = 7 * 24 * time.Hour
+	// touchEvery bounds how often a busy session's last_seen_at is written.
+	touchEvery = time.Minute
+
+	// MaxFailures failed sign-ins per account within FailureWindow throttle it.
+	MaxFailures   = 5
+	FailureWindow = time.Minute
+)
+
+// Code classifies an error for the person and for the HTTP layer.
+type Code string
+
+// The codes this package answers with.
+const (
+	EInvalid   Code = "invalid"
+	EConflict  Code = "conflict"
+	ENotFound  Code = "not_found"
+	EDenied    Code = "denied"
+	EThrottled Code = "throttled"
+)
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    Code
+	Message string
+	// RetryAfter is set on EThrottled.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrNoSession is returned for a cookie that names no live session.
+var ErrNoSession = refuse(ENotFound, "Your session has ended. Sign in again.")
+
+// Owner is the signed-in person as pages show them.
+type Owner struct {
+	Name string
+}
+
+// Service keeps the owner and their sessions in the intents store.
+type Service struct {
+	db  *migrations.DB
+	now func() time.Time
+	// hash holds argon2id's costs.
+	hash HashParams
+}
+
+// HashParams are argon2id's costs.
+type HashParams struct {
+	Memory  uint32 // KiB
+	Time    uint32
+	Threads uint8
+}
+
+// OWASP's first recommended argon2id configuration: 19 MiB, 2 passes, 1 lane.
+var OWASP = HashParams{Memory: 19 * 1024, Time: 2, Threads: 1}
+
+// NewService builds the service over the intents store with a clock.
+func NewService(db *migrations.DB, now func() time.Time) *Service {
+	return &Service{db: db, now: now, hash: OWASP}
+}
+
+// Exists reports whether the owner has been created.
+func (s *Service) Exists(ctx context.Context) (bool, error) {
+	var n int
+	if err := s.db.Read.GetContext(ctx, &n, `SELECT count(*) FROM owner`); err != nil {
+		return false, fmt.Errorf("owner: exists: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Get returns the owner.
+func (s *Service) Get(ctx context.Context) (Owner, error) {
+	var o Owner
+	err := s.db.Read.GetContext(ctx, &o.Name, `SELECT name FROM owner WHERE id = 1`)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, refuse(ENotFound, "No owner has been created yet.")
+	}
+	if err != nil {
+		return o, fmt.Errorf("owner: get: %w", err)
+	}
+	return o, nil
+}
+
+// CheckName validates an owner name and returns it trimmed.
+func CheckName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", refuse(EInvalid, "Give the owner a name.")
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return "", refuse(EInvalid, "The name is longer than %d characters.", MaxNameLength)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", refuse(EInvalid, "The name cannot hold control characters.")
+	}
+	return name, nil
+}
+
+// CheckPassword validates a new password and its repetition.
+func CheckPassword(password, again string) error {
+	n := utf8.RuneCountInString(password)
+	switch {
+	case n < MinPasswordLength:
+		return refuse(EInvalid, "The password must be at least %d characters long.", MinPasswordLength)
+	case len(password) > MaxPasswordLength:
+		return refuse(EInvalid, "The password is longer than %d bytes.", MaxPasswordLength)
+	case password != again:
+		return refuse(EInvalid, "The two passwords differ. Type the same password twice.")
+	}
+	return nil
+}
+
+// Create makes the owner on a fresh server. It refuses when one exists: the
+// web page that calls it is only for a fresh root.
+func (s *Service) Create(ctx context.Context, name, password, again string) error {
+	name, err := CheckName(name)
+	if err != nil {
+		return err
+	}
+	if err := CheckPassword(password, again); err != nil {
+		return err
+	}
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return err
+	}
+	now := s.now().UnixMilli()
+	res, err := s.db.Write.ExecContext(ctx,
+		`INSERT INTO owner (id, name, password_hash, created_at, updated_at) VALUES (1, ?, ?, ?, ?)
+		 ON CONFLICT (id) DO NOTHING`, name, hash, now, now)
+	if err != nil {
+		return fmt.Errorf("owner: create: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return refuse(EConflict, "The owner already exists. Sign in instead.")
+	}
+	return nil
+}
+
+// Set creates the owner or replaces their name and password, and ends every
+// session. It is what `autoapp owner set` calls from the terminal.
+func (s *Service) Set(ctx context.Context, name, password, again string) (created bool, err error) {
+	name, err = CheckName(name)
+	if err != nil {
+		return false, err
+	}
+	if err := CheckPassword(password, again); err != nil {
+		return false, err
+	}
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return false, err
+	}
+	now := s.now().UnixMilli()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM owner`); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO owner (id, name, password_hash, created_at, updated_at) VALUES (1, ?, ?, ?, ?)
+		 ON CONFLICT (id) DO UPDATE SET name = excluded.name, password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
+		name, hash, now, now); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions`); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sign_in_failures`); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
+	return n == 0, nil
+}
+
+// SignIn checks the name and password and opens a new session, returning its
+// id for the cookie. Failed attempts are counted per account and throttled.
+func (s *Service) SignIn(ctx context.Context, name, password string) (string, error) {
+	account := strings.ToLower(strings.TrimSpace(name))
+	now := s.now()
+	since := now.Add(-FailureWindow).UnixMilli()
+
+	var recent []int64
+	if err := s.db.Read.SelectContext(ctx, &recent,
+		`SELECT at FROM sign_in_failures WHERE account = ? AND at > ? ORDER BY at`, account, since); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	if len(recent) >= MaxFailures {
+		wait := time.UnixMilli(recent[len(recent)-MaxFailures]).Add(FailureWindow).Sub(now)
+		secs := int(wait.Seconds() + 0.999)
+		if secs < 1 {
+			secs = 1
+		}
+		return "", &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
+			Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d seconds.", secs)}
+	}
+
+	var row struct {
+		Name string `db:"name"`
+		Hash string `db:"password_hash"`
+	}
+	err := s.db.Read.GetContext(ctx, &row, `SELECT name, password_hash FROM owner WHERE id = 1`)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	nameOK := err == nil && strings.EqualFold(strings.TrimSpace(row.Name), strings.TrimSpace(name))
+	// The hash is checked even for a wrong name so both take the same time.
+	passOK := verifyPassword(row.Hash, password)
+	if !nameOK || !passOK {
+		if _, err := s.db.Write.ExecContext(ctx,
+			`INSERT INTO sign_in_failures (account, at) VALUES (?, ?)`, account, now.UnixMilli()); err != nil {
+			return "", fmt.Errorf("owner: sign in: %w", err)
+		}
+		return "", refuse(EDenied, "That name and password do not match.")
+	}
+	id, err := newSessionID()
+	if err != nil {
+		return "", err
+	}
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	defer tx.Rollback()
+	ms := now.UnixMilli()
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES (?, ?, ?)`, hashID(id), ms, ms); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	// Forget this account's failures and whatever is older than the window.
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM sign_in_failures WHERE account = ? OR at <= ?`, account, since); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	// Sessions past their limits are of no use to anyone.
+	if err := s.deleteExpired(ctx, tx); err != nil {
+		return "", err
+	}
+	if err := tx.Commit(); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
+	}
+	return id, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Service) deleteExpired(ctx context.Context, tx execer) error {
+	now := s.now()
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM sessions WHERE last_seen_at <= ? OR created_at <= ?`,
+		now.Add(-SessionIdle).UnixMilli(), now.Add(-SessionAbsolute).UnixMilli()); err != nil {
+		return fmt.Errorf("owner: expire sessions: %w", err)
+	}
+	return nil
+}
+
+// Session answers who holds the session id, and keeps it alive. An unknown
+// or expired id is ErrNoSession.
+func (s *Service) Session(ctx context.Context, id string) (Owner, error) {
+	if id == "" {
+		return Owner{}, ErrNoSession
+	}
+	var row struct {
+		Name     string `db:"name"`
+		Created  int64  `db:"created_at"`
+		LastSeen int64  `db:"last_seen_at"`
+	}
+	err := s.db.Read.GetContext(ctx, &row,
+		`SELECT o.name, s.created_at, s.last_seen_at FROM sessions s, owner o WHERE s.id_hash = ? AND o.id = 1`, hashID(id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Owner{}, ErrNoSession
+	}
+	if err != nil {
+		return Owner{}, fmt.Errorf("owner: session: %w", err)
+	}
+	now := s.now()
+	created, last := time.UnixMilli(row.Created), time.UnixMilli(row.LastSeen)
+	if !now.Before(last.Add(SessionIdle)) || !now.Before(created.Add(SessionAbsolute)) {
+		if _, err := s.db.Write.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashID(id)); err != nil {
+			return Owner{}, fmt.Errorf("owner: session: %w", err)
+		}
+		return Owner{}, ErrNoSession
+	}
+	if now.Sub(last) >= touchEvery {
+		if _, err := s.db.Write.ExecContext(ctx,
+			`UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, now.UnixMilli(), hashID(id)); err != nil {
+			return Owner{}, fmt.Errorf("owner: session: %w", err)
+		}
+	}
+	return Owner{Name: row.Name}, nil
+}
+
+// SignOut deletes the session. Signing out of an ended session is not an error.
+func (s *Service) SignOut(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := s.db.Write.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashID(id)); err != nil {
+		return fmt.Errorf("owner: sign out: %w", err)
+	}
+	return nil
+}
+
+// newSessionID is 256 random bits, URL-safe.
+func newSessionID() (string, error) {
+	return RandomToken()
+}
+
+// RandomToken returns 256 random bits encoded for a cookie or a form.
+func RandomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("owner: no randomness: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func hashID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// The stored form is the PHC string: $argon2id$v=19$m=…,t=…,p=…$salt$hash.
+func (s *Service) hashPassword(password string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("owner: no randomness: %w", err)
+	}
+	p := s.hash
+	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, 32)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// dummyHash is verified against when there is no owner, so a wrong name costs
+// the same time as a wrong password.
+const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+func verifyPassword(stored, password string) bool {
+	if stored == "" {
+		stored = dummyHash
+	}
+	parts := strings.Split(stored, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false
+	}
+	var p HashParams
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.Memory, &p.Time, &p.Threads); err != nil {
+		return false
+	}
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil {
+		return false
+	}
+	want, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1 && stored != dummyHash
+}

@@ -1,0 +1,254 @@
+package migrations_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"autoapp/migrations"
+)
+
+func open(t *testing.T, path string, set migrations.Set) *migrations.DB {
+	t.Helper()
+	db, err := migrations.Open(path, set)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestPragmasAreInForceOnBothPools(t *testing.T) {
+	for _, set := range []migrations.Set{migrations.Intents, migrations.Knowledge} {
+		t.Run(string(set), func(t *testing.T) {
+			db := open(t, filepath.Join(t.TempDir(), string(set)+".sqlite"), set)
+			for pool, conn := range map[string]interface {
+				Get(dest any, query string, args ...any) error
+			}{"write": db.Write, "read": db.Read} {
+				want := map[string]string{
+					"journal_mode": "wal",
+					"foreign_keys": "1",
+					"busy_timeout": "5000",
+					"synchronous":  "1", // NORMAL
+				}
+				for pragma, value := range want {
+					var got string
+					if err := conn.Get(&got, "PRAGMA "+pragma); err != nil {
+						t.Fatalf("%s pool: PRAGMA %s: %v", pool, pragma, err)
+					}
+					if got != value {
+						t.Errorf("%s pool: PRAGMA %s = %q, want %q", pool, pragma, got, value)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestFreshRootMigratesAndReopeningChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "intents.sqlite")
+	db, err := migrations.Open(path, migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	var dirty bool
+	if err := db.Read.QueryRow(`SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil {
+		t.Fatal(err)
+	}
+	if version < 1 || dirty {
+		t.Fatalf("after the first open: version %d dirty %v", version, dirty)
+	}
+	if _, err := db.Write.Exec(`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES ('x', 1, 1)`); err != nil {
+		t.Fatalf("the migrated table takes a row: %v", err)
+	}
+	db.Close()
+
+	for i := 0; i < 2; i++ {
+		again, err := migrations.Open(path, migrations.Intents)
+		if err != nil {
+			t.Fatalf("reopen %d: %v", i, err)
+		}
+		var v2 int
+		var n int
+		if err := again.Read.Get(&v2, `SELECT version FROM schema_migrations`); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Read.Get(&n, `SELECT count(*) FROM sessions`); err != nil {
+			t.Fatal(err)
+		}
+		again.Close()
+		if v2 != version || n != 1 {
+			t.Fatalf("reopen %d: version %d (want %d), %d sessions (want 1)", i, v2, version, n)
+		}
+	}
+}
+
+func TestReadPoolCannotWrite(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
+	_, err := db.Read.Exec(`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES ('x', 1, 1)`)
+	if err == nil {
+		t.Fatal("the read pool wrote a row")
+	}
+}
+
+func TestFTS5IsCompiledIn(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "knowledge.sqlite"), migrations.Knowledge)
+	if _, err := db.Write.Exec(`CREATE VIRTUAL TABLE probe USING fts5(body)`); err != nil {
+		t.Fatalf("FTS5 is missing (build with -tags sqlite_fts5, as the Makefile does): %v", err)
+	}
+	if _, err := db.Write.Exec(`INSERT INTO probe (body) VALUES ('the build failed at stage vet')`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.Read.Get(&n, `SELECT count(*) FROM probe WHERE probe MATCH 'stage'`); err != nil || n != 1 {
+		t.Fatalf("match: %d rows, %v", n, err)
+	}
+}
+
+func TestAFileThatIsNotADatabaseIsASentence(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "intents.sqlite")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := migrations.Open(path, migrations.Intents)
+	if err == nil {
+		t.Fatal("opened a file that is not a database")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Fatalf("the error does not name the file: %v", err)
+	}
+}
+
+func TestADirtyDatabaseSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "intents.sqlite")
+	db := open(t, path, migrations.Intents)
+	if _, err := db.Write.Exec(`UPDATE schema_migrations SET dirty = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := migrations.Open(path, migrations.Intents)
+	if err == nil {
+		t.Fatal("opened a dirty database")
+	}
+	if !strings.Contains(err.Error(), "half-migrated") {
+		t.Fatalf("the error does not say the database is half-migrated: %v", err)
+	}
+}
+
+// TestConcurrentWritersNeverSeeALockedDatabase runs 8 goroutines that write
+// in transactions (read, then write: the pattern that fails at once with
+// SQLITE_BUSY under deferred transactions) for a few seconds, while readers
+// read, and requires zero errors.
+func TestConcurrentWritersNeverSeeALockedDatabase(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
+	if _, err := db.Write.Exec(`CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Write.Exec(`INSERT INTO counter (id, n) VALUES (1, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	duration := 3 * time.Second
+	if testing.Short() {
+		duration = 500 * time.Millisecond
+	}
+	const writers, readers = 8, 4
+	deadline := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	writes := make([]int, writers)
+	reads := make([]int, readers)
+	var worst time.Duration
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				err := func() error {
+					tx, err := db.Write.Beginx()
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback()
+					var n int
+					if err := tx.Get(&n, `SELECT n FROM counter WHERE id = 1`); err != nil {
+						return err
+					}
+					if _, err := tx.Exec(`UPDATE counter SET n = ? WHERE id = 1`, n+1); err != nil {
+						return err
+					}
+					if _, err := tx.Exec(`INSERT INTO sign_in_failures (account, at) VALUES (?, ?)`, fmt.Sprint("w", w), n); err != nil {
+						return err
+					}
+					return tx.Commit()
+				}()
+				took := time.Since(start)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					writes[w]++
+				}
+				if took > worst {
+					worst = took
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				var n int
+				if err := db.Read.Get(&n, `SELECT count(*) FROM sign_in_failures`); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				reads[r]++
+				mu.Unlock()
+			}
+		}(r)
+	}
+	wg.Wait()
+
+	locked := 0
+	for _, err := range errs {
+		if strings.Contains(err.Error(), "locked") || strings.Contains(err.Error(), "busy") {
+			locked++
+		}
+	}
+	if len(errs) > 0 {
+		t.Fatalf("%d errors (%d locked/busy), first: %v", len(errs), locked, errors.Join(errs[0]))
+	}
+	total, totalReads := 0, 0
+	for _, n := range writes {
+		if n == 0 {
+			t.Errorf("a writer never got to write: %v", writes)
+		}
+		total += n
+	}
+	for _, n := range reads {
+		totalReads += n
+	}
+	var n int
+	if err := db.Read.Get(&n, `SELECT n FROM counter WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if n != total {
+		t.Fatalf("the counter says %d increments, the writers committed %d: a write was lost", n, total)
+	}
+	t.Logf("%d writers and %d readers for %v: %d write transactions (%.0f/s), %d reads, 0 locked errors, slowest write %v",
+		writers, readers, duration, total, float64(total)/duration.Seconds(), totalReads, worst.Round(time.Millisecond))
+}
