@@ -42,6 +42,10 @@ func ownerSet(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		case err == nil:
 			*name = o.Name
 		case errors.As(err, &oe) && oe.Code == owner.ENotFound:
+			if !in.tty {
+				fmt.Fprintf(stderr, "autoapp owner set: no owner exists yet, so give a name with --name.\n")
+				return 2
+			}
 			if *name, err = in.line("Owner's name: "); err != nil {
 				fmt.Fprintf(stderr, "autoapp owner set: no owner exists yet, so give a name with --name.\n")
 				return 2
