@@ -37,7 +37,7 @@ test: check unit e2e
 check:
 	@echo "==> Checking that the generated templ files are current"
 	@tmp=$$(mktemp -d) && cp -r views $$tmp/ && \
-	  go tool templ generate -log-level error -path $$tmp/views && \
+	  go tool templ generate -log-level error -path $$tmp && \
 	  if ! diff -r views $$tmp/views >/dev/null; then \
 	    diff -r views $$tmp/views | head -20; rm -rf $$tmp; \
 	    echo "The committed *_templ.go files are out of date: run 'go tool templ generate' and commit them."; exit 1; \
