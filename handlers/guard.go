@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -171,7 +172,9 @@ func redirect(c *fiber.Ctx, to string) error {
 	return c.Redirect(to, fiber.StatusSeeOther)
 }
 
+// clearCookie expires the cookie: fasthttp writes no Max-Age for a negative
+// one, so only a date in the past makes the browser drop it.
 func clearCookie(c *fiber.Ctx, name string) {
-	c.Cookie(&fiber.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HTTPOnly: true,
+	c.Cookie(&fiber.Cookie{Name: name, Value: "", Path: "/", Expires: time.Unix(0, 0), HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
 }

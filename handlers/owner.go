@@ -99,9 +99,12 @@ func (h *Handlers) signOut(c *fiber.Ctx) error {
 	return c.Redirect("/signin?signed_out=1", fiber.StatusSeeOther)
 }
 
-// safeNext keeps a redirect after sign-in on this server.
+// safeNext keeps a redirect after sign-in on this server. Control
+// characters are refused because browsers drop tabs and newlines from a
+// URL, which would turn "/\t/evil.example" into "//evil.example".
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "/backlog"
 	}
 	return next

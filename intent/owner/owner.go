@@ -234,8 +234,12 @@ func (s *Service) SignIn(ctx context.Context, name, password string) (string, er
 		if secs < 1 {
 			secs = 1
 		}
+		unit := "seconds"
+		if secs == 1 {
+			unit = "second"
+		}
 		return "", &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
-			Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d seconds.", secs)}
+			Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d %s.", secs, unit)}
 	}
 
 	var row struct {

@@ -1,0 +1,383 @@
+package owner_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"autoapp/intent/owner"
+	"autoapp/migrations"
+)
+
+const (
+	name     = "Ada Lovelace"
+	password = "correct horse battery"
+)
+
+// clock is a time the test moves by hand.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// MustOpen makes a real intents store in a temporary folder with the real
+// migrations.
+func MustOpen(tb testing.TB) *migrations.DB {
+	tb.Helper()
+	db, err := migrations.Open(filepath.Join(tb.TempDir(), "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		tb.Fatalf("open the intents store: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newService is a service over a fresh store whose clock the test holds.
+func newService(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
+	t.Helper()
+	db := MustOpen(t)
+	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	return owner.NewService(db, c.now), c, db
+}
+
+// withOwner is a service whose owner has been created.
+func withOwner(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
+	t.Helper()
+	s, c, db := newService(t)
+	if err := s.Create(context.Background(), name, password, password); err != nil {
+		t.Fatalf("create the owner: %v", err)
+	}
+	return s, c, db
+}
+
+func signIn(t *testing.T, s *owner.Service) string {
+	t.Helper()
+	id, err := s.SignIn(context.Background(), name, password)
+	if err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	return id
+}
+
+// refusal checks err is an *owner.Error with the code and sentence.
+func refusal(t *testing.T, err error, code owner.Code, sentence string) *owner.Error {
+	t.Helper()
+	var oe *owner.Error
+	if !errors.As(err, &oe) {
+		t.Fatalf("got %v, want the refusal %q", err, sentence)
+	}
+	if oe.Code != code || oe.Message != sentence {
+		t.Fatalf("got %s %q, want %s %q", oe.Code, oe.Message, code, sentence)
+	}
+	return oe
+}
+
+func liveSession(t *testing.T, s *owner.Service, id string) {
+	t.Helper()
+	o, err := s.Session(context.Background(), id)
+	if err != nil {
+		t.Fatalf("the session ended: %v", err)
+	}
+	if o.Name != name {
+		t.Fatalf("the session belongs to %q, want %q", o.Name, name)
+	}
+}
+
+func endedSession(t *testing.T, s *owner.Service, id string) {
+	t.Helper()
+	if _, err := s.Session(context.Background(), id); !errors.Is(err, owner.ErrNoSession) {
+		t.Fatalf("Session = %v, want ErrNoSession", err)
+	}
+}
+
+func TestCreateRefusesASecondOwner(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+
+	err := s.Create(ctx, "Mallory", "another long password", "another long password")
+	refusal(t, err, owner.EConflict, "The owner already exists. Sign in instead.")
+
+	got, err := s.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != name {
+		t.Fatalf("the owner is %q after a refused second create, want %q", got.Name, name)
+	}
+	if _, err := s.SignIn(ctx, "Mallory", "another long password"); err == nil {
+		t.Fatal("the refused second owner can sign in")
+	}
+}
+
+func TestANewPasswordIsChecked(t *testing.T) {
+	tests := []struct {
+		name     string
+		password string
+		again    string
+		want     string // empty when the password is accepted
+	}{
+		{"eleven characters", "abcdefghijk", "abcdefghijk", "The password must be at least 12 characters long."},
+		{"empty", "", "", "The password must be at least 12 characters long."},
+		{"eleven letters in four bytes each", "𝒶𝒷𝒸𝒹𝑒𝒻𝑔𝒽𝒾𝒿𝓀", "𝒶𝒷𝒸𝒹𝑒𝒻𝑔𝒽𝒾𝒿𝓀", "The password must be at least 12 characters long."},
+		{"the two differ", "correct horse battery", "correct horse batterY", "The two passwords differ. Type the same password twice."},
+		{"twelve characters", "abcdefghijkl", "abcdefghijkl", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, _ := newService(t)
+			ctx := context.Background()
+			err := s.Create(ctx, name, tt.password, tt.again)
+			exists, xerr := s.Exists(ctx)
+			if xerr != nil {
+				t.Fatal(xerr)
+			}
+			if tt.want == "" {
+				if err != nil || !exists {
+					t.Fatalf("Create = %v, owner exists %v; want the owner created", err, exists)
+				}
+				return
+			}
+			refusal(t, err, owner.EInvalid, tt.want)
+			if exists {
+				t.Fatal("a refused password created the owner")
+			}
+			_, err = s.Set(ctx, name, tt.password, tt.again)
+			refusal(t, err, owner.EInvalid, tt.want)
+		})
+	}
+}
+
+func TestSignInAnswersOneSentenceForAnyMismatch(t *testing.T) {
+	tests := []struct {
+		name, who, password string
+		ok                  bool
+	}{
+		{"wrong password", name, "correct horse battery!", false},
+		{"wrong name", "Charles Babbage", password, false},
+		{"empty password", name, "", false},
+		{"both right", name, password, true},
+		{"name in another case with spaces around", "  ada LOVELACE ", password, true},
+	}
+	s, _, _ := withOwner(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, err := s.SignIn(context.Background(), tt.who, tt.password)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("sign in: %v", err)
+				}
+				liveSession(t, s, id)
+				return
+			}
+			refusal(t, err, owner.EDenied, "That name and password do not match.")
+			if id != "" {
+				t.Fatalf("a refused sign-in returned the session id %q", id)
+			}
+		})
+	}
+}
+
+func TestSignInWithoutAnOwnerIsAMismatch(t *testing.T) {
+	s, _, _ := newService(t)
+	_, err := s.SignIn(context.Background(), name, password)
+	refusal(t, err, owner.EDenied, "That name and password do not match.")
+}
+
+func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
+	s, c, _ := withOwner(t)
+	ctx := context.Background()
+	for i := 0; i < owner.MaxFailures; i++ {
+		// The same account whatever the case of the name.
+		who := []string{name, "ada lovelace", "ADA LOVELACE "}[i%3]
+		_, err := s.SignIn(ctx, who, "not the password")
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		c.advance(time.Second)
+	}
+	// The first failure was 5s ago, so the name is free 55s from now.
+	_, err := s.SignIn(ctx, name, password)
+	oe := refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 55 seconds.")
+	if oe.RetryAfter != 55*time.Second {
+		t.Fatalf("RetryAfter = %v, want 55s", oe.RetryAfter)
+	}
+
+	t.Run("another name is not throttled", func(t *testing.T) {
+		_, err := s.SignIn(ctx, "Charles Babbage", password)
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+	})
+
+	c.advance(54 * time.Second)
+	_, err = s.SignIn(ctx, name, password)
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 1 second.")
+
+	c.advance(time.Second)
+	liveSession(t, s, signIn(t, s))
+}
+
+func TestASessionEndsAfterADayUnused(t *testing.T) {
+	tests := []struct {
+		name  string
+		after time.Duration
+		live  bool
+	}{
+		{"used a minute later", time.Minute, true},
+		{"used a minute short of a day later", owner.SessionIdle - time.Minute, true},
+		{"used a day later", owner.SessionIdle, false},
+		{"used two days later", 2 * owner.SessionIdle, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, c, _ := withOwner(t)
+			id := signIn(t, s)
+			c.advance(tt.after)
+			if tt.live {
+				liveSession(t, s, id)
+			} else {
+				endedSession(t, s, id)
+			}
+		})
+	}
+}
+
+func TestUsingASessionKeepsItAliveUpToSevenDays(t *testing.T) {
+	s, c, _ := withOwner(t)
+	start := c.now()
+	id := signIn(t, s)
+	// Used every 20 hours: never idle for a day, so alive well past one.
+	for c.now().Sub(start)+20*time.Hour < owner.SessionAbsolute {
+		c.advance(20 * time.Hour)
+		liveSession(t, s, id)
+	}
+	if used := c.now().Sub(start); used <= owner.SessionIdle {
+		t.Fatalf("the session was only used for %v", used)
+	}
+	c.t = start.Add(owner.SessionAbsolute)
+	endedSession(t, s, id)
+}
+
+func TestSignOutEndsTheSession(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	kept := signIn(t, s)
+	ended := signIn(t, s)
+
+	if err := s.SignOut(ctx, ended); err != nil {
+		t.Fatalf("sign out: %v", err)
+	}
+	endedSession(t, s, ended)
+	liveSession(t, s, kept)
+
+	if err := s.SignOut(ctx, ended); err != nil {
+		t.Fatalf("signing out of an ended session: %v", err)
+	}
+	endedSession(t, s, "")
+}
+
+func TestSetReplacesThePasswordAndEndsEverySession(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	ids := []string{signIn(t, s), signIn(t, s)}
+
+	const newPassword = "a brand new passphrase"
+	created, err := s.Set(ctx, "Ada King", newPassword, newPassword)
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	if created {
+		t.Fatal("Set over an existing owner says it created one")
+	}
+	for _, id := range ids {
+		endedSession(t, s, id)
+	}
+	_, err = s.SignIn(ctx, "Ada King", password)
+	refusal(t, err, owner.EDenied, "That name and password do not match.")
+	id, err := s.SignIn(ctx, "Ada King", newPassword)
+	if err != nil {
+		t.Fatalf("sign in with the new password: %v", err)
+	}
+	o, err := s.Session(ctx, id)
+	if err != nil || o.Name != "Ada King" {
+		t.Fatalf("Session = %+v, %v; want Ada King", o, err)
+	}
+}
+
+func TestSetCreatesTheOwnerOnAFreshServer(t *testing.T) {
+	s, _, _ := newService(t)
+	created, err := s.Set(context.Background(), name, password, password)
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	if !created {
+		t.Fatal("Set on a fresh server says the owner existed")
+	}
+	liveSession(t, s, signIn(t, s))
+}
+
+func TestSetLiftsTheThrottle(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	for i := 0; i < owner.MaxFailures; i++ {
+		_, err := s.SignIn(ctx, name, "not the password")
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+	}
+	_, err := s.SignIn(ctx, name, password)
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+
+	if _, err := s.Set(ctx, name, password, password); err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	liveSession(t, s, signIn(t, s))
+}
+
+func TestSessionIDsAreLongAndDistinct(t *testing.T) {
+	s, _, _ := withOwner(t)
+	seen := map[string]bool{}
+	for i := 0; i < 8; i++ {
+		id := signIn(t, s)
+		if len(id) != 43 {
+			t.Fatalf("session id %q is %d characters, want 43", id, len(id))
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(id)
+		if err != nil || len(raw) != 32 {
+			t.Fatalf("session id %q is not 256 bits in unpadded base64url: %d bytes, %v", id, len(raw), err)
+		}
+		if seen[id] {
+			t.Fatalf("session id %q was handed out twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestTheStoreNeverHoldsTheSessionID(t *testing.T) {
+	s, _, db := withOwner(t)
+	id := signIn(t, s)
+
+	var rows []struct {
+		IDHash    string `db:"id_hash"`
+		CreatedAt int64  `db:"created_at"`
+		LastSeen  int64  `db:"last_seen_at"`
+	}
+	if err := db.Read.Select(&rows, `SELECT id_hash, created_at, last_seen_at FROM sessions`); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d session rows after one sign-in, want 1", len(rows))
+	}
+	if rows[0].IDHash == id || bytes.Contains([]byte(rows[0].IDHash), []byte(id)) {
+		t.Fatalf("the sessions table holds the session id itself: %q", rows[0].IDHash)
+	}
+	// Nor anywhere else in the files a backup would copy.
+	for _, path := range []string{db.Path, db.Path + "-wal"} {
+		b, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(id)) {
+			t.Fatalf("%s holds the session id", filepath.Base(path))
+		}
+	}
+}
