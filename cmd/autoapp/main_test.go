@@ -215,22 +215,25 @@ func TestSIGTERMFinishesTheRequestInFlight(t *testing.T) {
 	defer conn.Close()
 	body := "name=Ada&password=whatever+it+is&again=whatever+it+is"
 	head := "POST /setup HTTP/1.1\r\nHost: " + addr + "\r\nOrigin: http://" + addr +
-		"\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-	if _, err := io.WriteString(conn, head+body[:10]); err != nil {
+		"\r\nContent-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n"
+	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)
 	}
-	// Let the server take the connection before the signal.
-	waitFor(t, func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	// The interim answer proves the server has begun this request.
+	reader := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	interim, err := reader.ReadString('\n')
+	if err != nil || !strings.Contains(interim, "100 Continue") {
+		t.Fatalf("the server did not begin the request: %q %v", interim, err)
+	}
+	if _, err := reader.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	waitFor(t, "refusing new connections after SIGTERM", func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return true
@@ -238,11 +241,11 @@ func TestSIGTERMFinishesTheRequestInFlight(t *testing.T) {
 		c.Close()
 		return false
 	})
-	if _, err := io.WriteString(conn, body[10:]); err != nil {
+	if _, err := io.WriteString(conn, body); err != nil {
 		t.Fatalf("the request in flight was cut: %v", err)
 	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(reader, nil)
 	if err != nil {
 		t.Fatalf("the request in flight got no answer: %v", err)
 	}
@@ -266,12 +269,12 @@ func TestSIGTERMFinishesTheRequestInFlight(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("the condition did not hold within 10s")
+			t.Fatalf("%s did not happen within 10s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
