@@ -1,0 +1,276 @@
+// Package build runs an application's build stages in its workspace and
+// reports what the host saw: which stages ran and which never did, the
+// problems their output names, and on success the release the build makes.
+// It never asks the model; it only looks at exit codes and output.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"autoapp/executor/workspace"
+)
+
+// Limits of a build.
+const (
+	// MaxOutput is how much of a stage's output is kept. The tail is kept,
+	// since the end of a log says why a stage stopped.
+	MaxOutput = 64 << 10
+	// LastLines is how many trailing lines stand for a failure that names
+	// no file.
+	LastLines = 20
+	// maxProblems bounds the problems read from one stage's output.
+	maxProblems = 50
+	// drainWait bounds the wait for output once a stage's process group is
+	// gone, in case a process escaped the group and still holds the pipe.
+	drainWait = 2 * time.Second
+)
+
+// Problem is one thing a failed stage reported, with its place in the
+// source when the output named one.
+type Problem struct {
+	Stage   string `json:"stage"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Col     int    `json:"col,omitempty"`
+	Message string `json:"message"`
+}
+
+// String writes the problem the way compilers do: file:line:col: message.
+func (p Problem) String() string {
+	switch {
+	case p.File == "":
+		return p.Message
+	case p.Col > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
+	default:
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+	}
+}
+
+// StageResult is what one stage that ran did.
+type StageResult struct {
+	Name string `json:"name"`
+	// Output is stdout and stderr interleaved; when it was longer than
+	// MaxOutput only its tail is kept, after a line saying so.
+	Output   string        `json:"output"`
+	Cut      bool          `json:"cut,omitempty"`
+	Duration time.Duration `json:"duration"`
+	// ExitCode is -1 when the stage did not start or was killed.
+	ExitCode int  `json:"exitCode"`
+	TimedOut bool `json:"timedOut,omitempty"`
+}
+
+// Release is a successful build recorded with its revision.
+type Release struct {
+	ID       string    `json:"id"`
+	Revision string    `json:"revision"`
+	BuiltAt  time.Time `json:"builtAt"`
+}
+
+// Result is the whole build as the host observed it.
+type Result struct {
+	OK bool `json:"ok"`
+	// StagesRun are the stages that ran, the failing one included.
+	StagesRun []string `json:"stagesRun"`
+	// NotRun are the stages a build that stopped early never reached.
+	NotRun   []string      `json:"notRun,omitempty"`
+	Problems []Problem     `json:"problems,omitempty"`
+	Stages   []StageResult `json:"stages"`
+	// Release is set only when every stage passed.
+	Release *Release `json:"release,omitempty"`
+}
+
+// Summary says in a sentence how the build ended.
+func (r Result) Summary() string {
+	if r.OK {
+		if r.Release == nil {
+			return "The build passed."
+		}
+		return fmt.Sprintf("The build passed as release %s.", r.Release.ID)
+	}
+	var b strings.Builder
+	switch n := len(r.StagesRun); {
+	case n == 0:
+		b.WriteString("The build stopped before its first stage.")
+	case len(r.Problems) == 1:
+		fmt.Fprintf(&b, "The build failed at stage %s with 1 problem.", r.StagesRun[n-1])
+	default:
+		fmt.Fprintf(&b, "The build failed at stage %s with %d problems.", r.StagesRun[n-1], len(r.Problems))
+	}
+	if len(r.NotRun) > 0 {
+		fmt.Fprintf(&b, " Never ran: %s.", strings.Join(r.NotRun, ", "))
+	}
+	return b.String()
+}
+
+// Run runs the stages in order in dir, each under its own timeout and in
+// the minimal environment Environ gives, and stops at the first that fails.
+// revision names the commit being built; now stamps the release.
+func Run(ctx context.Context, dir string, stages []workspace.Stage, revision string, now func() time.Time) Result {
+	r := Result{OK: true, StagesRun: []string{}, Stages: []StageResult{}}
+	fail := func(from int, ps ...Problem) Result {
+		r.OK = false
+		r.Problems = ps
+		for _, s := range stages[from:] {
+			r.NotRun = append(r.NotRun, s.Name)
+		}
+		return r
+	}
+	env, cleanup, err := Environ(dir)
+	if err != nil {
+		return fail(0, Problem{Message: "The build could not prepare its environment: " + err.Error()})
+	}
+	defer cleanup()
+
+	for i, s := range stages {
+		if ctx.Err() != nil {
+			return fail(i, Problem{Stage: s.Name, Message: fmt.Sprintf("The build was stopped before stage %s began.", s.Name)})
+		}
+		sr, problems := runStage(ctx, dir, env, s, now)
+		r.StagesRun = append(r.StagesRun, s.Name)
+		r.Stages = append(r.Stages, sr)
+		if len(problems) > 0 {
+			return fail(i+1, problems...)
+		}
+	}
+	built := now()
+	r.Release = &Release{ID: releaseID(built, revision), Revision: revision, BuiltAt: built}
+	return r
+}
+
+// runStage runs one stage and returns the problems that fail it, none
+// when it passed.
+func runStage(ctx context.Context, dir string, env []string, s workspace.Stage, now func() time.Time) (StageResult, []Problem) {
+	timeout := s.Timeout.Duration
+	if timeout <= 0 {
+		timeout = workspace.MaxStageTimeout
+	}
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	sr := StageResult{Name: s.Name, ExitCode: -1}
+	out := NewTail(MaxOutput)
+	start := now()
+	err := runGroup(sctx, dir, env, s.Command, out)
+	sr.Duration = now().Sub(start)
+	sr.Output, sr.Cut = out.Text(), out.Dropped() > 0
+
+	one := func(format string, args ...any) []Problem {
+		return []Problem{{Stage: s.Name, Message: fmt.Sprintf(format, args...)}}
+	}
+	var startErr *startError
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &startErr):
+		return sr, one("stage %s could not start: %v", s.Name, startErr.err)
+	case err == nil:
+		sr.ExitCode = 0
+		return sr, nil
+	case ctx.Err() != nil:
+		return sr, one("The build was stopped during stage %s.", s.Name)
+	case errors.Is(sctx.Err(), context.DeadlineExceeded):
+		sr.TimedOut = true
+		return sr, one("stage %s took longer than %s and was stopped", s.Name, timeout)
+	case errors.As(err, &exitErr):
+		sr.ExitCode = exitErr.ExitCode()
+	default:
+		return sr, one("stage %s failed: %v", s.Name, err)
+	}
+
+	if ps := parseProblems(s.Name, dir, out.String()); len(ps) > 0 {
+		return sr, ps
+	}
+	if last := LastOutput(out.String(), LastLines); last != "" {
+		return sr, one("%s", last)
+	}
+	if sr.ExitCode >= 0 {
+		return sr, one("stage %s exited with status %d and printed nothing", s.Name, sr.ExitCode)
+	}
+	return sr, one("stage %s was ended by %v and printed nothing", s.Name, err)
+}
+
+// startError is a stage whose command could not be started at all.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return e.err.Error() }
+
+// runGroup runs argv in its own process group with stdout and stderr both
+// written to out. When ctx ends the whole group is killed, and once the
+// command exits whatever it left behind in its group is killed too, so a
+// stage never outlives itself.
+func runGroup(ctx context.Context, dir string, env, argv []string, out io.Writer) error {
+	if len(argv) == 0 || argv[0] == "" {
+		return &startError{errors.New("the stage has no command")}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// One pipe for both streams keeps their lines in the order written; as
+	// an *os.File it lets Wait return when the command exits, not when the
+	// last holder of the pipe does.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return &startError{err}
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return &startError{err}
+	}
+	w.Close()
+	pgid := cmd.Process.Pid
+
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, r)
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = <-waited
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	drain := time.NewTimer(drainWait)
+	defer drain.Stop()
+	select {
+	case <-copied:
+	case <-drain.C:
+		r.Close() // a process outside the group holds the pipe; stop reading
+		<-copied
+	}
+	r.Close()
+	return err
+}
+
+var revisionChars = regexp.MustCompile(`[^0-9A-Za-z]`)
+
+// releaseID names a release by when it was built and the revision's first
+// seven characters: r20261130-071502-1a2b3c4.
+func releaseID(at time.Time, revision string) string {
+	id := "r" + at.UTC().Format("20060102-150405")
+	rev := revisionChars.ReplaceAllString(revision, "")
+	if len(rev) > 7 {
+		rev = rev[:7]
+	}
+	if rev != "" {
+		id += "-" + rev
+	}
+	return id
+}

@@ -1,0 +1,403 @@
+package build_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"autoapp/executor/build"
+	"autoapp/executor/workspace"
+)
+
+// clock is a fixed time, so release ids can be asserted.
+func clock() time.Time { return time.Date(2026, 11, 30, 7, 15, 2, 0, time.UTC) }
+
+func stage(name string, timeout time.Duration, command ...string) workspace.Stage {
+	return workspace.Stage{Name: name, Command: command, Timeout: workspace.Duration{Duration: timeout}}
+}
+
+func sh(name, script string) workspace.Stage {
+	return stage(name, time.Minute, "sh", "-c", script)
+}
+
+func TestRunStagesInOrderAndStopsAtFirstFailure(t *testing.T) {
+	dir := t.TempDir()
+	res := build.Run(context.Background(), dir, []workspace.Stage{
+		sh("fetch", "echo fetch >> order.txt"),
+		sh("compile", "echo compile >> order.txt; echo 'it broke' >&2; exit 3"),
+		sh("test", "echo test >> order.txt"),
+		sh("lint", "echo lint >> order.txt"),
+	}, "1a2b3c4d5e6f", clock)
+
+	if res.OK {
+		t.Fatal("OK = true, want false")
+	}
+	if want := []string{"fetch", "compile"}; !slices.Equal(res.StagesRun, want) {
+		t.Errorf("StagesRun = %q, want %q", res.StagesRun, want)
+	}
+	if want := []string{"test", "lint"}; !slices.Equal(res.NotRun, want) {
+		t.Errorf("NotRun = %q, want %q", res.NotRun, want)
+	}
+	if res.Release != nil {
+		t.Errorf("Release = %+v, want none for a failed build", res.Release)
+	}
+	order, err := os.ReadFile(filepath.Join(dir, "order.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(order); got != "fetch\ncompile\n" {
+		t.Errorf("stages ran as %q, want fetch then compile", got)
+	}
+	if len(res.Stages) != 2 || res.Stages[1].ExitCode != 3 {
+		t.Errorf("Stages = %+v, want two with the second exiting 3", res.Stages)
+	}
+	if len(res.Problems) != 1 || res.Problems[0].Stage != "compile" || res.Problems[0].Message != "it broke" {
+		t.Errorf("Problems = %+v, want the compile stage's last line", res.Problems)
+	}
+	if got := res.Summary(); !strings.Contains(got, "compile") || !strings.Contains(got, "test, lint") {
+		t.Errorf("Summary() = %q, want the failing stage and the stages never run", got)
+	}
+}
+
+func TestRunSuccessMakesARelease(t *testing.T) {
+	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+		sh("one", "echo hello"),
+		sh("two", "true"),
+	}, "1a2b3c4d5e6f7a8b", clock)
+
+	if !res.OK || len(res.Problems) > 0 || len(res.NotRun) > 0 {
+		t.Fatalf("Run = %+v, want a clean pass", res)
+	}
+	if res.Release == nil {
+		t.Fatal("Release = nil, want one")
+	}
+	want := build.Release{ID: "r20261130-071502-1a2b3c4", Revision: "1a2b3c4d5e6f7a8b", BuiltAt: clock()}
+	if *res.Release != want {
+		t.Errorf("Release = %+v, want %+v", *res.Release, want)
+	}
+	if got := res.Stages[0].Output; got != "hello\n" {
+		t.Errorf("output = %q, want %q", got, "hello\n")
+	}
+}
+
+func TestRunParsesProblems(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		want   []build.Problem
+	}{
+		{
+			name:   "gcc with column, URL skipped",
+			script: `printf 'see http://example.com:80/help: for more\nsrc/app.c:12:5: error: expected ;\n'; exit 1`,
+			want:   []build.Problem{{Stage: "check", File: "src/app.c", Line: 12, Col: 5, Message: "error: expected ;"}},
+		},
+		{
+			name:   "line without column",
+			script: `echo 'lib/tool.py:7: bad indent'; exit 1`,
+			want:   []build.Problem{{Stage: "check", File: "lib/tool.py", Line: 7, Message: "bad indent"}},
+		},
+		{
+			name:   "host and port are not files",
+			script: `echo 'localhost:8080: connection refused'; echo '127.0.0.1:80: refused'; exit 1`,
+			want:   []build.Problem{{Stage: "check", Message: "localhost:8080: connection refused\n127.0.0.1:80: refused"}},
+		},
+		{
+			name:   "Makefile and duplicates",
+			script: `echo 'Makefile:3: *** missing separator.  Stop.'; echo 'Makefile:3: *** missing separator.  Stop.'; exit 2`,
+			want:   []build.Problem{{Stage: "check", File: "Makefile", Line: 3, Message: "*** missing separator.  Stop."}},
+		},
+		{
+			name:   "absolute path inside the workspace",
+			script: `echo "$PWD/pkg/a.go:4:1: oops"; exit 1`,
+			want:   []build.Problem{{Stage: "check", File: "pkg/a.go", Line: 4, Col: 1, Message: "oops"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{sh("check", tt.script)}, "abc", clock)
+			if res.OK {
+				t.Fatal("OK = true, want false")
+			}
+			if !slices.Equal(res.Problems, tt.want) {
+				t.Errorf("Problems = %+v\nwant       %+v", res.Problems, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunParsesGoBuildErrors fails a real go build of a tiny module.
+func TestRunParsesGoBuildErrors(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	shareGoCache(t, goBin)
+	dir := t.TempDir()
+	write(t, dir, "go.mod", "module tiny\n\ngo 1.22\n")
+	write(t, dir, "main.go", "package main\n\nfunc main() {\n\tundefinedThing()\n}\n")
+
+	res := build.Run(context.Background(), dir, []workspace.Stage{
+		stage("compile", 2*time.Minute, "go", "build", "./..."),
+		stage("vet", time.Minute, "go", "vet", "./..."),
+	}, "abc", clock)
+
+	if res.OK {
+		t.Fatalf("OK = true, want false; output:\n%s", res.Stages[0].Output)
+	}
+	if !slices.Equal(res.NotRun, []string{"vet"}) {
+		t.Errorf("NotRun = %q, want [vet]", res.NotRun)
+	}
+	if len(res.Problems) != 1 {
+		t.Fatalf("Problems = %+v, want one; output:\n%s", res.Problems, res.Stages[0].Output)
+	}
+	p := res.Problems[0]
+	if p.Stage != "compile" || p.File != "main.go" || p.Line != 4 || p.Col != 2 || p.Message != "undefined: undefinedThing" {
+		t.Errorf("Problem = %+v, want compile main.go:4:2 undefined: undefinedThing", p)
+	}
+}
+
+func TestRunFailureWithoutLocationsKeepsLastLines(t *testing.T) {
+	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+		sh("test", "for i in $(seq 1 30); do echo line $i; done; exit 1"),
+	}, "abc", clock)
+
+	if len(res.Problems) != 1 {
+		t.Fatalf("Problems = %+v, want one", res.Problems)
+	}
+	msg := res.Problems[0].Message
+	lines := strings.Split(msg, "\n")
+	if len(lines) != build.LastLines || lines[0] != "line 11" || lines[len(lines)-1] != "line 30" {
+		t.Errorf("message = %q, want lines 11 to 30", msg)
+	}
+}
+
+func TestRunFailureWithoutOutput(t *testing.T) {
+	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{sh("test", "exit 4")}, "abc", clock)
+	want := "stage test exited with status 4 and printed nothing"
+	if len(res.Problems) != 1 || res.Problems[0].Message != want {
+		t.Errorf("Problems = %+v, want %q", res.Problems, want)
+	}
+}
+
+func TestRunCommandThatCannotStart(t *testing.T) {
+	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+		stage("compile", time.Minute, "no-such-program-autoapp"),
+		sh("test", "true"),
+	}, "abc", clock)
+	if res.OK || !slices.Equal(res.StagesRun, []string{"compile"}) || !slices.Equal(res.NotRun, []string{"test"}) {
+		t.Fatalf("Run = %+v, want compile run and failed, test not run", res)
+	}
+	if msg := res.Problems[0].Message; !strings.HasPrefix(msg, "stage compile could not start: ") {
+		t.Errorf("message = %q, want it to say the stage could not start", msg)
+	}
+}
+
+func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	res := build.Run(context.Background(), dir, []workspace.Stage{
+		stage("test", 300*time.Millisecond, "sh", "-c", "sleep 30 & echo $! > grandchild.pid; echo waiting; wait"),
+		sh("package", "true"),
+	}, "abc", clock)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("Run took %s, want the stage stopped after 300ms", took)
+	}
+
+	if res.OK || !slices.Equal(res.NotRun, []string{"package"}) {
+		t.Fatalf("Run = %+v, want a failure with package not run", res)
+	}
+	want := "stage test took longer than 300ms and was stopped"
+	if len(res.Problems) != 1 || res.Problems[0].Message != want {
+		t.Errorf("Problems = %+v, want %q", res.Problems, want)
+	}
+	if !res.Stages[0].TimedOut || res.Stages[0].Output != "waiting\n" {
+		t.Errorf("stage = %+v, want timed out with its output kept", res.Stages[0])
+	}
+
+	b, err := os.ReadFile(filepath.Join(dir, "grandchild.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the grandchild sleep to be killed", func() bool { return !alive(pid) })
+}
+
+func TestRunStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := build.Run(ctx, t.TempDir(), []workspace.Stage{sh("one", "true"), sh("two", "true")}, "abc", clock)
+	if res.OK || len(res.StagesRun) != 0 || !slices.Equal(res.NotRun, []string{"one", "two"}) {
+		t.Errorf("Run = %+v, want nothing run", res)
+	}
+}
+
+func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "secret-value-123")
+	t.Setenv("AUTOAPP_SESSION_KEY", "another-secret")
+	dir := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	res := build.Run(context.Background(), dir, []workspace.Stage{stage("env", time.Minute, "env")}, "abc", clock)
+	if !res.OK {
+		t.Fatalf("Run = %+v, want a pass", res)
+	}
+	out := res.Stages[0].Output
+	for _, leak := range []string{"OPENAI_API_KEY", "secret-value-123", "AUTOAPP_SESSION_KEY", "another-secret"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the stage saw %q; environment:\n%s", leak, out)
+		}
+	}
+	vars := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		name, value, _ := strings.Cut(line, "=")
+		vars[name] = value
+	}
+	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, "PWD": true,
+		"GOCACHE": true, "GOPATH": true, "GOMODCACHE": true, "GOFLAGS": true, "CGO_ENABLED": true}
+	for name := range vars {
+		if !allowed[name] {
+			t.Errorf("the stage saw %s, which is not in the minimal environment", name)
+		}
+	}
+	if vars["LANG"] != "C.UTF-8" {
+		t.Errorf("LANG = %q, want C.UTF-8", vars["LANG"])
+	}
+	if want := filepath.Join(filepath.Dir(dir), ".home"); vars["HOME"] != want {
+		t.Errorf("HOME = %q, want %q beside the workspace", vars["HOME"], want)
+	}
+	if vars["TMPDIR"] == "" || vars["TMPDIR"] == os.Getenv("TMPDIR") {
+		t.Errorf("TMPDIR = %q, want a folder of the build's own", vars["TMPDIR"])
+	}
+	if _, err := os.Stat(vars["TMPDIR"]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("TMPDIR %s is still there after the build (err %v)", vars["TMPDIR"], err)
+	}
+}
+
+func TestRunCapsOutputKeepingTheTail(t *testing.T) {
+	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+		sh("noisy", "yes 0123456789 | head -c 300000; echo THE-END"),
+	}, "abc", clock)
+	st := res.Stages[0]
+	if !res.OK || !st.Cut {
+		t.Fatalf("OK = %v, Cut = %v; want a pass with the output cut", res.OK, st.Cut)
+	}
+	if len(st.Output) > build.MaxOutput+100 {
+		t.Errorf("len(Output) = %d, want at most about %d", len(st.Output), build.MaxOutput)
+	}
+	if !strings.HasPrefix(st.Output, "[output cut: the first ") || !strings.HasSuffix(st.Output, "THE-END\n") {
+		t.Errorf("Output starts %q and ends %q; want the cut said and the tail kept",
+			st.Output[:40], st.Output[len(st.Output)-20:])
+	}
+}
+
+func TestTailKeepsTheLastBytes(t *testing.T) {
+	tail := build.NewTail(10)
+	for i := range 100 {
+		if _, err := tail.Write([]byte(strconv.Itoa(i % 10))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := tail.String(); got != "0123456789" {
+		t.Errorf("String() = %q, want the last ten bytes", got)
+	}
+	if got := tail.Dropped(); got != 90 {
+		t.Errorf("Dropped() = %d, want 90", got)
+	}
+}
+
+func TestSignature(t *testing.T) {
+	same := []struct{ name, a, b string }{
+		{"other line and column", "main.go:12:5: undefined: foo", "main.go:40:2: undefined: foo"},
+		{"other path", "./cmd/a/main.go:3:1: undefined: foo", "/work/apps/7/internal/b.go:90:14: undefined: foo"},
+		{"quoted names", `"x" declared and not used`, `"total" declared and not used`},
+		{"backquoted and single-quoted", "cannot find `Widget` in 'app'", "cannot find `Gadget` in 'lib'"},
+		{"hashes and numbers", "object 1a2b3c4d5e missing after 3 tries", "object 9f8e7d6c5b missing after 12 tries"},
+		{"timeouts", "stage test took longer than 2m0s and was stopped", "stage test took longer than 5m0s and was stopped"},
+	}
+	for _, tt := range same {
+		t.Run("same/"+tt.name, func(t *testing.T) {
+			if a, b := build.Signature("compile", tt.a), build.Signature("compile", tt.b); a != b {
+				t.Errorf("Signature(%q) = %s, Signature(%q) = %s; want equal", tt.a, a, tt.b, b)
+			}
+		})
+	}
+
+	differ := []struct{ name, stageA, a, stageB, b string }{
+		{"other message", "compile", "main.go:12:5: undefined: foo", "compile", "main.go:12:5: missing return"},
+		{"other identifier", "compile", "main.go:1:1: undefined: foo", "compile", "main.go:1:1: undefined: bar"},
+		{"other stage", "compile", "undefined: foo", "vet", "undefined: foo"},
+	}
+	for _, tt := range differ {
+		t.Run("differ/"+tt.name, func(t *testing.T) {
+			if a, b := build.Signature(tt.stageA, tt.a), build.Signature(tt.stageB, tt.b); a == b {
+				t.Errorf("Signature(%s, %q) = Signature(%s, %q) = %s; want different", tt.stageA, tt.a, tt.stageB, tt.b, a)
+			}
+		})
+	}
+
+	if sig := build.Signature("compile", "x"); !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(sig) {
+		t.Errorf("Signature = %q, want 16 hex digits", sig)
+	}
+}
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shareGoCache hands the build the test's Go build cache, as the host hands
+// its own, so a stage's go build does not compile the standard library anew.
+func shareGoCache(t *testing.T, goBin string) {
+	t.Helper()
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	out, err := exec.Command(goBin, "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+}
+
+// alive reports whether pid is a live process; a zombie nobody reaped yet
+// counts as dead.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

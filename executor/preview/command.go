@@ -1,0 +1,241 @@
+package preview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"autoapp/executor/build"
+	"autoapp/executor/workspace"
+)
+
+const (
+	// maxOutput is how much of a preview's recent output is kept.
+	maxOutput = 64 << 10
+	// lastLines is how much of it a failure quotes.
+	lastLines = 20
+	// stopGrace is how long a preview has to end after SIGTERM before its
+	// process group is killed.
+	stopGrace = 3 * time.Second
+	// drainWait bounds the wait for output once the process group is gone,
+	// in case a process escaped it and still holds the pipe.
+	drainWait = 2 * time.Second
+	// askEvery and askWithin pace the requests that wait for a first answer.
+	askEvery  = 50 * time.Millisecond
+	askWithin = time.Second
+)
+
+// startCommand runs the manifest's command in dir with $PORT set to a free
+// loopback port and waits until it answers there.
+func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv workspace.Preview, release string) (*running, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("preview: start: %w", err)
+	}
+	env, cleanup, err := build.Environ(dir)
+	if err != nil {
+		return nil, fmt.Errorf("preview: start: %w", err)
+	}
+	env = append(env, "PORT="+strconv.Itoa(port))
+	proc, err := spawn(dir, pv.Command, env, cleanup)
+	if err != nil {
+		cleanup()
+		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)
+	}
+
+	info := Info{
+		AppID:     appID,
+		Release:   release,
+		SpawnedAt: m.now(),
+		URL:       fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Port:      port,
+		PID:       proc.pid,
+	}
+	within := pv.StartWait()
+	switch err := waitAnswer(ctx, info.URL, proc.exited, within); {
+	case err == nil:
+	case errors.Is(err, errEnded):
+		return nil, refuse(EFailed, "The preview stopped (%s) before it answered on port %d; %s",
+			proc.state, port, lastOutput(proc.output))
+	case errors.Is(err, errNoAnswer):
+		proc.stop()
+		return nil, refuse(EFailed, "The preview did not answer on port %d within %s; %s",
+			port, within, lastOutput(proc.output))
+	default:
+		proc.stop()
+		return nil, fmt.Errorf("preview: start: %w", err)
+	}
+	return &running{info: info, output: proc.output.Text, ended: proc.exited, stop: proc.stop}, nil
+}
+
+// lastOutput ends a sentence with what the preview printed last.
+func lastOutput(t *build.Tail) string {
+	if last := build.LastOutput(t.String(), lastLines); last != "" {
+		return "its last output: " + last
+	}
+	return "it printed nothing."
+}
+
+// freePort asks the system for a loopback port nobody listens on.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+var (
+	errEnded    = errors.New("the preview ended")
+	errNoAnswer = errors.New("the preview did not answer")
+)
+
+// waitAnswer asks url until anything answers it, whatever the status. It
+// fails with errEnded when the process ends first and errNoAnswer when
+// within passes first.
+func waitAnswer(ctx context.Context, url string, ended <-chan struct{}, within time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	client := &http.Client{
+		Transport: &http.Transport{DisableKeepAlives: true}, // no proxy: this is loopback
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	defer client.CloseIdleConnections()
+
+	tick := time.NewTicker(askEvery)
+	defer tick.Stop()
+	for {
+		if answers(wctx, client, url) {
+			return nil
+		}
+		select {
+		case <-ended:
+			return errEnded
+		case <-wctx.Done():
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return errNoAnswer
+		case <-tick.C:
+		}
+	}
+}
+
+func answers(ctx context.Context, client *http.Client, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, askWithin)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return true
+}
+
+// process is a preview command running as the leader of its own process
+// group, so that stopping it stops everything it started.
+type process struct {
+	pid    int
+	output *build.Tail
+	// exited is closed once the leader has exited, its group has been
+	// killed and its output read; state says how it ended.
+	exited chan struct{}
+	state  string
+
+	mu   sync.Mutex
+	gone bool // the leader was reaped: its pid may name another process
+}
+
+// spawn starts argv in dir; cleanup runs once the process group is gone.
+func spawn(dir string, argv, env []string, cleanup func()) (*process, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// One pipe for both streams keeps their lines in order; as an *os.File
+	// it lets Wait return when the leader exits.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	w.Close()
+
+	p := &process{pid: cmd.Process.Pid, output: build.NewTail(maxOutput), exited: make(chan struct{})}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(p.output, r)
+	}()
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		// Nothing of the group may outlive its leader.
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		p.gone = true
+		p.mu.Unlock()
+
+		drain := time.NewTimer(drainWait)
+		select {
+		case <-copied:
+		case <-drain.C:
+			r.Close()
+			<-copied
+		}
+		drain.Stop()
+		r.Close()
+		cleanup()
+
+		p.state = "exit status 0"
+		if err != nil {
+			p.state = err.Error()
+		}
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// signal sends sig to the whole process group while its leader lives.
+func (p *process) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.gone {
+		_ = syscall.Kill(-p.pid, sig)
+	}
+}
+
+// stop asks the process group to end, kills it after stopGrace, and
+// returns once it has ended.
+func (p *process) stop() {
+	p.signal(syscall.SIGTERM)
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	select {
+	case <-p.exited:
+	case <-grace.C:
+		p.signal(syscall.SIGKILL)
+		<-p.exited
+	}
+}

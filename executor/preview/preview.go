@@ -1,0 +1,259 @@
+// Package preview shows a release of an application on its own loopback
+// port, so it has its own origin and never the console's: either the
+// manifest's command, given $PORT, or a static folder the host serves
+// itself. One preview runs per application.
+package preview
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"autoapp/executor/workspace"
+)
+
+// Code classifies an error for the person and for the HTTP layer.
+type Code string
+
+// The codes this package answers with.
+const (
+	// EInvalid: the preview as the manifest writes it cannot be started.
+	EInvalid Code = "invalid"
+	// EFailed: the preview started but did not answer, or stopped.
+	EFailed Code = "failed"
+	// ENotRunning: no preview runs for the application.
+	ENotRunning Code = "not_running"
+)
+
+// Error is a refusal or a failure with a sentence for the person.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Info describes a running preview. A preview is identified by its
+// release and the time it was spawned.
+type Info struct {
+	AppID     string    `json:"appId"`
+	Release   string    `json:"release"`
+	SpawnedAt time.Time `json:"spawnedAt"`
+	URL       string    `json:"url"`
+	Port      int       `json:"port"`
+	// PID leads the preview's process group; 0 for a static preview.
+	PID    int  `json:"pid"`
+	Static bool `json:"static"`
+}
+
+// running is one preview that answered and has not been stopped.
+type running struct {
+	info Info
+	// output is the command's recent output; empty for a static preview.
+	output func() string
+	// ended is closed when the preview is gone, stopped or not.
+	ended <-chan struct{}
+	// stop ends the preview and returns once it has ended.
+	stop func()
+}
+
+// Manager runs at most one preview per application. It is safe for
+// concurrent use.
+type Manager struct {
+	now func() time.Time
+	log *slog.Logger
+
+	// quit ends every start in progress when StopAll is called.
+	quit    context.Context
+	cancel  context.CancelFunc
+	starts  sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	running map[string]*running
+	// turns keeps one start or stop at a time per application.
+	turns map[string]*sync.Mutex
+}
+
+// NewManager builds a manager with a clock and a log; a nil log discards.
+func NewManager(now func() time.Time, log *slog.Logger) *Manager {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	quit, cancel := context.WithCancel(context.Background())
+	return &Manager{
+		now:     now,
+		log:     log,
+		quit:    quit,
+		cancel:  cancel,
+		running: map[string]*running{},
+		turns:   map[string]*sync.Mutex{},
+	}
+}
+
+// Start shows release of the application appID from its workspace dir, as
+// p says, after stopping the preview already running for it. It returns
+// once the preview answers an HTTP request, or fails with a sentence that
+// quotes the preview's last output.
+func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Preview, release string) (Info, error) {
+	switch {
+	case appID == "":
+		return Info{}, refuse(EInvalid, "Name the application whose preview to start.")
+	case len(p.Command) == 0 && p.Static == "":
+		return Info{}, refuse(EInvalid, "The manifest gives neither a preview command nor a static folder.")
+	case len(p.Command) > 0 && p.Static != "":
+		return Info{}, refuse(EInvalid, "The manifest gives both a preview command and a static folder; give one.")
+	}
+
+	turn := m.turn(appID)
+	turn.Lock()
+	defer turn.Unlock()
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return Info{}, refuse(EFailed, "The server is shutting down, so no preview can start.")
+	}
+	m.starts.Add(1)
+	m.mu.Unlock()
+	defer m.starts.Done()
+
+	m.stopLocked(appID)
+
+	// StopAll ends a start in progress as well.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(m.quit, cancel)()
+
+	var r *running
+	var err error
+	if p.Static != "" {
+		r, err = m.startStatic(appID, dir, p.Static, release)
+	} else {
+		r, err = m.startCommand(ctx, appID, dir, p, release)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		r.stop()
+		return Info{}, refuse(EFailed, "The server is shutting down, so no preview can start.")
+	}
+	m.running[appID] = r
+	m.mu.Unlock()
+	go m.watch(appID, r)
+
+	m.log.Info("preview started", "app", appID, "release", release, "url", r.info.URL, "pid", r.info.PID, "static", r.info.Static)
+	return r.info, nil
+}
+
+// watch forgets a preview that ended without being stopped, such as a
+// process that crashed or was killed from outside.
+func (m *Manager) watch(appID string, r *running) {
+	<-r.ended
+	m.mu.Lock()
+	unexpected := m.running[appID] == r
+	if unexpected {
+		delete(m.running, appID)
+	}
+	m.mu.Unlock()
+	if unexpected {
+		m.log.Warn("preview ended by itself", "app", appID, "release", r.info.Release, "pid", r.info.PID)
+	}
+}
+
+// Stop ends the application's preview: its whole process group (SIGTERM,
+// then SIGKILL after a short grace) or the host's listener for a static
+// folder. It waits for a start in progress to finish first.
+func (m *Manager) Stop(appID string) error {
+	turn := m.turn(appID)
+	turn.Lock()
+	defer turn.Unlock()
+	if !m.stopLocked(appID) {
+		return refuse(ENotRunning, "No preview is running for this application.")
+	}
+	return nil
+}
+
+// stopLocked stops the application's preview, if one runs, and reports
+// whether one did. The caller holds the application's turn.
+func (m *Manager) stopLocked(appID string) bool {
+	m.mu.Lock()
+	r := m.running[appID]
+	delete(m.running, appID)
+	m.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.stop()
+	m.log.Info("preview stopped", "app", appID, "release", r.info.Release, "pid", r.info.PID)
+	return true
+}
+
+// Status is the application's running preview; false when none runs,
+// including when its process died.
+func (m *Manager) Status(appID string) (Info, bool) {
+	m.mu.Lock()
+	r := m.running[appID]
+	m.mu.Unlock()
+	if r == nil {
+		return Info{}, false
+	}
+	select {
+	case <-r.ended:
+		return Info{}, false
+	default:
+		return r.info, true
+	}
+}
+
+// Output is the recent output of the application's running preview.
+func (m *Manager) Output(appID string) (string, bool) {
+	m.mu.Lock()
+	r := m.running[appID]
+	m.mu.Unlock()
+	if r == nil {
+		return "", false
+	}
+	return r.output(), true
+}
+
+// StopAll stops every preview and refuses new ones, for server shutdown.
+// Starts in progress are ended too.
+func (m *Manager) StopAll() {
+	m.mu.Lock()
+	m.closed = true
+	all := m.running
+	m.running = map[string]*running{}
+	m.mu.Unlock()
+	m.cancel()
+
+	var wg sync.WaitGroup
+	for appID, r := range all {
+		wg.Go(func() {
+			r.stop()
+			m.log.Info("preview stopped", "app", appID, "release", r.info.Release, "pid", r.info.PID)
+		})
+	}
+	wg.Wait()
+	m.starts.Wait()
+}
+
+func (m *Manager) turn(appID string) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.turns[appID]
+	if t == nil {
+		t = &sync.Mutex{}
+		m.turns[appID] = t
+	}
+	return t
+}

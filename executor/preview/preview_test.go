@@ -1,0 +1,445 @@
+package preview_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"autoapp/executor/preview"
+	"autoapp/executor/workspace"
+)
+
+// server is a tiny Go HTTP server built once for every test: it listens on
+// 127.0.0.1:$PORT, says hello on / and shows its environment on /env.
+var server string
+
+const serverSource = `package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+)
+
+func main() {
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello from preview")
+	})
+	http.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, strings.Join(os.Environ(), "\n"))
+	})
+	fmt.Println("listening on", os.Getenv("PORT"))
+	if err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+}
+`
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "preview-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	for name, text := range map[string]string{"go.mod": "module server\n\ngo 1.22\n", "main.go": serverSource} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", "server", ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
+		return 1
+	}
+	server = filepath.Join(dir, "server")
+	return m.Run()
+}
+
+func clock() time.Time { return time.Date(2026, 11, 30, 7, 15, 2, 0, time.UTC) }
+
+func newManager(t *testing.T) *preview.Manager {
+	t.Helper()
+	m := preview.NewManager(clock, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	t.Cleanup(m.StopAll)
+	return m
+}
+
+func command(argv ...string) workspace.Preview {
+	return workspace.Preview{Command: argv, StartTimeout: workspace.Duration{Duration: 20 * time.Second}}
+}
+
+// workspaceDir is a workspace folder inside a test folder of its own, so
+// the .home beside it goes away with the test.
+func workspaceDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
+	m := newManager(t)
+	// The shell leads the group and the server is its child: only killing
+	// the whole group frees the port.
+	p := command("sh", "-c", server+" & wait")
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), p, "r20261130-071502-1a2b3c4")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	want := preview.Info{
+		AppID:     "app1",
+		Release:   "r20261130-071502-1a2b3c4",
+		SpawnedAt: clock(),
+		URL:       fmt.Sprintf("http://127.0.0.1:%d/", info.Port),
+		Port:      info.Port,
+		PID:       info.PID,
+	}
+	if info != want || info.Port == 0 || info.PID == 0 {
+		t.Errorf("Info = %+v, want %+v with a port and a pid", info, want)
+	}
+	if status, body := get(t, info.URL); status != http.StatusOK || body != "hello from preview" {
+		t.Errorf("GET / = %d %q, want the server's hello", status, body)
+	}
+	if got, ok := m.Status("app1"); !ok || got != info {
+		t.Errorf("Status = %+v, %v; want %+v, true", got, ok, info)
+	}
+	if out, ok := m.Output("app1"); !ok || !strings.Contains(out, "listening on "+strconv.Itoa(info.Port)) {
+		t.Errorf("Output = %q, %v; want the server's first line", out, ok)
+	}
+
+	if err := m.Stop("app1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the port to stop answering", func() bool { return !answers(info.URL) })
+	if _, ok := m.Status("app1"); ok {
+		t.Error("Status reports a preview after Stop")
+	}
+	if err := m.Stop("app1"); !hasCode(err, preview.ENotRunning) {
+		t.Errorf("Stop again = %v, want %s", err, preview.ENotRunning)
+	}
+}
+
+func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
+	m := newManager(t)
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command(server), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "Status to report nothing running", func() bool {
+		_, ok := m.Status("app1")
+		return !ok
+	})
+	if err := m.Stop("app1"); !hasCode(err, preview.ENotRunning) {
+		t.Errorf("Stop = %v, want %s", err, preview.ENotRunning)
+	}
+}
+
+func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
+	m := newManager(t)
+	dir := workspaceDir(t)
+	p := workspace.Preview{
+		Command:      []string{"sh", "-c", "sleep 30 & echo $! > child.pid; echo warming up; wait"},
+		StartTimeout: workspace.Duration{Duration: 300 * time.Millisecond},
+	}
+	_, err := m.Start(context.Background(), "app1", dir, p, "r1")
+	if !hasCode(err, preview.EFailed) {
+		t.Fatalf("Start = %v, want %s", err, preview.EFailed)
+	}
+	sentence := regexp.MustCompile(`^The preview did not answer on port \d+ within 300ms; its last output: warming up$`)
+	if !sentence.MatchString(err.Error()) {
+		t.Errorf("error = %q, want it to match %s", err, sentence)
+	}
+	if _, ok := m.Status("app1"); ok {
+		t.Error("Status reports a preview that never answered")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the preview's child to be killed", func() bool { return !alive(pid) })
+}
+
+func TestStartCommandThatExitsSaysSo(t *testing.T) {
+	m := newManager(t)
+	_, err := m.Start(context.Background(), "app1", workspaceDir(t), command("sh", "-c", "echo 'cannot open database' >&2; exit 2"), "r1")
+	if !hasCode(err, preview.EFailed) {
+		t.Fatalf("Start = %v, want %s", err, preview.EFailed)
+	}
+	sentence := regexp.MustCompile(`^The preview stopped \(exit status 2\) before it answered on port \d+; its last output: cannot open database$`)
+	if !sentence.MatchString(err.Error()) {
+		t.Errorf("error = %q, want it to match %s", err, sentence)
+	}
+}
+
+func TestStartRefusesWhatCannotStart(t *testing.T) {
+	tests := []struct {
+		name string
+		p    workspace.Preview
+	}{
+		{"nothing to run", workspace.Preview{}},
+		{"both command and folder", workspace.Preview{Command: []string{"true"}, Static: "site"}},
+		{"no such program", command("no-such-program-autoapp")},
+		{"no such folder", workspace.Preview{Static: "site"}},
+		{"folder outside the workspace", workspace.Preview{Static: "../elsewhere"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newManager(t)
+			if _, err := m.Start(context.Background(), "app1", workspaceDir(t), tt.p, "r1"); !hasCode(err, preview.EInvalid) {
+				t.Errorf("Start = %v, want %s", err, preview.EInvalid)
+			}
+		})
+	}
+}
+
+func TestCommandEnvironmentHoldsNoHostSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "secret-value-123")
+	m := newManager(t)
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command(server), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, env := get(t, info.URL+"env")
+	if strings.Contains(env, "OPENAI_API_KEY") || strings.Contains(env, "secret-value-123") {
+		t.Errorf("the preview saw the host's key; environment:\n%s", env)
+	}
+	for _, want := range []string{"PORT=" + strconv.Itoa(info.Port), "LANG=C.UTF-8", "HOME="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("environment lacks %s:\n%s", want, env)
+		}
+	}
+}
+
+func TestStartStaticServesOnlyItsFolder(t *testing.T) {
+	dir := workspaceDir(t)
+	files := map[string]string{
+		"secret.txt":          "top secret",
+		"site/index.html":     "<h1>Welcome</h1>",
+		"site/.env":           "TOKEN=abc",
+		"site/docs/guide.txt": "the guide",
+		"site/docs/.hidden":   "hidden",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../secret.txt", filepath.Join(dir, "site", "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	m := newManager(t)
+	info, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "site"}, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Static || info.PID != 0 || info.Port == 0 || info.URL != fmt.Sprintf("http://127.0.0.1:%d/", info.Port) {
+		t.Errorf("Info = %+v, want a static preview on its own port", info)
+	}
+
+	tests := []struct {
+		path       string
+		wantStatus int
+		wantBody   string // must appear
+	}{
+		{"/", http.StatusOK, "<h1>Welcome</h1>"},
+		{"/docs/guide.txt", http.StatusOK, "the guide"},
+		{"/docs/", http.StatusOK, "guide.txt"},
+		{"/.env", http.StatusNotFound, ""},
+		{"/docs/.hidden", http.StatusNotFound, ""},
+		{"/../secret.txt", http.StatusBadRequest, ""},
+		{"/docs/%2e%2e/%2e%2e/secret.txt", http.StatusBadRequest, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			status, body := get(t, strings.TrimSuffix(info.URL, "/")+tt.path)
+			if status != tt.wantStatus || !strings.Contains(body, tt.wantBody) {
+				t.Errorf("GET %s = %d %q, want %d with %q", tt.path, status, body, tt.wantStatus, tt.wantBody)
+			}
+			for _, hidden := range []string{"top secret", "TOKEN=abc", ".hidden", ".env"} {
+				if strings.Contains(body, hidden) {
+					t.Errorf("GET %s shows %q", tt.path, hidden)
+				}
+			}
+		})
+	}
+	t.Run("symlink out of the folder", func(t *testing.T) {
+		status, body := get(t, info.URL+"leak.txt")
+		if status != http.StatusForbidden || strings.Contains(body, "top secret") {
+			t.Errorf("GET /leak.txt = %d %q, want 403", status, body)
+
+		}
+	})
+
+	if err := m.Stop("app1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the static listener to close", func() bool { return !answers(info.URL) })
+}
+
+func TestStartReplacesTheRunningPreview(t *testing.T) {
+	dir := workspaceDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	old, err := m.Start(context.Background(), "app1", dir, command(server), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "."}, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the old preview to stop answering", func() bool { return !answers(old.URL) })
+	if got, ok := m.Status("app1"); !ok || got != next || got.Release != "r2" {
+		t.Errorf("Status = %+v, %v; want the new preview %+v", got, ok, next)
+	}
+	if status, body := get(t, next.URL); status != http.StatusOK || body != "old" {
+		t.Errorf("GET / = %d %q, want the static index", status, body)
+	}
+}
+
+func TestStopAllStopsEveryPreview(t *testing.T) {
+	m := newManager(t)
+	staticDir := workspaceDir(t)
+	if err := os.WriteFile(filepath.Join(staticDir, "index.html"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.Start(context.Background(), "a", workspaceDir(t), command(server), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Start(context.Background(), "b", staticDir, workspace.Preview{Static: "."}, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m.StopAll()
+	for _, info := range []preview.Info{a, b} {
+		waitFor(t, 5*time.Second, "preview "+info.AppID+" to stop answering", func() bool { return !answers(info.URL) })
+		if _, ok := m.Status(info.AppID); ok {
+			t.Errorf("Status(%s) reports a preview after StopAll", info.AppID)
+		}
+	}
+	if _, err := m.Start(context.Background(), "a", staticDir, workspace.Preview{Static: "."}, "r2"); !hasCode(err, preview.EFailed) {
+		t.Errorf("Start after StopAll = %v, want %s", err, preview.EFailed)
+	}
+}
+
+func TestStopAllEndsAStartInProgress(t *testing.T) {
+	m := newManager(t)
+	dir := workspaceDir(t)
+	p := workspace.Preview{
+		Command:      []string{"sh", "-c", "echo > started; exec sleep 30"},
+		StartTimeout: workspace.Duration{Duration: time.Minute},
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Start(context.Background(), "app1", dir, p, "r1")
+		done <- err
+	}()
+	waitFor(t, 5*time.Second, "the preview command to run", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	})
+	m.StopAll()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Start succeeded after StopAll")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAll left a start waiting for its minute")
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func answers(url string) bool {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
+}
+
+func hasCode(err error, code preview.Code) bool {
+	var e *preview.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// alive reports whether pid is a live process; an unreaped zombie counts
+// as dead.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,216 @@
+// Package workspace is what the host does to an application's git
+// workspace: its manifest, the source operations the engineer's tools call,
+// and the commits that record every accepted change.
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+)
+
+// ManifestFile is the manifest's name at the workspace's top. The engineer
+// can never edit it; the owner edits it from the application's page.
+const ManifestFile = "autoapp.json"
+
+// DefaultAcceptance is the acceptance folder when the manifest names none.
+const DefaultAcceptance = "acceptance/"
+
+// Limits of the manifest.
+const (
+	MaxStages        = 20
+	MaxStageTimeout  = 30 * time.Minute
+	DefaultStartWait = 30 * time.Second
+)
+
+// Manifest is autoapp.json: how the host builds, previews and checks an
+// application, and which files it hands over.
+type Manifest struct {
+	Name       string   `json:"name"`
+	Build      []Stage  `json:"build"`
+	Preview    Preview  `json:"preview"`
+	Acceptance string   `json:"acceptance,omitempty"`
+	Artifacts  []string `json:"artifacts,omitempty"`
+}
+
+// Stage is one build step: an argv run in the workspace with a timeout.
+type Stage struct {
+	Name    string   `json:"name"`
+	Command []string `json:"command"`
+	Timeout Duration `json:"timeout"`
+}
+
+// Preview says how a release is shown: a command that listens on $PORT, or
+// a static folder the host serves itself. Exactly one is set.
+type Preview struct {
+	Command []string `json:"command,omitempty"`
+	Static  string   `json:"static,omitempty"`
+	// StartTimeout bounds the wait for the first answer (default 30s).
+	StartTimeout Duration `json:"startTimeout,omitempty"`
+}
+
+// Duration is a time.Duration written as "90s" or "2m" in JSON.
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a Go duration string ("90s", "2m").
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("write a duration such as \"90s\" or \"2m\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as \"90s\" or \"2m\"", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// Problem is one thing wrong with an input, named by its field.
+type Problem struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.Message
+	}
+	return p.Field + ": " + p.Message
+}
+
+// Problems is a list of named problems; as an error it reads as one sentence.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// ParseManifest reads and validates autoapp.json. Every problem is named
+// by its field; the manifest is usable only when there are none.
+func ParseManifest(b []byte) (Manifest, Problems) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " + jsonMessage(err)}}
+	}
+	return m, m.Validate()
+}
+
+func jsonMessage(err error) string {
+	var ute *json.UnmarshalTypeError
+	if e, ok := err.(*json.UnmarshalTypeError); ok {
+		ute = e
+		return fmt.Sprintf("%s should be %s, not %s", ute.Field, ute.Type, ute.Value)
+	}
+	return err.Error()
+}
+
+// Validate names every problem of a manifest.
+func (m *Manifest) Validate() Problems {
+	var ps Problems
+	add := func(field, format string, args ...any) {
+		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if strings.TrimSpace(m.Name) == "" {
+		add("name", "give the application a name")
+	} else if len(m.Name) > 100 {
+		add("name", "at most 100 characters")
+	}
+	if len(m.Build) > MaxStages {
+		add("build", "at most %d stages", MaxStages)
+	}
+	seen := map[string]bool{}
+	for i, s := range m.Build {
+		f := fmt.Sprintf("build[%d]", i)
+		switch {
+		case strings.TrimSpace(s.Name) == "":
+			add(f+".name", "give the stage a name")
+		case seen[s.Name]:
+			add(f+".name", "%q names two stages", s.Name)
+		}
+		seen[s.Name] = true
+		if len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "" {
+			add(f+".command", "give the command as a list: the program, then its arguments")
+		}
+		switch {
+		case s.Timeout.Duration <= 0:
+			add(f+".timeout", "give a timeout such as \"2m\"")
+		case s.Timeout.Duration > MaxStageTimeout:
+			add(f+".timeout", "at most %s", MaxStageTimeout)
+		}
+	}
+	p := m.Preview
+	switch {
+	case len(p.Command) > 0 && p.Static != "":
+		add("preview", "give either a command or a static folder, not both")
+	case len(p.Command) == 0 && p.Static == "":
+		add("preview", "give a command that listens on $PORT, or a static folder")
+	case len(p.Command) > 0 && strings.TrimSpace(p.Command[0]) == "":
+		add("preview.command", "the first word is the program to run")
+	case p.Static != "":
+		if msg := relativeProblem(p.Static); msg != "" {
+			add("preview.static", "%s", msg)
+		}
+	}
+	if p.StartTimeout.Duration < 0 || p.StartTimeout.Duration > 5*time.Minute {
+		add("preview.startTimeout", "between 0 and 5m")
+	}
+	if m.Acceptance != "" {
+		if msg := relativeProblem(m.Acceptance); msg != "" {
+			add("acceptance", "%s", msg)
+		}
+	}
+	for i, a := range m.Artifacts {
+		if msg := relativeProblem(a); msg != "" {
+			add(fmt.Sprintf("artifacts[%d]", i), "%s", msg)
+		}
+	}
+	return ps
+}
+
+// AcceptanceDir is the acceptance folder, cleaned, without a trailing slash.
+func (m *Manifest) AcceptanceDir() string {
+	if m.Acceptance == "" {
+		return path.Clean(DefaultAcceptance)
+	}
+	return path.Clean(m.Acceptance)
+}
+
+// StartWait is how long a preview may take to answer.
+func (p Preview) StartWait() time.Duration {
+	if p.StartTimeout.Duration > 0 {
+		return p.StartTimeout.Duration
+	}
+	return DefaultStartWait
+}
+
+// relativeProblem says what is wrong with a path that must stay inside the
+// workspace, or "" when nothing is.
+func relativeProblem(p string) string {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return "give a path inside the workspace"
+	case strings.HasPrefix(p, "/") || strings.Contains(p, "\\"):
+		return fmt.Sprintf("%q must be a relative path with / between folders", p)
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Sprintf("%q leaves the workspace", p)
+	}
+	if c == ".git" || strings.HasPrefix(c, ".git/") {
+		return fmt.Sprintf("%q is inside .git", p)
+	}
+	return ""
+}

@@ -1,0 +1,115 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits of the source operations. They keep one tool call's answer small
+// enough for a model's context and a runaway input from costing the host.
+const (
+	// MaxReadLines is the most lines one Read returns.
+	MaxReadLines = 2000
+	// MaxReadBytes is the most text one Read returns.
+	MaxReadBytes = 256 << 10
+	// MaxFileBytes is the largest file Read, Search and Edit look into.
+	MaxFileBytes = 8 << 20
+	// MaxWriteBytes is the most content one file of a Change may carry.
+	MaxWriteBytes = 1 << 20
+	// MaxMatches is the most matches one Search returns.
+	MaxMatches = 200
+	// MaxMatchText is the most of a matching line a Match carries.
+	MaxMatchText = 300
+	// MaxQuery is the longest search query.
+	MaxQuery = 1000
+	// MaxHunks is the most hunks one Edit may carry.
+	MaxHunks = 100
+	// MaxChangeFiles is the most files one Change may touch.
+	MaxChangeFiles = 50
+	// MaxPath is the longest path the engineer may name.
+	MaxPath = 1024
+	// MaxDiffBytes is the most of a diff Diff returns.
+	MaxDiffBytes = 256 << 10
+)
+
+// Workspace is an application's git workspace, opened so that no operation
+// can reach outside it: every file is reached through an os.Root, which
+// refuses paths and symbolic links that leave the directory.
+type Workspace struct {
+	dir  string
+	root *os.Root
+	now  func() time.Time
+
+	// writing serialises Edit and Change: each writes files, then commits
+	// them, and two at once would share git's index.
+	writing sync.Mutex
+}
+
+// Open opens the git workspace at dir, which must be the top of a git
+// repository. now dates the commits the host makes; nil means time.Now.
+func Open(dir string, now func() time.Time) (*Workspace, error) {
+	if now == nil {
+		now = time.Now
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	out, err := runGit(real, hostSign(now()), "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %s is not a git repository: %w", dir, err)
+	}
+	top, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if top != real {
+		return nil, fmt.Errorf("workspace: %s is inside the git repository at %s, not its top", dir, top)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return &Workspace{dir: real, root: root, now: now}, nil
+}
+
+// Dir is the workspace's directory, with symbolic links resolved.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Close releases the workspace's directory handle.
+func (w *Workspace) Close() error {
+	if err := w.root.Close(); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	return nil
+}
+
+// firstError returns err when the host failed, else the engineer's
+// problems, else nil (a nil Problems would be a non-nil error).
+func firstError(err error, ps Problems) error {
+	switch {
+	case err != nil:
+		return err
+	case len(ps) > 0:
+		return ps
+	}
+	return nil
+}
+
+// AsProblems reports the named problems inside err, if it carries any.
+func AsProblems(err error) (Problems, bool) {
+	var ps Problems
+	if errors.As(err, &ps) {
+		return ps, true
+	}
+	return nil, false
+}
