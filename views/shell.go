@@ -3,7 +3,10 @@
 // shaped like the page and never query anything.
 package views
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Shell is what every page's frame needs.
 type Shell struct {
@@ -13,7 +16,7 @@ type Shell struct {
 	Owner string
 	// CSRF is the token every form and htmx request sends back.
 	CSRF string
-	// Current is the rail entry to mark: backlog, request, knowledge or settings.
+	// Current is the rail entry to mark: backlog, apps, request, knowledge or settings.
 	Current string
 }
 
@@ -25,6 +28,7 @@ type RailEntry struct {
 // Rail lists the pages in the order the rail shows them.
 var Rail = []RailEntry{
 	{"backlog", "Backlog", "/backlog"},
+	{"apps", "Applications", "/apps"},
 	{"request", "Request", "/request"},
 	{"knowledge", "Knowledge", "/knowledge"},
 	{"settings", "Settings", "/settings"},
@@ -62,4 +66,8 @@ func StatusTitle(status int) string {
 	default:
 		return "That did not work"
 	}
+}
+
+func joinWords(words []string) string {
+	return strings.Join(words, ", ")
 }

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 )
 
-// inherited are the host variables a build may see, and only when the host
-// has them: where Go keeps its caches and modules, its flags, and whether
-// cgo is on. Nothing else of the host's environment passes, so no key or
+// inherited are the host variables a build may see: where Go keeps its
+// caches and modules (the host go's defaults when unset), its flags, and
+// whether cgo is on. Nothing else of the host's environment passes, so no key or
 // token the host holds reaches the application's code.
 var inherited = []string{"GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "CGO_ENABLED"}
 
@@ -55,6 +55,8 @@ func Environ(dir string) (env []string, cleanup func(), err error) {
 	for _, name := range inherited {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
+		} else if v := goDefault(name); v != "" {
+			env = append(env, name+"="+v)
 		}
 	}
 	return env, cleanup, nil
@@ -71,4 +73,30 @@ func homeFor(dir string) (string, error) {
 		return "", err
 	}
 	return home, nil
+}
+
+// goDefault is where the host's go keeps its build cache and modules when
+// no variable says otherwise. A build's HOME is not the host's, so without
+// these every application would compile the standard library afresh and
+// could not find modules the machine already has.
+func goDefault(name string) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		gopath = filepath.Join(home, "go")
+	}
+	switch name {
+	case "GOCACHE":
+		if dir, err := os.UserCacheDir(); err == nil {
+			return filepath.Join(dir, "go-build")
+		}
+	case "GOPATH":
+		return gopath
+	case "GOMODCACHE":
+		return filepath.Join(gopath, "pkg", "mod")
+	}
+	return ""
 }

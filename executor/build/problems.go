@@ -9,8 +9,9 @@ import (
 )
 
 // location is a line that starts with path:line[:col]: message, as the Go
-// compiler, go vet, go test, gcc and make write them.
-var location = regexp.MustCompile(`^\s*([^\s:]+):(\d+)(?::(\d+))?:\s*(\S.*)$`)
+// compiler, go vet, go test, gcc and make write them; go vet puts its own
+// name first ("vet: ./main.go:17:2: undefined: x").
+var location = regexp.MustCompile(`^\s*(?:vet: )?([^\s:]+):(\d+)(?::(\d+))?:\s*(\S.*)$`)
 
 // colour is a terminal colour or style code.
 var colour = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")

@@ -52,8 +52,13 @@ type Preview struct {
 	StartTimeout Duration `json:"startTimeout,omitempty"`
 }
 
-// Duration is a time.Duration written as "90s" or "2m" in JSON.
-type Duration struct{ time.Duration }
+// Duration is a time.Duration written as "90s" or "2m" in JSON. A value
+// that is not a duration is kept as a problem for Validate to name by its
+// field, rather than ending the decoding.
+type Duration struct {
+	time.Duration
+	invalid string
+}
 
 // MarshalJSON writes the duration as a Go duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
@@ -62,13 +67,15 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("write a duration such as \"90s\" or \"2m\"")
+		d.invalid = "write a duration as a string such as \"90s\" or \"2m\""
+		return nil
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration such as \"90s\" or \"2m\"", s)
+		d.invalid = fmt.Sprintf("%q is not a duration such as \"90s\" or \"2m\"", s)
+		return nil
 	}
-	d.Duration = v
+	d.Duration, d.invalid = v, ""
 	return nil
 }
 
@@ -145,6 +152,8 @@ func (m *Manifest) Validate() Problems {
 			add(f+".command", "give the command as a list: the program, then its arguments")
 		}
 		switch {
+		case s.Timeout.invalid != "":
+			add(f+".timeout", "%s", s.Timeout.invalid)
 		case s.Timeout.Duration <= 0:
 			add(f+".timeout", "give a timeout such as \"2m\"")
 		case s.Timeout.Duration > MaxStageTimeout:
@@ -164,7 +173,9 @@ func (m *Manifest) Validate() Problems {
 			add("preview.static", "%s", msg)
 		}
 	}
-	if p.StartTimeout.Duration < 0 || p.StartTimeout.Duration > 5*time.Minute {
+	if p.StartTimeout.invalid != "" {
+		add("preview.startTimeout", "%s", p.StartTimeout.invalid)
+	} else if p.StartTimeout.Duration < 0 || p.StartTimeout.Duration > 5*time.Minute {
 		add("preview.startTimeout", "between 0 and 5m")
 	}
 	if m.Acceptance != "" {

@@ -1,0 +1,335 @@
+// Package candidate is what the host last built, previewed and checked of
+// an application, kept in <root>/apps/<appId>/candidate.json on every
+// change, and the cycle that applies a change, builds, starts the preview
+// and runs the acceptance examples, returning what to do next.
+package candidate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"autoapp/executor/acceptance"
+	"autoapp/executor/build"
+	"autoapp/executor/preview"
+	"autoapp/executor/workspace"
+	"autoapp/intent/app"
+)
+
+// File is the candidate state's name in the application's folder.
+const File = "candidate.json"
+
+// Sentences the application page shows after a restart.
+const (
+	PreviewStoppedByRestart = "The preview stopped when the launcher restarted."
+	PreviewStoppedOnItsOwn  = "The preview stopped on its own: it exited or was killed."
+	EditedSinceBuild        = "Edited since this build."
+)
+
+// State is candidate.json.
+type State struct {
+	AppID   string         `json:"appId"`
+	Build   *BuildRecord   `json:"build,omitempty"`
+	Preview *PreviewRecord `json:"preview,omitempty"`
+	Checks  *ChecksRecord  `json:"checks,omitempty"`
+	Cycle   *CycleRecord   `json:"cycle,omitempty"`
+	Updated time.Time      `json:"updated"`
+}
+
+// BuildRecord is the last build.
+type BuildRecord struct {
+	Revision  string          `json:"revision"`
+	At        time.Time       `json:"at"`
+	OK        bool            `json:"ok"`
+	StagesRun []string        `json:"stagesRun"`
+	NotRun    []string        `json:"notRun,omitempty"`
+	Problems  []build.Problem `json:"problems,omitempty"`
+	// Failures are the problems' signatures.
+	Failures []string `json:"failures,omitempty"`
+	// Release is the last build that passed; it survives a failed build.
+	Release *build.Release `json:"release,omitempty"`
+}
+
+// PreviewRecord is the preview the host started last.
+type PreviewRecord struct {
+	Release   string    `json:"release"`
+	SpawnedAt time.Time `json:"spawnedAt"`
+	URL       string    `json:"url"`
+	Running   bool      `json:"running"`
+	// Problem is why it did not start, when it did not.
+	Problem string `json:"problem,omitempty"`
+}
+
+// ChecksRecord is the last run of the acceptance examples, with the
+// preview it ran on.
+type ChecksRecord struct {
+	Release          string              `json:"release"`
+	PreviewSpawnedAt time.Time           `json:"previewSpawnedAt"`
+	At               time.Time           `json:"at"`
+	Results          []acceptance.Result `json:"results"`
+	Passed           int                 `json:"passed"`
+	// Failures are the failed examples' signatures.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// CycleRecord is where the last cycle stopped and what comes next.
+type CycleRecord struct {
+	Step     string    `json:"step"`
+	Revision string    `json:"revision"`
+	Release  string    `json:"release,omitempty"`
+	Failures []string  `json:"failures,omitempty"`
+	Next     string    `json:"next"`
+	At       time.Time `json:"at"`
+}
+
+// The steps a cycle records.
+const (
+	StepPatched       = "patched"
+	StepPatchRefused  = "patch refused"
+	StepBuilt         = "built"
+	StepBuildFailed   = "build failed"
+	StepPreviewed     = "previewed"
+	StepPreviewFailed = "preview failed"
+	StepChecked       = "checked"
+)
+
+// Apps is what the candidate needs of the applications.
+type Apps interface {
+	Get(ctx context.Context, id string) (app.App, error)
+	Dir(id string) string
+	WorkspaceDir(id string) string
+	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	RecordRelease(ctx context.Context, r app.Release) error
+}
+
+// Service builds, previews and checks applications and keeps their state.
+type Service struct {
+	apps     Apps
+	previews *preview.Manager
+	now      func() time.Time
+	// started tells a preview that died with the last process from one
+	// that died in this one.
+	started time.Time
+
+	mu    sync.Mutex
+	busy  map[string]*sync.Mutex
+	heads map[string]headRead
+}
+
+type headRead struct {
+	at       time.Time
+	revision string
+}
+
+// NewService builds the service.
+func NewService(apps Apps, previews *preview.Manager, now func() time.Time) *Service {
+	return &Service{apps: apps, previews: previews, now: now, started: now(),
+		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
+}
+
+// Error is a refusal with a sentence.
+type Error struct {
+	Code    app.Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func (s *Service) path(appID string) string { return filepath.Join(s.apps.Dir(appID), File) }
+
+// State reads candidate.json; an application never built has an empty state.
+func (s *Service) State(appID string) (State, error) {
+	b, err := os.ReadFile(s.path(appID))
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{AppID: appID}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("candidate: read: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return State{}, fmt.Errorf("candidate: %s is damaged: %w", s.path(appID), err)
+	}
+	return st, nil
+}
+
+func (s *Service) save(st *State) error {
+	st.Updated = s.now()
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("candidate: write: %w", err)
+	}
+	if err := app.WriteFileAtomic(s.path(st.AppID), b); err != nil {
+		return fmt.Errorf("candidate: write: %w", err)
+	}
+	return nil
+}
+
+// lock takes the application's turn; a second caller is refused with a
+// sentence rather than left waiting behind a build.
+func (s *Service) lock(appID string) (func(), error) {
+	s.mu.Lock()
+	m, ok := s.busy[appID]
+	if !ok {
+		m = &sync.Mutex{}
+		s.busy[appID] = m
+	}
+	s.mu.Unlock()
+	if !m.TryLock() {
+		return nil, &Error{Code: app.EConflict, Message: "A build or check of " + appID + " is already running; wait for it to end."}
+	}
+	return m.Unlock, nil
+}
+
+// Observed is the state with what the host sees now: whether the preview
+// still runs, whether the checks ran on it, whether HEAD moved.
+type Observed struct {
+	State
+	PreviewRunning bool
+	Preview        preview.Info
+	// PreviewNote explains a preview recorded as running that is not.
+	PreviewNote string
+	// ChecksNote says the checks ran on an earlier preview.
+	ChecksNote string
+	// Edited says HEAD moved on from the built revision.
+	Edited bool
+	Head   string
+}
+
+// Observe reads the state and compares it with what runs now. HEAD is read
+// at most once a second per application.
+func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
+	st, err := s.State(appID)
+	if err != nil {
+		return Observed{}, err
+	}
+	o := Observed{State: st}
+	info, running := s.previews.Status(appID)
+	if running && st.Preview != nil && info.Release == st.Preview.Release && info.SpawnedAt.Equal(st.Preview.SpawnedAt) {
+		o.PreviewRunning, o.Preview = true, info
+	} else if st.Preview != nil && st.Preview.Running {
+		if st.Preview.SpawnedAt.Before(s.started) {
+			o.PreviewNote = PreviewStoppedByRestart
+		} else {
+			o.PreviewNote = PreviewStoppedOnItsOwn
+		}
+	}
+	if c := st.Checks; c != nil {
+		if !o.PreviewRunning || c.Release != o.Preview.Release || !c.PreviewSpawnedAt.Equal(o.Preview.SpawnedAt) {
+			o.ChecksNote = fmt.Sprintf("Passed %d of %d for an earlier preview; run the checks again.", c.Passed, len(c.Results))
+		}
+	}
+	if st.Build != nil {
+		head, err := s.head(appID)
+		if err != nil {
+			return o, err
+		}
+		o.Head = head
+		o.Edited = head != st.Build.Revision
+	}
+	return o, nil
+}
+
+func (s *Service) head(appID string) (string, error) {
+	now := s.now()
+	s.mu.Lock()
+	h, ok := s.heads[appID]
+	s.mu.Unlock()
+	if ok && now.Sub(h.at) < time.Second && !now.Before(h.at) {
+		return h.revision, nil
+	}
+	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.now)
+	if err != nil {
+		return "", fmt.Errorf("candidate: open workspace: %w", err)
+	}
+	defer ws.Close()
+	rev, err := ws.Head()
+	if err != nil {
+		return "", fmt.Errorf("candidate: head: %w", err)
+	}
+	s.mu.Lock()
+	s.heads[appID] = headRead{at: now, revision: rev}
+	s.mu.Unlock()
+	return rev, nil
+}
+
+// StartPreview starts the last release's preview.
+func (s *Service) StartPreview(ctx context.Context, appID string) (Observed, error) {
+	unlock, err := s.lock(appID)
+	if err != nil {
+		return Observed{}, err
+	}
+	defer unlock()
+	st, err := s.State(appID)
+	if err != nil {
+		return Observed{}, err
+	}
+	if st.Build == nil || st.Build.Release == nil {
+		return Observed{}, &Error{Code: app.EInvalid, Message: "There is no release to preview yet: build it first."}
+	}
+	if _, err := s.startPreview(ctx, &st); err != nil {
+		return Observed{}, err
+	}
+	return s.Observe(ctx, appID)
+}
+
+// startPreview starts the preview of st's release and records it; a
+// preview that would not start is recorded with its sentence and returned
+// as an error.
+func (s *Service) startPreview(ctx context.Context, st *State) (preview.Info, error) {
+	_, m, problems, err := s.apps.Manifest(st.AppID)
+	if err != nil {
+		return preview.Info{}, err
+	}
+	if len(problems) > 0 {
+		return preview.Info{}, &Error{Code: app.EInvalid, Message: "The manifest has problems: " + problems.Error() + "."}
+	}
+	release := st.Build.Release.ID
+	info, err := s.previews.Start(ctx, st.AppID, s.apps.WorkspaceDir(st.AppID), m.Preview, release)
+	if err != nil {
+		var pe *preview.Error
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Message
+		}
+		st.Preview = &PreviewRecord{Release: release, SpawnedAt: s.now(), Problem: msg}
+		if serr := s.save(st); serr != nil {
+			return preview.Info{}, serr
+		}
+		return preview.Info{}, &Error{Code: app.EInvalid, Message: msg}
+	}
+	st.Preview = &PreviewRecord{Release: info.Release, SpawnedAt: info.SpawnedAt, URL: info.URL, Running: true}
+	return info, s.save(st)
+}
+
+// StopPreview stops the application's preview.
+func (s *Service) StopPreview(ctx context.Context, appID string) (Observed, error) {
+	unlock, err := s.lock(appID)
+	if err != nil {
+		return Observed{}, err
+	}
+	defer unlock()
+	st, err := s.State(appID)
+	if err != nil {
+		return Observed{}, err
+	}
+	if err := s.previews.Stop(appID); err != nil {
+		var pe *preview.Error
+		if !errors.As(err, &pe) || pe.Code != preview.ENotRunning {
+			return Observed{}, err
+		}
+	}
+	if st.Preview != nil {
+		st.Preview.Running = false
+		if err := s.save(&st); err != nil {
+			return Observed{}, err
+		}
+	}
+	return s.Observe(ctx, appID)
+}

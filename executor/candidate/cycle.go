@@ -1,0 +1,235 @@
+package candidate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"autoapp/executor/acceptance"
+	"autoapp/executor/build"
+	"autoapp/executor/workspace"
+	"autoapp/intent/app"
+)
+
+// Change is what a cycle applies before it builds: hunks of one file, or
+// whole files. An empty change verifies the workspace as it is.
+type Change struct {
+	Path  string
+	Hunks []workspace.Hunk
+	Files []workspace.FileChange
+	Meta  workspace.CommitMeta
+}
+
+func (c Change) empty() bool { return len(c.Hunks) == 0 && len(c.Files) == 0 && c.Path == "" }
+
+// BuildProblem is a build problem with the lines around the place it names.
+type BuildProblem struct {
+	build.Problem
+	// Around is the numbered source lines around Line, when the file could be read.
+	Around string `json:"around,omitempty"`
+}
+
+// Result is what a cycle saw and what to do next.
+type Result struct {
+	Step     string `json:"step"`
+	Revision string `json:"revision"`
+	// Patch is the commit the change made, when there was a change.
+	Patch *workspace.EditResult `json:"patch,omitempty"`
+	// PatchProblems name what was wrong with a refused change.
+	PatchProblems workspace.Problems `json:"patchProblems,omitempty"`
+
+	Build           *BuildRecord   `json:"build,omitempty"`
+	BuildProblems   []BuildProblem `json:"buildProblems,omitempty"`
+	SameAsLastBuild bool           `json:"sameAsLastBuild"`
+
+	Preview *PreviewRecord `json:"preview,omitempty"`
+
+	Checks          *ChecksRecord       `json:"checks,omitempty"`
+	Failed          []acceptance.Result `json:"failed,omitempty"`
+	SameAsLastCheck bool                `json:"sameAsLastCheck"`
+
+	Next string `json:"next"`
+}
+
+// Cycle applies the change, builds, starts the preview and runs every
+// acceptance example, recording each step in candidate.json with the next
+// step, and returns what to do next.
+func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Result, error) {
+	if _, err := s.apps.Get(ctx, appID); err != nil {
+		return Result{}, err
+	}
+	unlock, err := s.lock(appID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+
+	st, err := s.State(appID)
+	if err != nil {
+		return Result{}, err
+	}
+	_, manifest, problems, err := s.apps.Manifest(appID)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(problems) > 0 {
+		return Result{}, &Error{Code: app.EInvalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."}
+	}
+	dir := s.apps.WorkspaceDir(appID)
+	ws, err := workspace.Open(dir, s.now)
+	if err != nil {
+		return Result{}, fmt.Errorf("candidate: open workspace: %w", err)
+	}
+	defer ws.Close()
+
+	var res Result
+	if !change.empty() {
+		var edit workspace.EditResult
+		if len(change.Hunks) > 0 {
+			edit, err = ws.Edit(change.Path, change.Hunks, change.Meta)
+		} else {
+			edit, err = ws.Change(change.Files, change.Meta)
+		}
+		if ps, ok := workspace.AsProblems(err); ok {
+			res.Step, res.PatchProblems = StepPatchRefused, ps
+			res.Revision, _ = ws.Head()
+			res.Next = "Fix the change: " + ps.Error() + "; nothing was applied."
+			return res, s.record(&st, res, nil)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		res.Patch = &edit
+		res.Step, res.Revision = StepPatched, edit.Revision
+		res.Next = "Build the change."
+		if err := s.record(&st, res, nil); err != nil {
+			return Result{}, err
+		}
+	}
+	if res.Revision == "" {
+		if res.Revision, err = ws.Head(); err != nil {
+			return Result{}, fmt.Errorf("candidate: head: %w", err)
+		}
+	}
+
+	// Build.
+	var lastBuild []string
+	var lastRelease *build.Release
+	if st.Build != nil {
+		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
+	}
+	out := build.Run(ctx, dir, manifest.Build, res.Revision, s.now)
+	rec := &BuildRecord{Revision: res.Revision, At: s.now(), OK: out.OK, StagesRun: out.StagesRun,
+		NotRun: out.NotRun, Problems: out.Problems, Release: lastRelease}
+	for _, p := range out.Problems {
+		rec.Failures = append(rec.Failures, build.Signature(p.Stage, p.String()))
+	}
+	st.Build, res.Build = rec, rec
+	if !out.OK {
+		res.Step = StepBuildFailed
+		res.SameAsLastBuild = sameFailures(lastBuild, rec.Failures)
+		for _, p := range out.Problems {
+			res.BuildProblems = append(res.BuildProblems, BuildProblem{Problem: p, Around: around(ws, p)})
+		}
+		res.Next = "Fix the build problems, then cycle again."
+		if res.SameAsLastBuild {
+			res.Next = "These are the problems the last build had: the change did not reach them. " + res.Next
+		}
+		return res, s.record(&st, res, rec.Failures)
+	}
+	rec.Release = out.Release
+	if err := s.apps.RecordRelease(ctx, app.Release{ID: out.Release.ID, AppID: appID,
+		Revision: out.Release.Revision, BuiltAt: out.Release.BuiltAt.UnixMilli()}); err != nil {
+		return Result{}, err
+	}
+	res.Step, res.Next = StepBuilt, "Start the preview."
+	if err := s.record(&st, res, nil); err != nil {
+		return Result{}, err
+	}
+
+	// Preview.
+	info, err := s.startPreview(ctx, &st)
+	res.Preview = st.Preview
+	if err != nil {
+		var ce *Error
+		if !errors.As(err, &ce) {
+			return Result{}, err
+		}
+		res.Step, res.Next = StepPreviewFailed, "Make the preview start: "+ce.Message
+		return res, s.record(&st, res, nil)
+	}
+	res.Step, res.Next = StepPreviewed, "Run the checks."
+	if err := s.record(&st, res, nil); err != nil {
+		return Result{}, err
+	}
+
+	// Checks.
+	var lastChecks []string
+	if st.Checks != nil {
+		lastChecks = st.Checks.Failures
+	}
+	examples, err := acceptance.Load(os.DirFS(dir), manifest.AcceptanceDir())
+	if err != nil {
+		return Result{}, fmt.Errorf("candidate: read the examples: %w", err)
+	}
+	results := acceptance.Run(ctx, info.URL, examples, nil)
+	checks := &ChecksRecord{Release: info.Release, PreviewSpawnedAt: info.SpawnedAt, At: s.now(), Results: results}
+	for _, r := range results {
+		if r.Passed {
+			checks.Passed++
+			continue
+		}
+		res.Failed = append(res.Failed, r)
+		checks.Failures = append(checks.Failures, build.Signature("check "+r.Hash, r.Failure))
+	}
+	st.Checks, res.Checks = checks, checks
+	res.Step = StepChecked
+	switch {
+	case len(results) == 0:
+		res.Next = "There are no acceptance examples in " + manifest.AcceptanceDir() + "/: write one for each criterion."
+	case len(res.Failed) == 0:
+		res.Next = fmt.Sprintf("Every check passed (%d of %d) on release %s.", checks.Passed, len(results), info.Release)
+	default:
+		res.SameAsLastCheck = sameFailures(lastChecks, checks.Failures)
+		res.Next = fmt.Sprintf("Passed %d of %d. Fix what the failing examples say, then cycle again.", checks.Passed, len(results))
+		if res.SameAsLastCheck {
+			res.Next = "These are the failures the last check had: the change did not reach them. " + res.Next
+		}
+	}
+	return res, s.record(&st, res, checks.Failures)
+}
+
+// record writes the cycle's step into the state and saves it.
+func (s *Service) record(st *State, res Result, failures []string) error {
+	c := &CycleRecord{Step: res.Step, Revision: res.Revision, Failures: failures, Next: res.Next, At: s.now()}
+	if st.Build != nil && st.Build.Release != nil {
+		c.Release = st.Build.Release.ID
+	}
+	st.Cycle = c
+	return s.save(st)
+}
+
+func sameFailures(last, now []string) bool {
+	if len(last) == 0 || len(now) == 0 {
+		return false
+	}
+	a, b := slices.Clone(last), slices.Clone(now)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// around reads the lines near a problem's place, when it names one.
+func around(ws *workspace.Workspace, p build.Problem) string {
+	if p.File == "" || p.Line <= 0 {
+		return ""
+	}
+	r, err := ws.Read(p.File, max(1, p.Line-3), p.Line+3)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(r.Text, "\n")
+}

@@ -1,0 +1,3 @@
+DROP TABLE activations;
+DROP TABLE releases;
+DROP TABLE apps;
