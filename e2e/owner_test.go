@@ -114,6 +114,7 @@ func TestTheRailReachesEveryPage(t *testing.T) {
 	createOwner(t, page, s)
 
 	pages := []struct{ rail, heading, path, says string }{
+		{"rail-apps", "Applications", "/apps", "No applications yet."},
 		{"rail-request", "Request", "/request", "No applications yet"},
 		{"rail-knowledge", "Knowledge", "/knowledge", "Nothing has been recorded yet."},
 		{"rail-settings", "Settings", "/settings", "No model provider is set up yet."},

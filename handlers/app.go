@@ -12,7 +12,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor/candidate"
+	"autoapp/executor/workspace"
+	"autoapp/intent/app"
 	"autoapp/intent/owner"
+	"autoapp/views"
 )
 
 // Owners is what the handlers need of the owner service.
@@ -24,9 +28,34 @@ type Owners interface {
 	SignOut(ctx context.Context, id string) error
 }
 
+// Apps is what the handlers need of the applications.
+type Apps interface {
+	List(ctx context.Context) ([]app.App, error)
+	Get(ctx context.Context, id string) (app.App, error)
+	CreateFromTemplate(ctx context.Context, id, name, template string) (app.App, error)
+	Register(ctx context.Context, id, name, source string) (app.App, error)
+	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	SaveManifest(ctx context.Context, id string, raw []byte) error
+	Releases(ctx context.Context, id string, limit int) ([]app.Release, error)
+	Activate(ctx context.Context, id, releaseID string) error
+	Selected(ctx context.Context) (string, error)
+	Select(ctx context.Context, id string) error
+	WorkspaceDir(id string) string
+}
+
+// Candidates is what the handlers need of the build, preview and checks.
+type Candidates interface {
+	Observe(ctx context.Context, appID string) (candidate.Observed, error)
+	Cycle(ctx context.Context, appID string, change candidate.Change) (candidate.Result, error)
+	StartPreview(ctx context.Context, appID string) (candidate.Observed, error)
+	StopPreview(ctx context.Context, appID string) (candidate.Observed, error)
+}
+
 // Deps are the services the routes call.
 type Deps struct {
-	Owners Owners
+	Owners     Owners
+	Apps       Apps
+	Candidates Candidates
 	Log    *slog.Logger
 	// Version is shown by /healthz.
 	Version string
@@ -34,7 +63,9 @@ type Deps struct {
 
 // Handlers holds the dependencies of every route.
 type Handlers struct {
-	owners  Owners
+	owners     Owners
+	apps       Apps
+	candidates Candidates
 	log     *slog.Logger
 	version string
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -43,7 +74,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -70,10 +101,20 @@ func New(d Deps) *fiber.App {
 	app.Post("/signout", h.signOut)
 
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
-	app.Get("/backlog", h.backlog)
-	app.Get("/request", h.request)
-	app.Get("/knowledge", h.knowledge)
-	app.Get("/settings", h.settings)
+	app.Get("/backlog", h.plain("Backlog", "backlog", views.BacklogPage))
+	app.Get("/request", h.plain("Request", "request", views.RequestPage))
+	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
+	app.Get("/settings", h.plain("Settings", "settings", views.SettingsPage))
+
+	app.Get("/apps", h.appList)
+	app.Post("/apps", h.appCreate)
+	app.Post("/apps/register", h.appRegister)
+	app.Get("/apps/:id", h.appPage)
+	app.Post("/apps/:id/manifest", h.appManifest)
+	app.Post("/apps/:id/cycle", h.appCycle)
+	app.Post("/apps/:id/preview/start", h.appPreviewStart)
+	app.Post("/apps/:id/preview/stop", h.appPreviewStop)
+	app.Post("/apps/:id/activate", h.appActivate)
 	app.Use(func(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusNotFound, "There is no page at this address.")
 	})
@@ -93,11 +134,17 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	sentence := "Something went wrong on the server. The details are in its log."
 	var fe *fiber.Error
 	var oe *owner.Error
+	var ae *app.Error
+	var ce *candidate.Error
 	switch {
 	case errors.As(err, &fe):
 		status, sentence = fe.Code, fe.Message
 	case errors.As(err, &oe):
 		status, sentence = ownerStatus(oe.Code), oe.Message
+	case errors.As(err, &ae):
+		status, sentence = appStatus(ae.Code), ae.Message
+	case errors.As(err, &ce):
+		status, sentence = appStatus(ce.Code), ce.Message
 	default:
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
@@ -120,6 +167,18 @@ func ownerStatus(code owner.Code) int {
 		return fiber.StatusUnauthorized
 	case owner.EThrottled:
 		return fiber.StatusTooManyRequests
+	}
+	return fiber.StatusBadRequest
+}
+
+func appStatus(code app.Code) int {
+	switch code {
+	case app.EInvalid:
+		return fiber.StatusUnprocessableEntity
+	case app.EConflict:
+		return fiber.StatusConflict
+	case app.ENotFound:
+		return fiber.StatusNotFound
 	}
 	return fiber.StatusBadRequest
 }

@@ -13,7 +13,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor/candidate"
+	"autoapp/executor/preview"
 	"autoapp/handlers"
+	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/migrations"
 	"autoapp/static"
@@ -61,8 +64,14 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	owners := owner.NewService(MustOpen(t), c.now)
-	return &server{app: handlers.New(handlers.Deps{Owners: owners, Version: "test-version"}), clock: c}
+	db := MustOpen(t)
+	owners := owner.NewService(db, c.now)
+	apps := app.NewService(db, t.TempDir(), c.now)
+	previews := preview.NewManager(c.now, nil)
+	t.Cleanup(previews.StopAll)
+	candidates := candidate.NewService(apps, previews, c.now)
+	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
+		Version: "test-version"}), clock: c}
 }
 
 // withOwner is a server whose owner was created through the setup page, and

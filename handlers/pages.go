@@ -1,23 +1,19 @@
 package handlers
 
 import (
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/views"
 )
 
-func (h *Handlers) backlog(c *fiber.Ctx) error {
-	return render(c, views.BacklogPage(shell(c, "Backlog", "backlog")))
-}
-
-func (h *Handlers) request(c *fiber.Ctx) error {
-	return render(c, views.RequestPage(shell(c, "Request", "request")))
-}
-
-func (h *Handlers) knowledge(c *fiber.Ctx) error {
-	return render(c, views.KnowledgePage(shell(c, "Knowledge", "knowledge")))
-}
-
-func (h *Handlers) settings(c *fiber.Ctx) error {
-	return render(c, views.SettingsPage(shell(c, "Settings", "settings")))
+// plain renders a page that needs nothing but its frame.
+func (h *Handlers) plain(title, current string, comp func(views.Shell) templ.Component) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		s, err := h.page(c, title, current)
+		if err != nil {
+			return err
+		}
+		return render(c, comp(s))
+	}
 }

@@ -23,6 +23,22 @@ func shell(c *fiber.Ctx, title, current string) views.Shell {
 	return s
 }
 
+// page is the frame of a signed-in page: the shell with the application
+// selected last.
+func (h *Handlers) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
+	s := shell(c, title, current)
+	id, err := h.apps.Selected(c.UserContext())
+	if err != nil || id == "" {
+		return s, err
+	}
+	a, err := h.apps.Get(c.UserContext(), id)
+	if err != nil {
+		return s, err
+	}
+	s.AppID, s.AppName = a.ID, a.Name
+	return s, nil
+}
+
 func errorPage(c *fiber.Ctx, status int, sentence string) templ.Component {
 	return views.ErrorPage(shell(c, views.StatusTitle(status), ""), status, sentence)
 }

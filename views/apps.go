@@ -48,8 +48,9 @@ type CandidateView struct {
 	StagesRun []string
 	NotRun    []string
 	Problems  []string
-	// Edited says HEAD moved on from the built revision.
-	Edited bool
+	// Edited says HEAD moved on from the built revision; EditedNote says so.
+	Edited     bool
+	EditedNote string
 
 	PreviewURL     string
 	PreviewRelease string

@@ -18,6 +18,8 @@ type Shell struct {
 	CSRF string
 	// Current is the rail entry to mark: backlog, apps, request, knowledge or settings.
 	Current string
+	// AppID and AppName are the application selected last, if any.
+	AppID, AppName string
 }
 
 // RailEntry is one place the rail leads to.

@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"autoapp/executor/candidate"
+	"autoapp/executor/preview"
+	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/migrations"
 )
@@ -58,6 +62,21 @@ func (s *stores) close() error {
 
 func (s *stores) owners() *owner.Service {
 	return owner.NewService(s.intents, time.Now)
+}
+
+// launcher is every service `autoapp serve` runs, built over the stores.
+type launcher struct {
+	owners     *owner.Service
+	apps       *app.Service
+	previews   *preview.Manager
+	candidates *candidate.Service
+}
+
+func (s *stores) launcher(log *slog.Logger) *launcher {
+	l := &launcher{owners: s.owners(), apps: app.NewService(s.intents, s.root, time.Now)}
+	l.previews = preview.NewManager(time.Now, log)
+	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
+	return l
 }
 
 // unwrapPath drops the path an *os.PathError repeats.

@@ -44,7 +44,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer st.close()
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	app := handlers.New(handlers.Deps{Owners: st.owners(), Log: log, Version: version})
+	l := st.launcher(log)
+	// Previews are child processes: none outlives the server.
+	defer l.previews.StopAll()
+	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -69,6 +72,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "autoapp serve: shutdown: %v\n", err)
 	}
 	<-served
+	l.previews.StopAll()
 	if err := st.close(); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: closing the stores: %v\n", err)
 		return 1

@@ -192,7 +192,8 @@ func (s *Service) lock(appID string) (func(), error) {
 type Observed struct {
 	State
 	PreviewRunning bool
-	Preview        preview.Info
+	// Live is the running preview, when PreviewRunning.
+	Live preview.Info
 	// PreviewNote explains a preview recorded as running that is not.
 	PreviewNote string
 	// ChecksNote says the checks ran on an earlier preview.
@@ -212,7 +213,7 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 	o := Observed{State: st}
 	info, running := s.previews.Status(appID)
 	if running && st.Preview != nil && info.Release == st.Preview.Release && info.SpawnedAt.Equal(st.Preview.SpawnedAt) {
-		o.PreviewRunning, o.Preview = true, info
+		o.PreviewRunning, o.Live = true, info
 	} else if st.Preview != nil && st.Preview.Running {
 		if st.Preview.SpawnedAt.Before(s.started) {
 			o.PreviewNote = PreviewStoppedByRestart
@@ -221,7 +222,7 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 		}
 	}
 	if c := st.Checks; c != nil {
-		if !o.PreviewRunning || c.Release != o.Preview.Release || !c.PreviewSpawnedAt.Equal(o.Preview.SpawnedAt) {
+		if !o.PreviewRunning || c.Release != o.Live.Release || !c.PreviewSpawnedAt.Equal(o.Live.SpawnedAt) {
 			o.ChecksNote = fmt.Sprintf("Passed %d of %d for an earlier preview; run the checks again.", c.Passed, len(c.Results))
 		}
 	}

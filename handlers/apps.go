@@ -1,0 +1,271 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/acceptance"
+	"autoapp/executor/candidate"
+	"autoapp/intent/app"
+	"autoapp/views"
+)
+
+// refusal is the sentence and status of an error the person can act on, or
+// ok false for a failure of the server.
+func refusal(err error) (status int, sentence string, ok bool) {
+	var ae *app.Error
+	var ce *candidate.Error
+	switch {
+	case errors.As(err, &ae):
+		return appStatus(ae.Code), ae.Message, true
+	case errors.As(err, &ce):
+		return appStatus(ce.Code), ce.Message, true
+	}
+	return 0, "", false
+}
+
+func (h *Handlers) appList(c *fiber.Ctx) error {
+	return h.renderApps(c, views.AppForm{})
+}
+
+func (h *Handlers) renderApps(c *fiber.Ctx, form views.AppForm) error {
+	ctx := c.UserContext()
+	s, err := h.page(c, "Applications", "apps")
+	if err != nil {
+		return err
+	}
+	apps, err := h.apps.List(ctx)
+	if err != nil {
+		return err
+	}
+	p := views.AppsPage{Form: form}
+	for _, a := range apps {
+		p.Apps = append(p.Apps, appRow(a, s.AppID))
+	}
+	for _, t := range app.Templates {
+		p.Templates = append(p.Templates, views.TemplateOption{Key: t.Key, Title: t.Title, About: t.About})
+	}
+	return render(c, views.ApplicationsPage(s, p))
+}
+
+func (h *Handlers) appCreate(c *fiber.Ctx) error {
+	form := views.AppForm{ID: strings.TrimSpace(c.FormValue("id")), Name: c.FormValue("name"), Template: c.FormValue("template")}
+	a, err := h.apps.CreateFromTemplate(c.UserContext(), form.ID, form.Name, form.Template)
+	return h.afterCreate(c, a, err, form)
+}
+
+func (h *Handlers) appRegister(c *fiber.Ctx) error {
+	form := views.AppForm{ID: strings.TrimSpace(c.FormValue("id")), Name: c.FormValue("name"),
+		Source: c.FormValue("source"), Register: true}
+	a, err := h.apps.Register(c.UserContext(), form.ID, form.Name, form.Source)
+	return h.afterCreate(c, a, err, form)
+}
+
+func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.AppForm) error {
+	if status, sentence, ok := refusal(err); ok {
+		form.Problem = sentence
+		c.Status(status)
+		return h.renderApps(c, form)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.apps.Select(c.UserContext(), a.ID); err != nil {
+		return err
+	}
+	return c.Redirect("/apps/"+a.ID, fiber.StatusSeeOther)
+}
+
+// appPage shows one application and selects it.
+func (h *Handlers) appPage(c *fiber.Ctx) error {
+	id := c.Params("id")
+	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
+		return err
+	}
+	if err := h.apps.Select(c.UserContext(), id); err != nil {
+		return err
+	}
+	return h.renderApp(c, id, appNotes{})
+}
+
+// appNotes is what an action tells the person on the page it renders.
+type appNotes struct {
+	notice, problem   string
+	manifest          string
+	manifestProblems  []string
+	manifestNotice    string
+	candidateProblem  string
+	keepManifestDraft bool
+}
+
+func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
+	ctx := c.UserContext()
+	a, err := h.apps.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	s, err := h.page(c, a.Name, "apps")
+	if err != nil {
+		return err
+	}
+	p := views.AppPage{App: appRow(a, s.AppID), Workspace: h.apps.WorkspaceDir(id),
+		Notice: n.notice, Problem: n.problem, ManifestNotice: n.manifestNotice, ManifestProblems: n.manifestProblems}
+	raw, _, problems, err := h.apps.Manifest(id)
+	if err != nil {
+		return err
+	}
+	p.Manifest = string(raw)
+	if n.keepManifestDraft {
+		p.Manifest = n.manifest
+	} else {
+		for _, pr := range problems {
+			p.ManifestProblems = append(p.ManifestProblems, pr.String())
+		}
+	}
+	o, err := h.candidates.Observe(ctx, id)
+	if err != nil {
+		return err
+	}
+	p.Candidate = candidateView(id, o)
+	p.Candidate.Problem = n.candidateProblem
+	releases, err := h.apps.Releases(ctx, id, 20)
+	if err != nil {
+		return err
+	}
+	for _, r := range releases {
+		p.Releases = append(p.Releases, views.ReleaseRow{ID: r.ID, Revision: short(r.Revision),
+			BuiltAt: clock(time.UnixMilli(r.BuiltAt)), Current: r.ID == a.CurrentRelease})
+	}
+	return render(c, views.ApplicationPage(s, p))
+}
+
+func (h *Handlers) appManifest(c *fiber.Ctx) error {
+	id := c.Params("id")
+	raw := c.FormValue("manifest")
+	err := h.apps.SaveManifest(c.UserContext(), id, []byte(raw))
+	var ae *app.Error
+	if errors.As(err, &ae) && ae.Code == app.EInvalid {
+		n := appNotes{manifest: raw, keepManifestDraft: true}
+		for _, p := range ae.Problems {
+			n.manifestProblems = append(n.manifestProblems, p.String())
+		}
+		if len(n.manifestProblems) == 0 {
+			n.manifestProblems = []string{ae.Message}
+		}
+		c.Status(fiber.StatusUnprocessableEntity)
+		return h.renderApp(c, id, n)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/apps/"+id, fiber.StatusSeeOther)
+}
+
+// candidateAction runs a build, preview or check action and shows the page,
+// with the action's refusal in the candidate panel.
+func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, id string) error) error {
+	id := c.Params("id")
+	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
+		return err
+	}
+	err := act(c.UserContext(), id)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderApp(c, id, appNotes{candidateProblem: sentence})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/apps/"+id+"#candidate", fiber.StatusSeeOther)
+}
+
+func (h *Handlers) appCycle(c *fiber.Ctx) error {
+	return h.candidateAction(c, func(ctx context.Context, id string) error {
+		_, err := h.candidates.Cycle(ctx, id, candidate.Change{})
+		return err
+	})
+}
+
+func (h *Handlers) appPreviewStart(c *fiber.Ctx) error {
+	return h.candidateAction(c, func(ctx context.Context, id string) error {
+		_, err := h.candidates.StartPreview(ctx, id)
+		return err
+	})
+}
+
+func (h *Handlers) appPreviewStop(c *fiber.Ctx) error {
+	return h.candidateAction(c, func(ctx context.Context, id string) error {
+		_, err := h.candidates.StopPreview(ctx, id)
+		return err
+	})
+}
+
+func (h *Handlers) appActivate(c *fiber.Ctx) error {
+	id := c.Params("id")
+	err := h.apps.Activate(c.UserContext(), id, c.FormValue("release"))
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderApp(c, id, appNotes{problem: sentence})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/apps/"+id, fiber.StatusSeeOther)
+}
+
+func appRow(a app.App, selected string) views.AppRow {
+	return views.AppRow{ID: a.ID, Name: a.Name, Origin: a.Origin, Current: a.CurrentRelease, Selected: a.ID == selected}
+}
+
+// candidateView shapes what the host observed for the candidate panel.
+func candidateView(id string, o candidate.Observed) views.CandidateView {
+	v := views.CandidateView{AppID: id, Edited: o.Edited, PreviewRunning: o.PreviewRunning,
+		PreviewNote: o.PreviewNote, ChecksNote: o.ChecksNote}
+	if o.Edited {
+		v.EditedNote = candidate.EditedSinceBuild
+	}
+	if b := o.Build; b != nil {
+		v.Built, v.BuildOK, v.Revision, v.BuiltAt = true, b.OK, short(b.Revision), clock(b.At)
+		v.StagesRun, v.NotRun = b.StagesRun, b.NotRun
+		if b.Release != nil {
+			v.Release = b.Release.ID
+		}
+		for _, p := range b.Problems {
+			v.Problems = append(v.Problems, p.String())
+		}
+	}
+	if o.PreviewRunning {
+		v.PreviewURL, v.PreviewRelease = o.Live.URL, o.Live.Release
+	} else if o.State.Preview != nil && o.State.Preview.Problem != "" && v.PreviewNote == "" {
+		v.PreviewNote = o.State.Preview.Problem
+	}
+	if k := o.Checks; k != nil {
+		v.ChecksRun, v.ChecksPassed = true, k.Passed
+		for _, r := range k.Results {
+			v.Checks = append(v.Checks, checkRow(r))
+		}
+	}
+	if o.Cycle != nil {
+		v.LastStep, v.Next = o.Cycle.Step, o.Cycle.Next
+	}
+	return v
+}
+
+func checkRow(r acceptance.Result) views.CheckRow {
+	return views.CheckRow{ID: r.ID, Title: r.Title, Passed: r.Passed, Sentence: r.Failure}
+}
+
+func short(rev string) string {
+	if len(rev) > 10 {
+		return rev[:10]
+	}
+	return rev
+}
+
+func clock(t time.Time) string {
+	return t.Local().Format("2006-01-02 15:04:05")
+}
