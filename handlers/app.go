@@ -56,7 +56,7 @@ type Deps struct {
 	Owners     Owners
 	Apps       Apps
 	Candidates Candidates
-	Log    *slog.Logger
+	Log        *slog.Logger
 	// Version is shown by /healthz.
 	Version string
 }
@@ -66,8 +66,8 @@ type Handlers struct {
 	owners     Owners
 	apps       Apps
 	candidates Candidates
-	log     *slog.Logger
-	version string
+	log        *slog.Logger
+	version    string
 	// ownerExists is remembered once true: the owner is never deleted.
 	ownerExists atomic.Bool
 }
