@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,19 +76,26 @@ func runMain(m *testing.M) int {
 
 // server is one autoapp process with its own root.
 type server struct {
-	URL  string
-	Root string
-	cmd  *exec.Cmd
-	out  *strings.Builder
+	URL     string
+	Root    string
+	cmd     *exec.Cmd
+	out     *strings.Builder
+	stopped sync.Once
 }
 
 var servingLine = regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+)`)
 
-// startServer runs `autoapp serve` on a random port and stops it with
-// SIGTERM when the test ends, failing the test unless it shuts down cleanly.
+// startServer runs `autoapp serve` on a random port with a new root and
+// stops it with SIGTERM when the test ends, failing the test unless it shuts
+// down cleanly.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	root := t.TempDir()
+	return startServerAt(t, t.TempDir())
+}
+
+// startServerAt is startServer over an existing root, as a restart is.
+func startServerAt(t *testing.T, root string) *server {
+	t.Helper()
 	cmd := exec.Command(binary, "serve", "--root", root, "--addr", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -126,21 +134,26 @@ func startServer(t *testing.T) *server {
 		cmd.Process.Kill()
 		t.Fatalf("autoapp serve did not start within 20s: %s", out)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// stop sends SIGTERM and waits for a clean exit, once.
+func (s *server) stop(t *testing.T) {
+	s.stopped.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		go func() { done <- s.cmd.Wait() }()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("autoapp serve did not stop cleanly on SIGTERM: %v\n%s", err, out)
+				t.Errorf("autoapp serve did not stop cleanly on SIGTERM: %v\n%s", err, s.out)
 			}
 		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
+			s.cmd.Process.Kill()
 			t.Errorf("autoapp serve ignored SIGTERM for 15s")
 		}
 	})
-	return s
 }
 
 // newPage opens a fresh browser context (no cookies) and fails the test on
