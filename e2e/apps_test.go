@@ -75,4 +75,5 @@ func TestAnApplicationFromTheStaticTemplatePassesItsExample(t *testing.T) {
 	// The application is listed and selected.
 	must(t, page.GetByTestId("rail-apps").Click())
 	must(t, expect.Locator(page.GetByTestId("app-site")).ToContainText("selected"))
+	must(t, expect.Locator(page.GetByTestId("app-site").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "http://127.0.0.1:"})).ToBeVisible())
 }

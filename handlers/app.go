@@ -49,6 +49,7 @@ type Candidates interface {
 	Cycle(ctx context.Context, appID string, change candidate.Change) (candidate.Result, error)
 	StartPreview(ctx context.Context, appID string) (candidate.Observed, error)
 	StopPreview(ctx context.Context, appID string) (candidate.Observed, error)
+	PreviewURL(appID string) (string, bool)
 }
 
 // Deps are the services the routes call.

@@ -44,7 +44,9 @@ func (h *Handlers) renderApps(c *fiber.Ctx, form views.AppForm) error {
 	}
 	p := views.AppsPage{Form: form}
 	for _, a := range apps {
-		p.Apps = append(p.Apps, appRow(a, s.AppID))
+		row := appRow(a, s.AppID)
+		row.PreviewURL, _ = h.candidates.PreviewURL(a.ID)
+		p.Apps = append(p.Apps, row)
 	}
 	for _, t := range app.Templates {
 		p.Templates = append(p.Templates, views.TemplateOption{Key: t.Key, Title: t.Title, About: t.About})

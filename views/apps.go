@@ -6,6 +6,8 @@ type AppRow struct {
 	// Current is the release the owner made current, or "".
 	Current  string
 	Selected bool
+	// PreviewURL is the running preview's address, or "".
+	PreviewURL string
 }
 
 // TemplateOption is a built-in template offered on the Applications page.

@@ -260,6 +260,13 @@ func (s *Service) head(appID string) (string, error) {
 	return rev, nil
 }
 
+// PreviewURL is the address of the application's running preview, if one
+// runs. It reads no file, so a list of many applications stays cheap.
+func (s *Service) PreviewURL(appID string) (string, bool) {
+	info, ok := s.previews.Status(appID)
+	return info.URL, ok
+}
+
 // StartPreview starts the last release's preview.
 func (s *Service) StartPreview(ctx context.Context, appID string) (Observed, error) {
 	unlock, err := s.lock(appID)
