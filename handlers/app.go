@@ -87,6 +87,9 @@ func New(d Deps) *fiber.App {
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		BodyLimit:             4 << 20,
+		// Values from a request are kept past it (an application id keys
+		// the running previews), so they must not share fasthttp's buffers.
+		Immutable: true,
 	})
 	app.Use(securityHeaders)
 	app.Get("/healthz", h.healthz)

@@ -209,7 +209,11 @@ func wantRedirect(t *testing.T, r *response, location string) {
 func wantSentence(t *testing.T, r *response, sentence string) {
 	t.Helper()
 	if !strings.Contains(r.body, sentence) {
-		t.Fatalf("the answer does not say %q; body: %.500s", sentence, r.body)
+		body := r.body
+		if i := strings.Index(body, "<main>"); i >= 0 {
+			body = body[i:]
+		}
+		t.Fatalf("the answer does not say %q; body: %.1500s", sentence, body)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"time"
@@ -107,10 +108,19 @@ func (ps Problems) Error() string {
 // by its field; the manifest is usable only when there are none.
 func ParseManifest(b []byte) (Manifest, Problems) {
 	var m Manifest
+	if len(bytes.TrimSpace(b)) == 0 {
+		return m, Problems{{Message: "autoapp.json is empty: write the manifest as a JSON object"}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return m, Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " + jsonMessage(err)}}
+	}
+	// Decode stops after the first value; anything but space after it
+	// would be saved as a file no other JSON reader accepts.
+	if _, err := dec.Token(); err != io.EOF {
+		return m, Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " +
+			"there is more after the manifest's closing }"}}
 	}
 	return m, m.Validate()
 }
@@ -157,7 +167,7 @@ func (m *Manifest) Validate() Problems {
 		case s.Timeout.Duration <= 0:
 			add(f+".timeout", "give a timeout such as \"2m\"")
 		case s.Timeout.Duration > MaxStageTimeout:
-			add(f+".timeout", "at most %s", MaxStageTimeout)
+			add(f+".timeout", "at most %dm", int(MaxStageTimeout.Minutes()))
 		}
 	}
 	p := m.Preview
