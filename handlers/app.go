@@ -57,6 +57,7 @@ type Deps struct {
 	Owners     Owners
 	Apps       Apps
 	Candidates Candidates
+	Backlog    Backlog
 	Log        *slog.Logger
 	// Version is shown by /healthz.
 	Version string
@@ -67,6 +68,7 @@ type Handlers struct {
 	owners     Owners
 	apps       Apps
 	candidates Candidates
+	backlog    Backlog
 	log        *slog.Logger
 	version    string
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -75,7 +77,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -105,7 +107,14 @@ func New(d Deps) *fiber.App {
 	app.Post("/signout", h.signOut)
 
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
-	app.Get("/backlog", h.plain("Backlog", "backlog", views.BacklogPage))
+	app.Get("/backlog", h.backlogList)
+	app.Post("/backlog/models", h.backlogModels)
+	app.Get("/backlog/intents/:id", h.intentPage)
+	app.Get("/backlog/intents/:id/live", h.intentLive)
+	app.Post("/backlog/intents/:id/withdraw", h.intentWithdraw)
+	app.Get("/backlog/tasks/:id", h.taskPage)
+	app.Post("/backlog/tasks/:id/model", h.taskModel)
+	app.Post("/backlog/tasks/:id/remove", h.taskRemove)
 	app.Get("/request", h.plain("Request", "request", views.RequestPage))
 	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
 	app.Get("/settings", h.plain("Settings", "settings", views.SettingsPage))
@@ -138,17 +147,13 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	sentence := "Something went wrong on the server. The details are in its log."
 	var fe *fiber.Error
 	var oe *owner.Error
-	var ae *app.Error
-	var ce *candidate.Error
 	switch {
 	case errors.As(err, &fe):
 		status, sentence = fe.Code, fe.Message
 	case errors.As(err, &oe):
 		status, sentence = ownerStatus(oe.Code), oe.Message
-	case errors.As(err, &ae):
-		status, sentence = appStatus(ae.Code), ae.Message
-	case errors.As(err, &ce):
-		status, sentence = appStatus(ce.Code), ce.Message
+	case isRefusal(err):
+		status, sentence, _ = refusal(err)
 	default:
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/candidate"
+	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/views"
 )
@@ -19,13 +20,21 @@ import (
 func refusal(err error) (status int, sentence string, ok bool) {
 	var ae *app.Error
 	var ce *candidate.Error
+	var ie *intent.Error
 	switch {
 	case errors.As(err, &ae):
 		return appStatus(ae.Code), ae.Message, true
 	case errors.As(err, &ce):
 		return appStatus(ce.Code), ce.Message, true
+	case errors.As(err, &ie):
+		return appStatus(app.Code(ie.Code)), ie.Message, true
 	}
 	return 0, "", false
+}
+
+func isRefusal(err error) bool {
+	_, _, ok := refusal(err)
+	return ok
 }
 
 func (h *Handlers) appList(c *fiber.Ctx) error {

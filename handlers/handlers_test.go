@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
 	"autoapp/handlers"
+	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/migrations"
@@ -70,8 +71,9 @@ func newServer(t *testing.T) *server {
 	previews := preview.NewManager(c.now, nil)
 	t.Cleanup(previews.StopAll)
 	candidates := candidate.NewService(apps, previews, c.now)
+	backlog := intent.NewService(db, t.TempDir(), c.now)
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Version: "test-version"}), clock: c}
+		Backlog: backlog, Version: "test-version"}), clock: c}
 }
 
 // withOwner is a server whose owner was created through the setup page, and

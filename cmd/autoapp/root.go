@@ -9,6 +9,7 @@ import (
 
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/migrations"
@@ -70,12 +71,14 @@ type launcher struct {
 	apps       *app.Service
 	previews   *preview.Manager
 	candidates *candidate.Service
+	backlog    *intent.Service
 }
 
 func (s *stores) launcher(log *slog.Logger) *launcher {
 	l := &launcher{owners: s.owners(), apps: app.NewService(s.intents, s.root, time.Now)}
 	l.previews = preview.NewManager(time.Now, log)
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
+	l.backlog = intent.NewService(s.intents, s.root, time.Now)
 	return l
 }
 

@@ -47,7 +47,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	l := st.launcher(log)
 	// Previews are child processes: none outlives the server.
 	defer l.previews.StopAll()
-	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -1,0 +1,292 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/intent"
+	"autoapp/intent/owner"
+	"autoapp/intent/plan"
+	"autoapp/views"
+)
+
+// Backlog is what the handlers need of the intents.
+type Backlog interface {
+	List(ctx context.Context, appID string) ([]intent.IntentSummary, error)
+	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
+	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
+	SetTaskModel(ctx context.Context, opID string, taskID int64, model string) error
+	RemoveTask(ctx context.Context, opID string, taskID int64) error
+	Withdraw(ctx context.Context, opID string, intentID int64) error
+	TierModels() (map[string]string, error)
+	SetTierModels(ctx context.Context, opID string, m map[string]string) error
+}
+
+// newOp is a fresh operation id for the forms of a page: submitting the
+// same form twice carries the same id, and the second changes nothing.
+func newOp() (string, error) {
+	t, err := owner.RandomToken()
+	if err != nil {
+		return "", err
+	}
+	return t[:22], nil
+}
+
+func (h *Handlers) backlogList(c *fiber.Ctx) error {
+	return h.renderBacklog(c, views.Refusal{}, "")
+}
+
+func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string) error {
+	ctx := c.UserContext()
+	s, err := h.page(c, "Backlog", "backlog")
+	if err != nil {
+		return err
+	}
+	op, err := newOp()
+	if err != nil {
+		return err
+	}
+	p := views.BacklogList{AppID: s.AppID, AppName: s.AppName, Refusal: r, Notice: notice, Op: op}
+	if s.AppID != "" {
+		intents, err := h.backlog.List(ctx, s.AppID)
+		if err != nil {
+			return err
+		}
+		for _, i := range intents {
+			p.Intents = append(p.Intents, intentRow(i))
+		}
+		models, err := h.backlog.TierModels()
+		if err != nil {
+			return err
+		}
+		for _, tier := range plan.Tiers {
+			p.TierModels = append(p.TierModels, views.TierModel{Tier: tier, Model: models[tier]})
+		}
+	}
+	return render(c, views.BacklogListPage(s, p))
+}
+
+func (h *Handlers) backlogModels(c *fiber.Ctx) error {
+	m := map[string]string{}
+	for _, tier := range plan.Tiers {
+		m[tier] = strings.TrimSpace(c.FormValue("tier_" + tier))
+	}
+	err := h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderBacklog(c, views.Refusal{At: "models", Sentence: sentence}, "")
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/backlog", fiber.StatusSeeOther)
+}
+
+func paramID(c *fiber.Ctx, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Params(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fiber.NewError(fiber.StatusNotFound, "There is no such intent or task.")
+	}
+	return id, nil
+}
+
+// intentPage opens an intent, and selects its application.
+func (h *Handlers) intentPage(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.renderIntent(c, id, views.Refusal{}, false)
+}
+
+// intentLive is the polled part of an intent.
+func (h *Handlers) intentLive(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.renderIntent(c, id, views.Refusal{}, true)
+}
+
+func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragment bool) error {
+	ctx := c.UserContext()
+	d, err := h.backlog.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	var s views.Shell
+	if fragment {
+		s = shell(c, "", "backlog")
+	} else {
+		if err := h.apps.Select(ctx, d.AppID); err != nil {
+			return err
+		}
+		if s, err = h.page(c, fmt.Sprintf("Intent #%d", d.ID), "backlog"); err != nil {
+			return err
+		}
+	}
+	op, err := newOp()
+	if err != nil {
+		return err
+	}
+	v := intentView(d, s.AppName, op)
+	v.Refusal = r
+	if fragment {
+		return render(c, views.IntentLive(s, v))
+	}
+	return render(c, views.IntentPage(s, v))
+}
+
+func (h *Handlers) intentWithdraw(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = h.backlog.Withdraw(c.UserContext(), c.FormValue("op"), id)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderIntent(c, id, views.Refusal{At: "withdraw", Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(fmt.Sprintf("/backlog/intents/%d", id), fiber.StatusSeeOther)
+}
+
+// taskWrite runs an owner's write on a task and shows the intent, with a
+// refusal beside the task.
+func (h *Handlers) taskWrite(c *fiber.Ctx, write func(ctx context.Context, op string, taskID int64) error) error {
+	taskID, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.backlog.Task(c.UserContext(), taskID)
+	if err != nil {
+		return err
+	}
+	err = write(c.UserContext(), c.FormValue("op"), taskID)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderIntent(c, t.IntentID, views.Refusal{At: "task-" + strconv.FormatInt(taskID, 10), Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(fmt.Sprintf("/backlog/intents/%d", t.IntentID), fiber.StatusSeeOther)
+}
+
+func (h *Handlers) taskModel(c *fiber.Ctx) error {
+	model := strings.TrimSpace(c.FormValue("model"))
+	return h.taskWrite(c, func(ctx context.Context, op string, taskID int64) error {
+		return h.backlog.SetTaskModel(ctx, op, taskID, model)
+	})
+}
+
+func (h *Handlers) taskRemove(c *fiber.Ctx) error {
+	return h.taskWrite(c, h.backlog.RemoveTask)
+}
+
+func (h *Handlers) taskPage(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.backlog.Task(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	s, err := h.page(c, t.Slug, "backlog")
+	if err != nil {
+		return err
+	}
+	passed := make([]bool, len(t.Criteria))
+	for i := range passed {
+		passed[i] = t.ExampleHashes[i+1] != ""
+	}
+	v := views.TaskView{IntentID: t.IntentID, Row: taskRow(t.BacklogTask, false), Markdown: plan.Markdown(t.Task.Task, passed), RunIDs: t.RunIDs}
+	for _, e := range t.Events {
+		v.Events = append(v.Events, views.EventRow{At: clock(e.At), From: string(e.From), To: string(e.To),
+			Reason: e.Reason, RunID: e.RunID, Actor: e.Actor})
+	}
+	return render(c, views.TaskPage(s, v))
+}
+
+func intentRow(i intent.IntentSummary) views.IntentRow {
+	row := views.IntentRow{ID: i.ID, Status: string(i.Status), BeingWritten: i.BeingWritten(),
+		Request: firstLine(i.Request, 140), Created: clock(i.CreatedAt), Questions: len(i.Questions)}
+	var parts []string
+	total := 0
+	for _, st := range intent.TaskStatuses {
+		if n := i.Counts[st]; n > 0 {
+			total += n
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	sort.Strings(parts)
+	switch total {
+	case 0:
+		row.Counts = "no tasks yet"
+	case 1:
+		row.Counts = "1 task: " + strings.Join(parts, ", ")
+	default:
+		row.Counts = fmt.Sprintf("%d tasks: %s", total, strings.Join(parts, ", "))
+	}
+	return row
+}
+
+func intentView(d intent.IntentDetail, appName, op string) views.IntentView {
+	v := views.IntentView{ID: d.ID, AppID: d.AppID, AppName: appName, Status: string(d.Status), Mode: string(d.Mode),
+		BeingWritten: d.BeingWritten(), Request: d.Request, Restated: strings.Join(d.Restated, " "),
+		Fits: d.Fits, Conflicts: d.Conflicts, OutOfReach: d.OutOfReach, Assumptions: d.Assumptions,
+		Questions: d.Questions, StopReason: d.StopReason, Created: clock(d.CreatedAt),
+		CanWithdraw: d.Withdrawable(), Op: op,
+		Polling: d.BeingWritten() || d.Status == intent.IntentRunning}
+	if !d.SubmittedAt.IsZero() {
+		v.Submitted = clock(d.SubmittedAt)
+	}
+	for _, t := range d.Tasks {
+		v.Tasks = append(v.Tasks, taskRow(t, d.Removable(t)))
+	}
+	return v
+}
+
+func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
+	row := views.TaskRow{ID: t.ID, Slug: t.Slug, Title: t.Title, Priority: t.Priority, Tier: t.Tier,
+		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: t.RunsOnFrom, OwnModel: t.Model,
+		Status: string(t.Status), Blocked: t.Blocked, BlockedBy: t.BlockedBy, CanRemove: removable,
+		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, FailReason: failReason(t), Attempts: t.Attempts,
+		CriteriaTotal: len(t.Criteria)}
+	for _, h := range t.ExampleHashes {
+		if h != "" {
+			row.CriteriaPassed++
+		}
+	}
+	return row
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
+
+// failReason is shown under a failed task; an interrupted one says why too.
+func failReason(t intent.BacklogTask) string {
+	if t.Status != intent.TaskFailed && t.Status != intent.TaskInterrupted {
+		return ""
+	}
+	if t.Reason == "" {
+		return "It " + string(t.Status) + "."
+	}
+	return t.Reason
+}

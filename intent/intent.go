@@ -1,0 +1,221 @@
+// Package intent is the backlog: an intent is one request from the owner,
+// analysed by the engineer into a plan of tasks, which the executor runs.
+// It keeps intents and tasks in the intents store, and every change of a
+// status goes through moveTask or moveIntent, in one transaction with the
+// event row that records it. It knows nothing of HTTP.
+package intent
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"autoapp/intent/plan"
+)
+
+// Code classifies a refusal for the person and for the HTTP layer.
+type Code string
+
+// The codes this package answers with.
+const (
+	EInvalid  Code = "invalid"
+	EConflict Code = "conflict"
+	ENotFound Code = "not_found"
+)
+
+// Error is a refusal with a sentence for the person, and the named
+// problems of a plan behind it when there are some.
+type Error struct {
+	Code     Code
+	Message  string
+	Problems plan.Problems
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// TaskStatus is one of the eight statuses a task row stores. Blocked is
+// derived when a task is read and never stored.
+type TaskStatus string
+
+// The stored task statuses.
+const (
+	TaskProposed    TaskStatus = "proposed"
+	TaskInQueue     TaskStatus = "in-queue"
+	TaskInProgress  TaskStatus = "in-progress"
+	TaskCompleted   TaskStatus = "completed"
+	TaskFailed      TaskStatus = "failed"
+	TaskInterrupted TaskStatus = "interrupted"
+	TaskNeedsAnswer TaskStatus = "needs-answer"
+	TaskRemoved     TaskStatus = "removed"
+)
+
+// TaskStatuses lists the stored statuses in the order a task usually meets them.
+var TaskStatuses = []TaskStatus{
+	TaskProposed, TaskInQueue, TaskInProgress, TaskCompleted,
+	TaskFailed, TaskInterrupted, TaskNeedsAnswer, TaskRemoved,
+}
+
+func (s TaskStatus) known() bool { return slices.Contains(TaskStatuses, s) }
+
+// IntentStatus is the status of an intent.
+type IntentStatus string
+
+// The intent statuses.
+const (
+	IntentDraft     IntentStatus = "draft"
+	IntentRunning   IntentStatus = "running"
+	IntentStopped   IntentStatus = "stopped"
+	IntentDone      IntentStatus = "done"
+	IntentWithdrawn IntentStatus = "withdrawn"
+)
+
+// IntentStatuses lists the intent statuses.
+var IntentStatuses = []IntentStatus{IntentDraft, IntentRunning, IntentStopped, IntentDone, IntentWithdrawn}
+
+func (s IntentStatus) known() bool { return slices.Contains(IntentStatuses, s) }
+
+// Mode says whether a submitted plan runs when the owner presses Run
+// (autonomous) or only after they approved its exact version (guided).
+type Mode string
+
+// The modes.
+const (
+	ModeAutonomous Mode = "autonomous"
+	ModeGuided     Mode = "guided"
+)
+
+// Who moved a task, as its history names them.
+const (
+	ActorOwner    = "owner"
+	ActorEngineer = "engineer"
+	ActorExecutor = "executor"
+)
+
+// Analysis is what the engineer understood of a request: the request
+// restated, what it builds on (fits), what conflicts with it, what is out
+// of reach, what was assumed and the questions still open.
+type Analysis struct {
+	Restated    []string `json:"restated"`
+	Fits        []string `json:"fits"`
+	Conflicts   []string `json:"conflicts"`
+	OutOfReach  []string `json:"out_of_reach"`
+	Assumptions []string `json:"assumptions"`
+	Questions   []string `json:"questions"`
+}
+
+// Intent is one request, analysed.
+type Intent struct {
+	ID      int64
+	AppID   string
+	Status  IntentStatus
+	Mode    Mode
+	Request string // as the person typed it
+	Analysis
+	SubmittedAt time.Time // zero until the engineer submits the plan
+	StopReason  string    // why it last stopped
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// BeingWritten reports a draft whose plan the engineer has not submitted.
+func (i Intent) BeingWritten() bool { return i.Status == IntentDraft && i.SubmittedAt.IsZero() }
+
+// Answer is one question a builder asked the person, and their answer.
+type Answer struct {
+	Question string    `json:"question"`
+	Answer   string    `json:"answer"`
+	At       time.Time `json:"at"`
+}
+
+// Task is a task row: its plan and what happened to it.
+type Task struct {
+	plan.Task
+	ID       int64
+	IntentID int64
+	AppID    string
+	Model    string // the owner's choice of model; "" = none
+	Status   TaskStatus
+	Question string   // what the builder asked, while it needs an answer
+	Answers  []Answer // every question so far and its answer
+	// StartedAt and EndedAt are stamped by moveTask; zero when unset.
+	StartedAt time.Time
+	EndedAt   time.Time
+	Attempts  int
+	RunIDs    []string // every run that started the task, oldest first
+	RevAfter  string   // the workspace revision after it completed
+	ReleaseID string
+	// ActualLines is the changed lines measured when it completed; 0 until then.
+	ActualLines int
+	// ExampleHashes maps a criterion's number (1 for c1) to the hash of the
+	// steps of its acceptance example when the task completed.
+	ExampleHashes map[int]string
+	Advice        string // the planning model's advice after a failure
+	CreatedAt     time.Time
+}
+
+// BacklogTask is a task as the Backlog shows it: the row and what the host
+// derives from it.
+type BacklogTask struct {
+	Task
+	Tier        string
+	TierReasons []string
+	// WaitingOn names the blockers that are not completed.
+	WaitingOn []string
+	// Blocked is an in-queue task with a blocker that is not completed.
+	Blocked bool
+	// RunsOn is the model the task would run on now: its own, else its
+	// tier's; "" leaves it to the model chosen in Settings.
+	RunsOn string
+	// RunsOnFrom says where RunsOn came from: "task", "tier <tier>", or "".
+	RunsOnFrom string
+	// Reason is why a failed or interrupted task ended there: the reason
+	// of the event that moved it.
+	Reason string
+}
+
+// IntentSummary is one line of the list of an application's intents.
+type IntentSummary struct {
+	Intent
+	// Counts holds how many of its tasks are in each status.
+	Counts map[TaskStatus]int
+	// Live is how many of its tasks are not removed.
+	Live int
+}
+
+// IntentDetail is an intent with its tasks in run order: the live ones in
+// plan.RunOrder, then the removed ones by slug.
+type IntentDetail struct {
+	Intent
+	Tasks []BacklogTask
+}
+
+// TaskDetail is one task with its history, oldest first.
+type TaskDetail struct {
+	BacklogTask
+	Events []TaskEvent
+}
+
+// TaskEvent is one row of a task's history. From is empty on the event
+// that records the task being proposed.
+type TaskEvent struct {
+	ID     int64
+	TaskID int64
+	At     time.Time
+	From   TaskStatus
+	To     TaskStatus
+	Reason string
+	RunID  string
+	Actor  string
+}
+
+// Move says why a task moves: the reason the history shows, the run it
+// belongs to (required to start one), and who moved it.
+type Move struct {
+	Reason string
+	RunID  string
+	Actor  string
+}

@@ -1,0 +1,184 @@
+package intent
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// taskMoves is the table of allowed moves, from → to.
+var taskMoves = map[TaskStatus][]TaskStatus{
+	// A run starts; the owner removes it or the intent is withdrawn.
+	TaskProposed: {TaskInQueue, TaskRemoved},
+	// The executor starts its turn; its model is no longer offered (it fails
+	// without a turn); the intent is withdrawn or the owner removes it while
+	// the intent is stopped.
+	TaskInQueue: {TaskInProgress, TaskFailed, TaskRemoved},
+	// The verdict; another attempt; the verdict, out of attempts; Stop,
+	// shutdown, restart or a provider failure; the builder asked the person.
+	TaskInProgress: {TaskCompleted, TaskInQueue, TaskFailed, TaskInterrupted, TaskNeedsAnswer},
+	// Run again; the engineer revised it; the intent is withdrawn.
+	TaskFailed: {TaskInQueue, TaskProposed, TaskRemoved},
+	// Run again; the intent is withdrawn.
+	TaskInterrupted: {TaskInQueue, TaskRemoved},
+	// The person answered; the intent is withdrawn.
+	TaskNeedsAnswer: {TaskInQueue, TaskRemoved},
+}
+
+// canMoveTask reports whether the table allows a task to move from one
+// status to another.
+func canMoveTask(from, to TaskStatus) bool { return slices.Contains(taskMoves[from], to) }
+
+// moveTask is the only writer of tasks.status and of the columns a move
+// stamps, and it writes the task_events row in the same transaction: the
+// caller's. It refuses a move the table does not allow, and a task that
+// moved meanwhile.
+func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to TaskStatus, ev Move) error {
+	if !to.known() {
+		return refuse(EInvalid, "There is no task status %q.", to)
+	}
+	var cur struct {
+		Status    TaskStatus    `db:"status"`
+		Attempts  int           `db:"attempts"`
+		RunIDs    string        `db:"run_ids"`
+		StartedAt sql.NullInt64 `db:"started_at"`
+		EndedAt   sql.NullInt64 `db:"ended_at"`
+	}
+	err := tx.GetContext(ctx, &cur, `SELECT status, attempts, run_ids, started_at, ended_at FROM tasks WHERE id = ?`, taskID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(ENotFound, "There is no task %d.", taskID)
+	}
+	if err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	}
+	from := cur.Status
+	if from == to {
+		return refuse(EConflict, "A task cannot move from %s to %s: it is %s already.", from, to, to)
+	}
+	if !canMoveTask(from, to) {
+		return refuse(EConflict, "A task cannot move from %s to %s.", from, to)
+	}
+
+	at := sql.NullInt64{Int64: now.UnixMilli(), Valid: true}
+	started, ended, attempts, runIDs := cur.StartedAt, cur.EndedAt, cur.Attempts, cur.RunIDs
+	switch {
+	case to == TaskInProgress:
+		if ev.RunID == "" {
+			return refuse(EInvalid, "A task moves to in-progress only with the id of the run that starts it.")
+		}
+		var taken int
+		if err := tx.GetContext(ctx, &taken, `SELECT count(*) FROM task_runs WHERE run_id = ?`, ev.RunID); err != nil {
+			return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		}
+		if taken > 0 {
+			return refuse(EConflict, "The run %s has started a task already; each attempt has its own run id.", ev.RunID)
+		}
+		var ids []string
+		if err := json.Unmarshal([]byte(cur.RunIDs), &ids); err != nil {
+			return fmt.Errorf("intent: move task %d: run_ids: %w", taskID, err)
+		}
+		runIDs = jsonText(append(ids, ev.RunID))
+		started, ended, attempts = at, sql.NullInt64{}, attempts+1
+	case to == TaskCompleted, to == TaskFailed:
+		ended = at
+	case to == TaskInQueue && from == TaskInProgress: // another attempt
+		ended = at
+	case to == TaskInterrupted, to == TaskNeedsAnswer:
+		// Neither was the builder's failure, so the attempt does not count.
+		ended, attempts = at, max(attempts-1, 0)
+	}
+
+	res, err := tx.ExecContext(ctx,
+		`UPDATE tasks SET status = ?, started_at = ?, ended_at = ?, attempts = ?, run_ids = ?
+		 WHERE id = ? AND status = ?`,
+		to, started, ended, attempts, runIDs, taskID, from)
+	if err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	} else if n == 0 {
+		return refuse(EConflict, "The task moved meanwhile: it is no longer %s.", from)
+	}
+	if to == TaskInProgress {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, ?)`,
+			ev.RunID, taskID, attempts); err != nil {
+			return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO task_events (task_id, at, from_status, to_status, reason, run_id, actor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		taskID, at.Int64, from, to, ev.Reason, ev.RunID, ev.Actor); err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	}
+	return nil
+}
+
+// intentMoves is the table of allowed moves of an intent, from → to.
+var intentMoves = map[IntentStatus][]IntentStatus{
+	IntentDraft:   {IntentRunning, IntentWithdrawn},
+	IntentRunning: {IntentStopped, IntentDone},
+	IntentStopped: {IntentRunning, IntentWithdrawn, IntentDone},
+}
+
+// canMoveIntent reports whether the table allows an intent to move from one
+// status to another.
+func canMoveIntent(from, to IntentStatus) bool { return slices.Contains(intentMoves[from], to) }
+
+// moveIntent is the only writer of intents.status and stop_reason, and it
+// writes the intent_events row in the caller's transaction. A move to
+// stopped keeps the reason; running again clears it.
+func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64, to IntentStatus, reason string) error {
+	if !to.known() {
+		return refuse(EInvalid, "There is no intent status %q.", to)
+	}
+	var cur struct {
+		Status     IntentStatus `db:"status"`
+		StopReason string       `db:"stop_reason"`
+	}
+	err := tx.GetContext(ctx, &cur, `SELECT status, stop_reason FROM intents WHERE id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(ENotFound, "There is no intent %d.", intentID)
+	}
+	if err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	from := cur.Status
+	if from == to {
+		return refuse(EConflict, "An intent cannot move from %s to %s: it is %s already.", from, to, to)
+	}
+	if !canMoveIntent(from, to) {
+		return refuse(EConflict, "An intent cannot move from %s to %s.", from, to)
+	}
+	stopReason := cur.StopReason
+	switch to {
+	case IntentStopped:
+		stopReason = reason
+	case IntentRunning:
+		stopReason = ""
+	}
+	at := now.UnixMilli()
+	res, err := tx.ExecContext(ctx,
+		`UPDATE intents SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ? AND status = ?`,
+		to, stopReason, at, intentID, from)
+	if err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	} else if n == 0 {
+		return refuse(EConflict, "The intent moved meanwhile: it is no longer %s.", from)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO intent_events (intent_id, at, from_status, to_status, reason) VALUES (?, ?, ?, ?, ?)`,
+		intentID, at, from, to, reason); err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	return nil
+}

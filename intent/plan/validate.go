@@ -1,0 +1,205 @@
+package plan
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on the fields of a plan.
+const (
+	MaxTitle          = 120
+	MaxSummary        = 600
+	MaxCriterion      = 400
+	MaxItem           = 400
+	MaxEstimatedLines = 5000
+	MaxLabels         = 4
+)
+
+// slugPattern is NNNN-words: four digits, then one to six lowercase words.
+var slugPattern = regexp.MustCompile(`^\d{4}(-[a-z0-9]+){1,6}$`)
+
+// IsSlug reports whether s has the form of a task's slug (0007-add-tags).
+func IsSlug(s string) bool { return slugPattern.MatchString(s) }
+
+// activationWording catches criteria that defer a check to after
+// activation. Acceptance runs against a preview before anything is
+// activated, so such a criterion can never be checked. Whole words only,
+// case aside: "deactivated" and "onlyafter" do not trip it.
+var activationWording = regexp.MustCompile(strings.NewReplacer(" ", `[\s\p{Zs}]+`).Replace(
+	`(?i)\b(after activat[a-z]*|not in a preview|only after|in the activated)\b`))
+
+// hostWordings are the host's own last criterion, in this host's words and
+// in the seed's; an engineer who copies either is refused.
+var hostWordings = []string{
+	normalCriterion(HostCriterion),
+	normalCriterion("Every criterion above has exactly one test named after it"),
+}
+
+// ValidateTask checks one task's plan on its own and names the field of
+// each problem, with a sentence the engineer can act on. Indexes in field
+// names count from zero, as in the task's JSON. The graph across tasks is
+// ValidateGraph's.
+func ValidateTask(t Task) Problems {
+	var ps Problems
+	add := func(field, format string, args ...any) {
+		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+
+	if t.Slug != "" && !IsSlug(t.Slug) {
+		add("slug", "%q is not a slug: write four digits, then one to six lowercase words joined by dashes (0007-add-tags)", t.Slug)
+	}
+
+	switch {
+	case strings.TrimSpace(t.Title) == "":
+		add("title", "a title is required: one imperative line naming the change")
+	case !oneLine(t.Title):
+		add("title", "the title is one line of text, without line breaks or control characters")
+	case utf8.RuneCountInString(t.Title) > MaxTitle:
+		add("title", "the title has %d characters; keep it to %d", utf8.RuneCountInString(t.Title), MaxTitle)
+	}
+
+	if !slices.Contains(Priorities, t.Priority) {
+		add("priority", "%s; write one of %s", got(t.Priority), strings.Join(Priorities, ", "))
+	}
+
+	switch {
+	case len(t.Labels) == 0:
+		add("labels", "a task has one to %d labels from %s", MaxLabels, strings.Join(Labels, ", "))
+	case len(t.Labels) > MaxLabels:
+		add("labels", "a task has at most %d labels, not %d; keep the ones that say what the change touches", MaxLabels, len(t.Labels))
+	}
+	for i, l := range t.Labels {
+		field := fmt.Sprintf("labels[%d]", i)
+		switch {
+		case !slices.Contains(Labels, l):
+			add(field, "%q is not a label; labels come from %s", l, strings.Join(Labels, ", "))
+		case slices.Index(t.Labels, l) < i:
+			add(field, "%q is already labels[%d]; name each label once", l, slices.Index(t.Labels, l))
+		}
+	}
+
+	for i, b := range t.BlockedBy {
+		field := fmt.Sprintf("blocked_by[%d]", i)
+		switch {
+		case !IsSlug(b):
+			add(field, "%q is not a slug; name the blocking task by its slug (0007-add-tags)", b)
+		case t.Slug != "" && b == t.Slug:
+			add(field, "a task cannot be blocked by itself")
+		}
+	}
+
+	if t.EstimatedLines < 1 || t.EstimatedLines > MaxEstimatedLines {
+		add("estimated_lines", "estimate the changed lines as a number from 1 to %d, not %d; a bigger change is several tasks", MaxEstimatedLines, t.EstimatedLines)
+	}
+
+	for i, l := range t.Locks {
+		if strings.TrimSpace(l) == "" {
+			add(fmt.Sprintf("locks[%d]", i), "a lock is a non-empty name of what the task holds while it runs")
+		}
+	}
+
+	if !slices.Contains(Risks, t.Risk) {
+		add("risk", "%s; write one of %s", got(t.Risk), strings.Join(Risks, ", "))
+	}
+
+	switch {
+	case !t.Stub && t.RepaidBy != "":
+		add("repaid_by", "only a stub is repaid; set stub: true or drop repaid_by")
+	case t.Stub && t.RepaidBy == "":
+		add("repaid_by", "a stub names the task that repays it in repaid_by")
+	case t.Stub && !IsSlug(t.RepaidBy):
+		add("repaid_by", "%q is not a slug; name the repaying task by its slug (0007-add-tags)", t.RepaidBy)
+	case t.Stub && t.Slug != "" && t.RepaidBy == t.Slug:
+		add("repaid_by", "a stub cannot repay itself; name the later task that replaces it")
+	}
+
+	if !slices.Contains(Reasoning, t.Reasoning) {
+		add("reasoning", "%s; write one of %s", got(t.Reasoning), strings.Join(Reasoning, ", "))
+	}
+
+	switch n := utf8.RuneCountInString(t.Summary); {
+	case strings.TrimSpace(t.Summary) == "":
+		add("summary", "a summary is required: one or two sentences saying what this is and why it exists")
+	case n > MaxSummary:
+		add("summary", "the summary has %d characters; keep it to %d", n, MaxSummary)
+	}
+
+	if len(t.Criteria) == 0 {
+		add("criteria", "write at least one acceptance criterion: an observable, testable outcome")
+	}
+	failure := false
+	for i, c := range t.Criteria {
+		failure = failure || c.Failure
+		field := fmt.Sprintf("criteria[%d].text", i)
+		switch n := utf8.RuneCountInString(c.Text); {
+		case strings.TrimSpace(c.Text) == "":
+			add(field, "a criterion needs text: an observable, testable outcome")
+		case !oneLine(c.Text):
+			add(field, "a criterion is one line of text, without line breaks or control characters")
+		case n > MaxCriterion:
+			add(field, "the criterion has %d characters; keep it to %d, or split it in two", n, MaxCriterion)
+		case slices.Contains(hostWordings, normalCriterion(c.Text)):
+			add(field, "the host writes this criterion itself; drop it")
+		default:
+			if m := activationWording.FindString(c.Text); m != "" {
+				add(field, "a criterion is checked against a preview before anything is activated; say what the preview shows instead of %q",
+					strings.ToLower(strings.Join(strings.Fields(m), " ")))
+			}
+		}
+	}
+
+	reason := strings.TrimSpace(t.NoFailurePath)
+	switch n := utf8.RuneCountInString(t.NoFailurePath); {
+	case !failure && reason == "":
+		add("criteria", "add a failure criterion (failure: true) naming the route that refuses and what the person is told, or say in no_failure_path why nothing can go wrong")
+	case failure && reason != "":
+		add("no_failure_path", "the task has a failure criterion, so it has a failure path; drop no_failure_path or the failure criterion")
+	case reason != "" && !oneLine(t.NoFailurePath):
+		add("no_failure_path", "the reason is one line of text, without line breaks or control characters")
+	case n > MaxCriterion:
+		add("no_failure_path", "the reason has %d characters; keep it to %d", n, MaxCriterion)
+	}
+
+	items := func(name string, list []string) {
+		for i, s := range list {
+			field := fmt.Sprintf("%s[%d]", name, i)
+			switch n := utf8.RuneCountInString(s); {
+			case strings.TrimSpace(s) == "":
+				add(field, "an item needs text; drop the empty one")
+			case !oneLine(s):
+				add(field, "an item is one line of text, without line breaks or control characters")
+			case n > MaxItem:
+				add(field, "the item has %d characters; keep it to %d", n, MaxItem)
+			}
+		}
+	}
+	items("non_functional", t.NonFunctional)
+	items("test_notes", t.TestNotes)
+	items("runbook", t.Runbook)
+
+	return ps
+}
+
+// got names a value the engineer wrote, or says it is missing.
+func got(v string) string {
+	if v == "" {
+		return "missing"
+	}
+	return fmt.Sprintf("%q is not allowed", v)
+}
+
+// oneLine reports whether s holds no line break or other control character.
+func oneLine(s string) bool {
+	return !strings.ContainsFunc(s, unicode.IsControl) && !strings.ContainsAny(s, "\u2028\u2029")
+}
+
+// normalCriterion folds case, spacing and a final full stop, so a copy of
+// the host's criterion is caught however it is typed.
+func normalCriterion(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimSuffix(s, ".")
+}

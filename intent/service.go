@@ -1,0 +1,451 @@
+package intent
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/plan"
+	"autoapp/migrations"
+)
+
+// Service keeps the intents and tasks of the applications of one root.
+type Service struct {
+	db   *migrations.DB
+	root string
+	now  func() time.Time
+}
+
+// NewService builds the service over the intents store; root is the data
+// folder, where launcher/intent-models.json holds the tier models.
+func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
+	return &Service{db: db, root: root, now: now}
+}
+
+func (s *Service) tierModelsPath() string {
+	return filepath.Join(s.root, "launcher", "intent-models.json")
+}
+
+// MoveTask moves a task to another status in a transaction of its own,
+// through moveTask: the executor starts, judges, retries and interrupts
+// tasks with it.
+func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev Move) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	}
+	defer tx.Rollback()
+	if err := moveTask(ctx, tx, s.now(), taskID, to, ev); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+	}
+	return nil
+}
+
+// MoveIntent moves an intent to another status in a transaction of its
+// own, through moveIntent. The reason is kept as the stop reason on a move
+// to stopped.
+func (s *Service) MoveIntent(ctx context.Context, intentID int64, to IntentStatus, reason string) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	defer tx.Rollback()
+	if err := moveIntent(ctx, tx, s.now(), intentID, to, reason); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	return nil
+}
+
+// clean trims every line of the analysis, drops empty ones, and turns nil
+// lists into empty ones.
+func (a Analysis) clean() Analysis {
+	trim := func(lines []string) []string {
+		out := []string{}
+		for _, l := range lines {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	return Analysis{
+		Restated: trim(a.Restated), Fits: trim(a.Fits), Conflicts: trim(a.Conflicts),
+		OutOfReach: trim(a.OutOfReach), Assumptions: trim(a.Assumptions), Questions: trim(a.Questions),
+	}
+}
+
+// OpenDraft writes the analysis of a request into the application's draft.
+// An application has at most one draft: when it has one, the analysis
+// replaces the draft's and its tasks and request stay; otherwise a new
+// draft starts from request, as the person typed it. Either way the plan
+// is being written again until Submit.
+func (s *Service) OpenDraft(ctx context.Context, appID, request string, a Analysis) (Intent, error) {
+	a = a.clean()
+	now := s.now().UnixMilli()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+	}
+	defer tx.Rollback()
+	if err := checkApp(ctx, tx, appID); err != nil {
+		return Intent{}, err
+	}
+
+	var id int64
+	err = tx.GetContext(ctx, &id, `SELECT id FROM intents WHERE app_id = ? AND status = 'draft'`, appID)
+	switch {
+	case err == nil:
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE intents SET restated = ?, fits = ?, conflicts = ?, out_of_reach = ?, assumptions = ?,
+			        questions = ?, submitted_at = NULL, updated_at = ?
+			 WHERE id = ?`,
+			jsonText(a.Restated), jsonText(a.Fits), jsonText(a.Conflicts), jsonText(a.OutOfReach),
+			jsonText(a.Assumptions), jsonText(a.Questions), now, id); err != nil {
+			return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+		}
+	case errors.Is(err, sql.ErrNoRows):
+		if strings.TrimSpace(request) == "" {
+			return Intent{}, refuse(EInvalid, "The request is empty: an intent starts from what the person typed.")
+		}
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO intents (app_id, status, request, restated, fits, conflicts, out_of_reach, assumptions,
+			                      questions, created_at, updated_at)
+			 VALUES (?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			appID, request, jsonText(a.Restated), jsonText(a.Fits), jsonText(a.Conflicts),
+			jsonText(a.OutOfReach), jsonText(a.Assumptions), jsonText(a.Questions), now, now)
+		if err != nil {
+			return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO intent_events (intent_id, at, from_status, to_status, reason) VALUES (?, ?, '', 'draft', ?)`,
+			id, now, "the engineer opened it"); err != nil {
+			return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+		}
+	default:
+		return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+	}
+
+	in, err := loadIntent(ctx, tx, id)
+	if err != nil {
+		return Intent{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Intent{}, fmt.Errorf("intent: open draft: %w", err)
+	}
+	return in, nil
+}
+
+// AddTask adds one task to a draft whose questions are all answered. The
+// host gives it the next free slug of the application, across all its
+// intents; a plan with problems is refused with each field named (in
+// Error.Problems) and nothing is stored.
+func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Task, error) {
+	now := s.now().UnixMilli()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return Task{}, fmt.Errorf("intent: add task: %w", err)
+	}
+	defer tx.Rollback()
+	in, err := loadIntent(ctx, tx, intentID)
+	if err != nil {
+		return Task{}, err
+	}
+	if in.Status != IntentDraft {
+		return Task{}, refuse(EConflict, "Tasks are added only to a draft; intent %d is %s.", intentID, in.Status)
+	}
+	if len(in.Questions) > 0 {
+		return Task{}, refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before adding tasks.", intentID)
+	}
+
+	slugs, err := appSlugs(ctx, tx, in.AppID)
+	if err != nil {
+		return Task{}, err
+	}
+	t.Slug = plan.NextSlug(slugs, t.Title)
+	if ps := plan.ValidateTask(t); len(ps) > 0 {
+		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
+	}
+	tasks, err := intentTasks(ctx, tx, intentID)
+	if err != nil {
+		return Task{}, err
+	}
+	if ps := plan.ValidateGraph(append(plans(live(tasks)), t)); len(ps) > 0 {
+		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
+	}
+
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO tasks (intent_id, app_id, slug, title, priority, labels, blocked_by, estimated_lines, locks,
+		                    risk, stub, repaid_by, reasoning, summary, criteria, no_failure_path, non_functional,
+		                    test_notes, runbook, status, created_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'proposed', ?)`,
+		intentID, in.AppID, t.Slug, t.Title, t.Priority, jsonText(list(t.Labels)), jsonText(list(t.BlockedBy)),
+		t.EstimatedLines, jsonText(list(t.Locks)), t.Risk, t.Stub, t.RepaidBy, t.Reasoning, t.Summary,
+		jsonText(list(t.Criteria)), t.NoFailurePath, jsonText(list(t.NonFunctional)), jsonText(list(t.TestNotes)),
+		jsonText(list(t.Runbook)), now)
+	if err != nil {
+		return Task{}, fmt.Errorf("intent: add task %s: %w", t.Slug, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Task{}, fmt.Errorf("intent: add task %s: %w", t.Slug, err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO task_events (task_id, at, from_status, to_status, reason, actor) VALUES (?, ?, '', 'proposed', ?, ?)`,
+		id, now, "the engineer planned it", ActorEngineer); err != nil {
+		return Task{}, fmt.Errorf("intent: add task %s: %w", t.Slug, err)
+	}
+	// The plan changed, so it is being written again until it is submitted.
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE intents SET submitted_at = NULL, updated_at = ? WHERE id = ?`, now, intentID); err != nil {
+		return Task{}, fmt.Errorf("intent: add task %s: %w", t.Slug, err)
+	}
+	added, err := loadTask(ctx, tx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Task{}, fmt.Errorf("intent: add task %s: %w", t.Slug, err)
+	}
+	return added, nil
+}
+
+// Submit checks the whole plan of a draft (no open questions, at least one
+// task, a valid graph) and stamps submitted_at: the draft is no longer
+// being written.
+func (s *Service) Submit(ctx context.Context, intentID int64) error {
+	now := s.now().UnixMilli()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: submit: %w", err)
+	}
+	defer tx.Rollback()
+	in, err := loadIntent(ctx, tx, intentID)
+	if err != nil {
+		return err
+	}
+	if in.Status != IntentDraft {
+		return refuse(EConflict, "Only a draft can be submitted; intent %d is %s.", intentID, in.Status)
+	}
+	if len(in.Questions) > 0 {
+		return refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before submitting.", intentID)
+	}
+	tasks, err := intentTasks(ctx, tx, intentID)
+	if err != nil {
+		return err
+	}
+	graph := plans(live(tasks))
+	if len(graph) == 0 {
+		return refuse(EInvalid, "Intent %d has no tasks; add at least one before submitting.", intentID)
+	}
+	if ps := plan.ValidateGraph(graph); len(ps) > 0 {
+		return &Error{Code: EInvalid, Problems: ps, Message: "The plan was not submitted: " + ps.Error() + "."}
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE intents SET submitted_at = ?, updated_at = ? WHERE id = ?`, now, now, intentID); err != nil {
+		return fmt.Errorf("intent: submit: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: submit: %w", err)
+	}
+	return nil
+}
+
+// List returns an application's intents, newest first, each with how many
+// of its tasks are in each status.
+func (s *Service) List(ctx context.Context, appID string) ([]IntentSummary, error) {
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("intent: list: %w", err)
+	}
+	defer tx.Rollback()
+	var rows []intentRow
+	if err := tx.SelectContext(ctx, &rows,
+		`SELECT id, app_id, status, mode, request, restated, fits, conflicts, out_of_reach, assumptions,
+		        questions, submitted_at, stop_reason, created_at, updated_at
+		 FROM intents WHERE app_id = ? ORDER BY id DESC`, appID); err != nil {
+		return nil, fmt.Errorf("intent: list: %w", err)
+	}
+	var counts []struct {
+		IntentID int64      `db:"intent_id"`
+		Status   TaskStatus `db:"status"`
+		N        int        `db:"n"`
+	}
+	if err := tx.SelectContext(ctx, &counts,
+		`SELECT intent_id, status, count(*) AS n FROM tasks WHERE app_id = ? GROUP BY intent_id, status`,
+		appID); err != nil {
+		return nil, fmt.Errorf("intent: list: %w", err)
+	}
+	summaries := make([]IntentSummary, 0, len(rows))
+	index := map[int64]int{}
+	for _, r := range rows {
+		in, err := r.intent()
+		if err != nil {
+			return nil, err
+		}
+		index[in.ID] = len(summaries)
+		summaries = append(summaries, IntentSummary{Intent: in, Counts: map[TaskStatus]int{}})
+	}
+	for _, c := range counts {
+		if i, ok := index[c.IntentID]; ok {
+			summaries[i].Counts[c.Status] = c.N
+			if c.Status != TaskRemoved {
+				summaries[i].Live += c.N
+			}
+		}
+	}
+	return summaries, nil
+}
+
+// Get returns an intent with its tasks in run order, each with its tier,
+// whether it is blocked and the model it would run on.
+func (s *Service) Get(ctx context.Context, intentID int64) (IntentDetail, error) {
+	tiers, err := s.TierModels()
+	if err != nil {
+		return IntentDetail{}, err
+	}
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+	}
+	defer tx.Rollback()
+	in, err := loadIntent(ctx, tx, intentID)
+	if err != nil {
+		return IntentDetail{}, err
+	}
+	tasks, err := intentTasks(ctx, tx, intentID)
+	if err != nil {
+		return IntentDetail{}, err
+	}
+	d := IntentDetail{Intent: in, Tasks: backlog(tasks, tiers)}
+	reasons, err := endReasons(ctx, tx, intentID)
+	if err != nil {
+		return IntentDetail{}, err
+	}
+	for i := range d.Tasks {
+		d.Tasks[i].Reason = reasons[d.Tasks[i].ID]
+	}
+	return d, nil
+}
+
+// endReasons are, for the failed and interrupted tasks of an intent, the
+// reason of the event that moved each there.
+func endReasons(ctx context.Context, tx *sqlx.Tx, intentID int64) (map[int64]string, error) {
+	var rows []struct {
+		TaskID int64  `db:"task_id"`
+		Reason string `db:"reason"`
+	}
+	if err := tx.SelectContext(ctx, &rows,
+		`SELECT e.task_id, e.reason FROM tasks t
+		 JOIN task_events e ON e.id = (SELECT max(id) FROM task_events WHERE task_id = t.id)
+		 WHERE t.intent_id = ? AND t.status IN ('failed', 'interrupted') AND e.to_status = t.status`, intentID); err != nil {
+		return nil, fmt.Errorf("intent: end reasons: %w", err)
+	}
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		out[r.TaskID] = r.Reason
+	}
+	return out, nil
+}
+
+// Task returns one task as the Backlog shows it, with its history.
+func (s *Service) Task(ctx context.Context, taskID int64) (TaskDetail, error) {
+	tiers, err := s.TierModels()
+	if err != nil {
+		return TaskDetail{}, err
+	}
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return TaskDetail{}, fmt.Errorf("intent: task %d: %w", taskID, err)
+	}
+	defer tx.Rollback()
+	t, err := loadTask(ctx, tx, taskID)
+	if err != nil {
+		return TaskDetail{}, err
+	}
+	// Its blockers are tasks of the same intent.
+	siblings, err := intentTasks(ctx, tx, t.IntentID)
+	if err != nil {
+		return TaskDetail{}, err
+	}
+	events, err := taskEvents(ctx, tx, taskID)
+	if err != nil {
+		return TaskDetail{}, err
+	}
+	return TaskDetail{BacklogTask: backlogTask(t, statuses(siblings), tiers), Events: events}, nil
+}
+
+// AllSlugs returns every slug of an application's tasks, across its
+// intents, in order.
+func (s *Service) AllSlugs(ctx context.Context, appID string) ([]string, error) {
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("intent: slugs of %s: %w", appID, err)
+	}
+	defer tx.Rollback()
+	return appSlugs(ctx, tx, appID)
+}
+
+// backlog orders an intent's tasks as the Backlog shows them: the live ones
+// in run order, then the removed ones by slug.
+func backlog(tasks []Task, tiers map[string]string) []BacklogTask {
+	bySlug := make(map[string]Task, len(tasks))
+	var removed []Task
+	for _, t := range tasks {
+		if t.Status == TaskRemoved {
+			removed = append(removed, t)
+			continue
+		}
+		bySlug[t.Slug] = t
+	}
+	status := statuses(tasks)
+	out := make([]BacklogTask, 0, len(tasks))
+	for _, p := range plan.RunOrder(plans(live(tasks))) {
+		out = append(out, backlogTask(bySlug[p.Slug], status, tiers))
+	}
+	slices.SortFunc(removed, func(a, b Task) int { return cmp.Compare(a.Slug, b.Slug) })
+	for _, t := range removed {
+		out = append(out, backlogTask(t, status, tiers))
+	}
+	return out
+}
+
+func statuses(tasks []Task) map[string]TaskStatus {
+	m := make(map[string]TaskStatus, len(tasks))
+	for _, t := range tasks {
+		m[t.Slug] = t.Status
+	}
+	return m
+}
+
+// backlogTask derives what the Backlog shows beside a task's row: its tier
+// and why, the blockers it waits on, and the model it would run on.
+func backlogTask(t Task, status map[string]TaskStatus, tiers map[string]string) BacklogTask {
+	bt := BacklogTask{Task: t}
+	bt.Tier, bt.TierReasons = plan.Tier(t.Task)
+	for _, b := range t.BlockedBy {
+		if status[b] != TaskCompleted {
+			bt.WaitingOn = append(bt.WaitingOn, b)
+		}
+	}
+	bt.Blocked = t.Status == TaskInQueue && len(bt.WaitingOn) > 0
+	// The Settings model is not known here; "" leaves it to the executor.
+	bt.RunsOn, bt.RunsOnFrom = plan.ModelFor(t.Model, bt.Tier, tiers, "")
+	return bt
+}

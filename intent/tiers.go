@@ -1,0 +1,83 @@
+package intent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+)
+
+// TierModels returns the model of each tier from intent-models.json, keyed
+// quick, standard and deep; "" (null in the file) leaves a tier to the
+// model chosen in Settings. A missing file sets no tier.
+func (s *Service) TierModels() (map[string]string, error) {
+	m := map[string]string{}
+	for _, t := range plan.Tiers {
+		m[t] = ""
+	}
+	path := s.tierModelsPath()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("intent: tier models: %w", err)
+	}
+	var file map[string]*string
+	if err := json.Unmarshal(b, &file); err != nil {
+		return nil, fmt.Errorf("intent: %s is not a JSON object of tier → model: %w", path, err)
+	}
+	for tier, model := range file {
+		if _, ok := m[tier]; ok && model != nil {
+			m[tier] = *model
+		}
+	}
+	return m, nil
+}
+
+// SetTierModels writes the model of each tier to intent-models.json,
+// replacing the file at once. A tier left out or given "" has no model of
+// its own.
+func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]string) error {
+	file := map[string]*string{}
+	for _, t := range plan.Tiers {
+		file[t] = nil
+	}
+	for tier, model := range m {
+		if !slices.Contains(plan.Tiers, tier) {
+			return refuse(EInvalid, "There is no tier %q; the tiers are %s.", tier, strings.Join(plan.Tiers, ", "))
+		}
+		model = strings.TrimSpace(model)
+		if err := checkModel(model); err != nil {
+			return refuse(EInvalid, "The %s tier's model was not saved. %s", tier, err.Error())
+		}
+		if model != "" {
+			file[tier] = &model
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(file); err != nil {
+		return fmt.Errorf("intent: tier models: %w", err)
+	}
+	// The file is written inside the operation's transaction, so two
+	// settings never interleave and a repeated operation writes nothing.
+	return s.once(ctx, opID, "set-tier-models", "", func(tx *sqlx.Tx, now time.Time) error {
+		if err := app.WriteFileAtomic(s.tierModelsPath(), b.Bytes()); err != nil {
+			return fmt.Errorf("intent: tier models: %w", err)
+		}
+		return nil
+	})
+}

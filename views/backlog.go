@@ -1,0 +1,88 @@
+package views
+
+// TierModel is one tier's model in the Backlog's settings.
+type TierModel struct {
+	Tier, Model string
+}
+
+// IntentRow is one intent in the Backlog's list.
+type IntentRow struct {
+	ID           int64
+	Status       string
+	BeingWritten bool
+	Request      string
+	Created      string
+	// Counts says how many tasks there are and in which statuses.
+	Counts    string
+	Questions int
+}
+
+// Refusal is a sentence shown beside the thing it refused: At names it
+// ("withdraw", "models", "task-12").
+type Refusal struct {
+	At, Sentence string
+}
+
+// BacklogList is the Backlog page: the selected application's intents,
+// newest first, and its tier models.
+type BacklogList struct {
+	AppID, AppName string
+	Intents        []IntentRow
+	TierModels     []TierModel
+	Refusal        Refusal
+	Notice         string
+	// Op is the operation id the page's forms carry.
+	Op string
+}
+
+// TaskRow is one task of an intent, in run order.
+type TaskRow struct {
+	ID                            int64
+	Slug, Title, Priority, Tier   string
+	TierReasons                   string
+	Model, ModelSource, OwnModel  string
+	Status                        string
+	Blocked                       bool
+	BlockedBy                     []string
+	CanRemove, CanChangeModel     bool
+	Question, FailReason, Advice  string
+	Attempts                      int
+	CriteriaPassed, CriteriaTotal int
+}
+
+// IntentView is one intent opened: its request, analysis and tasks.
+type IntentView struct {
+	ID                 int64
+	AppID, AppName     string
+	Status, Mode       string
+	BeingWritten       bool
+	Request            string
+	Restated           string
+	Fits, Conflicts    []string
+	OutOfReach         []string
+	Assumptions        []string
+	Questions          []string
+	StopReason         string
+	Submitted, Created string
+	Tasks              []TaskRow
+	CanWithdraw        bool
+	// Polling is set while the draft is being written or the intent runs:
+	// the live part then asks again every two seconds, and stops when not.
+	Polling bool
+	Refusal Refusal
+	Op      string
+}
+
+// EventRow is one line of a task's history.
+type EventRow struct {
+	At, From, To, Reason, RunID, Actor string
+}
+
+// TaskView is one task opened: its plan and history.
+type TaskView struct {
+	IntentID int64
+	Row      TaskRow
+	Markdown string
+	Events   []EventRow
+	RunIDs   []string
+}
