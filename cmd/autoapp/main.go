@@ -1,6 +1,7 @@
 // Command autoapp is the launcher: `autoapp serve` runs the web server,
-// `autoapp owner set` creates or resets the owner from the terminal, and
-// `autoapp version` prints the version.
+// `autoapp owner set` creates or resets the owner from the terminal,
+// `autoapp intent list|show` prints the backlog, and `autoapp version`
+// prints the version.
 package main
 
 import (
@@ -18,6 +19,8 @@ var version = "dev"
 const usage = `Usage:
   autoapp serve [--root DIR] [--addr HOST:PORT] [--allow-remote]
   autoapp owner set [--root DIR] [--name NAME]
+  autoapp intent list [--root DIR] [--app ID] [--json]
+  autoapp intent show N [--root DIR] [--json]
   autoapp version
 `
 
@@ -44,6 +47,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		return ownerSet(ctx, args[2:], stdin, stdout, stderr)
+	case "intent":
+		return intentCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", version)
 		return 0

@@ -75,6 +75,9 @@ type launcher struct {
 }
 
 func (s *stores) launcher(log *slog.Logger) *launcher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	l := &launcher{owners: s.owners(), apps: app.NewService(s.intents, s.root, time.Now)}
 	l.previews = preview.NewManager(time.Now, log)
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
