@@ -187,11 +187,16 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			blockers = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Slug, t.Status, t.Priority, t.Tier, model, blockers, t.Title)
-		if t.Reason != "" {
-			fmt.Fprintf(w, "\t  %s\t\t\t\t\t\n", t.Reason)
-		}
 	}
 	w.Flush()
+	for _, t := range j.Tasks {
+		if t.Reason != "" {
+			fmt.Fprintf(stdout, "%s %s: %s\n", t.Slug, t.Status, t.Reason)
+		}
+		if t.Question != "" {
+			fmt.Fprintf(stdout, "%s asks: %s\n", t.Slug, t.Question)
+		}
+	}
 	return 0
 }
 
