@@ -58,6 +58,7 @@ type Deps struct {
 	Apps       Apps
 	Candidates Candidates
 	Backlog    Backlog
+	Providers  Providers
 	Log        *slog.Logger
 	// Version is shown by /healthz.
 	Version string
@@ -69,6 +70,7 @@ type Handlers struct {
 	apps       Apps
 	candidates Candidates
 	backlog    Backlog
+	providers  Providers
 	log        *slog.Logger
 	version    string
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -77,7 +79,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -117,7 +119,13 @@ func New(d Deps) *fiber.App {
 	app.Post("/backlog/tasks/:id/remove", h.taskRemove)
 	app.Get("/request", h.plain("Request", "request", views.RequestPage))
 	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
-	app.Get("/settings", h.plain("Settings", "settings", views.SettingsPage))
+	app.Get("/settings", h.settingsPage)
+	app.Post("/settings/providers", h.providerSave)
+	app.Post("/settings/providers/:name/on", h.providerOn)
+	app.Post("/settings/providers/:name/test", h.providerTest)
+	app.Post("/settings/providers/:name/remove", h.providerRemove)
+	app.Post("/settings/model", h.settingsModel)
+	app.Post("/settings/tiers", h.settingsTiers)
 
 	app.Get("/apps", h.appList)
 	app.Post("/apps", h.appCreate)

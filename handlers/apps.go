@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor/acceptance"
+	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/intent/app"
@@ -21,7 +22,10 @@ func refusal(err error) (status int, sentence string, ok bool) {
 	var ae *app.Error
 	var ce *candidate.Error
 	var ie *intent.Error
+	var pe *provider.Error
 	switch {
+	case errors.As(err, &pe):
+		return providerStatus(pe.Code), pe.Message, true
 	case errors.As(err, &ae):
 		return appStatus(ae.Code), ae.Message, true
 	case errors.As(err, &ce):
@@ -279,4 +283,18 @@ func short(rev string) string {
 
 func clock(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func providerStatus(code provider.Code) int {
+	switch code {
+	case provider.EInvalid:
+		return fiber.StatusUnprocessableEntity
+	case provider.EConflict:
+		return fiber.StatusConflict
+	case provider.ENotFound:
+		return fiber.StatusNotFound
+	case provider.EUnavailable:
+		return fiber.StatusBadGateway
+	}
+	return fiber.StatusBadRequest
 }

@@ -28,7 +28,7 @@ const validManifest = `{
 
 // wantText checks the page shows text as a person reads it: the page
 // escapes quotes and angle brackets.
-func wantText(t *testing.T, r *response, text string) {
+func wantText(t testing.TB, r *response, text string) {
 	t.Helper()
 	wantSentence(t, r, html.EscapeString(text))
 }

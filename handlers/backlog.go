@@ -38,10 +38,12 @@ func newOp() (string, error) {
 }
 
 func (h *Handlers) backlogList(c *fiber.Ctx) error {
-	return h.renderBacklog(c, views.Refusal{}, "")
+	return h.renderBacklog(c, views.Refusal{}, "", nil)
 }
 
-func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string) error {
+// renderBacklog shows the Backlog; typed, when set, are tier models the
+// owner typed that were refused, shown back instead of the saved ones.
+func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, typed map[string]string) error {
 	ctx := c.UserContext()
 	s, err := h.page(c, "Backlog", "backlog")
 	if err != nil {
@@ -60,26 +62,18 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string) e
 		for _, i := range intents {
 			p.Intents = append(p.Intents, intentRow(i))
 		}
-		models, err := h.backlog.TierModels()
-		if err != nil {
+		if p.TierModels, err = h.tierModels(typed); err != nil {
 			return err
-		}
-		for _, tier := range plan.Tiers {
-			p.TierModels = append(p.TierModels, views.TierModel{Tier: tier, Model: models[tier]})
 		}
 	}
 	return render(c, views.BacklogListPage(s, p))
 }
 
 func (h *Handlers) backlogModels(c *fiber.Ctx) error {
-	m := map[string]string{}
-	for _, tier := range plan.Tiers {
-		m[tier] = strings.TrimSpace(c.FormValue("tier_" + tier))
-	}
-	err := h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m)
+	typed, err := h.saveTierModels(c)
 	if status, sentence, ok := refusal(err); ok {
 		c.Status(status)
-		return h.renderBacklog(c, views.Refusal{At: "models", Sentence: sentence}, "")
+		return h.renderBacklog(c, views.Refusal{At: "models", Sentence: sentence}, "", typed)
 	}
 	if err != nil {
 		return err

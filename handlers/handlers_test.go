@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
 	"autoapp/handlers"
@@ -56,13 +57,18 @@ func MustOpen(tb testing.TB) *migrations.DB {
 	return db
 }
 
-// server is the real app over a fresh store, with a clock the test holds.
+// server is the real app over a fresh store, with a clock the test holds
+// and the services it was built with, for fixtures.
 type server struct {
-	app   *fiber.App
-	clock *clock
+	app     *fiber.App
+	clock   *clock
+	apps    *app.Service
+	backlog *intent.Service
+	// runs counts the runs the tests start tasks with: each has its own id.
+	runs int
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t testing.TB) *server {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
 	db := MustOpen(t)
@@ -72,13 +78,17 @@ func newServer(t *testing.T) *server {
 	t.Cleanup(previews.StopAll)
 	candidates := candidate.NewService(apps, previews, c.now)
 	backlog := intent.NewService(db, t.TempDir(), c.now)
+	providers, err := provider.NewRegistry(t.TempDir(), c.now, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Version: "test-version"}), clock: c}
+		Backlog: backlog, Providers: providers, Version: "test-version"}), clock: c, apps: apps, backlog: backlog}
 }
 
 // withOwner is a server whose owner was created through the setup page, and
 // the browser that created them, signed in.
-func withOwner(t *testing.T) (*server, *browser) {
+func withOwner(t testing.TB) (*server, *browser) {
 	t.Helper()
 	s := newServer(t)
 	b := s.browser(t)
@@ -92,17 +102,17 @@ func withOwner(t *testing.T) (*server, *browser) {
 
 // browser keeps cookies between requests the way a browser would.
 type browser struct {
-	t       *testing.T
+	t       testing.TB
 	s       *server
 	cookies map[string]string
 }
 
-func (s *server) browser(t *testing.T) *browser {
+func (s *server) browser(t testing.TB) *browser {
 	return &browser{t: t, s: s, cookies: map[string]string{}}
 }
 
 // signedIn is a new browser that signed in through the sign-in page.
-func (s *server) signedIn(t *testing.T) *browser {
+func (s *server) signedIn(t testing.TB) *browser {
 	t.Helper()
 	b := s.browser(t)
 	b.get("/signin")
@@ -193,14 +203,14 @@ func cloneWith(form url.Values, key, value string) url.Values {
 	return out
 }
 
-func wantStatus(t *testing.T, r *response, status int) {
+func wantStatus(t testing.TB, r *response, status int) {
 	t.Helper()
 	if r.StatusCode != status {
 		t.Fatalf("status %d, want %d; body: %.300s", r.StatusCode, status, r.body)
 	}
 }
 
-func wantRedirect(t *testing.T, r *response, location string) {
+func wantRedirect(t testing.TB, r *response, location string) {
 	t.Helper()
 	wantStatus(t, r, fiber.StatusSeeOther)
 	if got := r.Header.Get(fiber.HeaderLocation); got != location {
@@ -208,7 +218,7 @@ func wantRedirect(t *testing.T, r *response, location string) {
 	}
 }
 
-func wantSentence(t *testing.T, r *response, sentence string) {
+func wantSentence(t testing.TB, r *response, sentence string) {
 	t.Helper()
 	if !strings.Contains(r.body, sentence) {
 		body := r.body

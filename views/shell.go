@@ -5,6 +5,7 @@ package views
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -72,4 +73,11 @@ func StatusTitle(status int) string {
 
 func joinWords(words []string) string {
 	return strings.Join(words, ", ")
+}
+
+func pluralModels(n int) string {
+	if n == 1 {
+		return "1 model"
+	}
+	return strconv.Itoa(n) + " models"
 }

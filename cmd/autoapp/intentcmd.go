@@ -78,7 +78,11 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer st.close()
-	l := st.launcher(nil)
+	l, err := st.launcher(nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
+		return 1
+	}
 
 	if verb == "list" {
 		if *appID == "" {

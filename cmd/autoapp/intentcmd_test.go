@@ -22,7 +22,10 @@ func backlogRoot(t *testing.T) (string, int64) {
 	}
 	defer st.close()
 	ctx := context.Background()
-	l := st.launcher(nil)
+	l, err := st.launcher(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := l.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
 		t.Fatal(err)
 	}

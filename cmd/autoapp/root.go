@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
 	"autoapp/intent"
@@ -72,9 +73,10 @@ type launcher struct {
 	previews   *preview.Manager
 	candidates *candidate.Service
 	backlog    *intent.Service
+	providers  *provider.Registry
 }
 
-func (s *stores) launcher(log *slog.Logger) *launcher {
+func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -82,7 +84,12 @@ func (s *stores) launcher(log *slog.Logger) *launcher {
 	l.previews = preview.NewManager(time.Now, log)
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
-	return l
+	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	l.providers = providers
+	return l, nil
 }
 
 // unwrapPath drops the path an *os.PathError repeats.

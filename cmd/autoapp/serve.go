@@ -44,10 +44,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer st.close()
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l := st.launcher(log)
+	l, err := st.launcher(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 1
+	}
 	// Previews are child processes: none outlives the server.
 	defer l.previews.StopAll()
-	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -333,10 +333,14 @@ func (s *Service) Selected(ctx context.Context) (string, error) {
 	return f.App, nil
 }
 
-// Select remembers id as the selected application.
+// Select remembers id as the selected application. Selecting the one
+// already selected writes nothing: pages call this on every view.
 func (s *Service) Select(ctx context.Context, id string) error {
 	if _, err := s.Get(ctx, id); err != nil {
 		return err
+	}
+	if current, err := s.Selected(ctx); err == nil && current == id {
+		return nil
 	}
 	b, _ := json.Marshal(sessionFile{App: id})
 	return WriteFileAtomic(s.sessionPath(), b)

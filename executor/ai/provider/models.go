@@ -1,0 +1,232 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of asking a provider for its models.
+const (
+	// ModelsTimeout bounds one request for a model list.
+	ModelsTimeout = 10 * time.Second
+	// CacheFor is how long a model list is kept before it is asked again.
+	CacheFor = 30 * time.Second
+	// MaxModelList is the largest model list read (OpenRouter's runs to
+	// a few hundred models with their descriptions).
+	MaxModelList = 16 << 20
+	// maxLogged is how much of a provider's raw answer goes to the log.
+	maxLogged = 500
+)
+
+// offer is a provider's model list and when it was fetched.
+type offer struct {
+	models []string
+	at     time.Time
+}
+
+// Models is the model ids the named provider offers, from GET
+// <base>/v1/models, kept for CacheFor; changing the provider forgets them.
+// A provider that is not turned on is asked nothing. A failure is one
+// sentence of ours; the provider's raw answer goes only to the log.
+func (r *Registry) Models(ctx context.Context, name string) ([]string, error) {
+	r.mu.Lock()
+	i := r.find(name)
+	if i < 0 {
+		r.mu.Unlock()
+		return nil, noProvider(name)
+	}
+	p := r.providers[i]
+	if !p.On {
+		r.mu.Unlock()
+		return nil, notOn(name)
+	}
+	if o, ok := r.offered[name]; ok && r.now().Sub(o.at) < CacheFor {
+		r.mu.Unlock()
+		return slices.Clone(o.models), nil
+	}
+	r.mu.Unlock()
+	return r.fetchAndKeep(ctx, p)
+}
+
+// Test asks the named provider for its models now, past the cache: the
+// Settings page's Test button. The owner asks for it by name, so it asks
+// a provider that is turned off too (to try one before turning it on);
+// nothing else does.
+func (r *Registry) Test(ctx context.Context, name string) ([]string, error) {
+	r.mu.Lock()
+	i := r.find(name)
+	if i < 0 {
+		r.mu.Unlock()
+		return nil, noProvider(name)
+	}
+	p := r.providers[i]
+	r.mu.Unlock()
+	return r.fetchAndKeep(ctx, p)
+}
+
+// fetchAndKeep fetches p's model list and caches it, unless p changed
+// while the request was out.
+func (r *Registry) fetchAndKeep(ctx context.Context, p Provider) ([]string, error) {
+	r.mu.Lock()
+	generation := r.generation[p.Name]
+	r.mu.Unlock()
+	models, err := r.fetch(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.generation[p.Name] == generation {
+		r.offered[p.Name] = offer{models: models, at: r.now()}
+	}
+	r.mu.Unlock()
+	return slices.Clone(models), nil
+}
+
+// fetch asks p for its models. The key goes in the Authorization header to
+// p's own base URL; the client follows no redirect.
+func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, error) {
+	limit := ModelsTimeout
+	if t := r.client.Timeout; t > 0 && t < limit {
+		limit = t
+	}
+	ctx2, cancel := context.WithTimeout(ctx, ModelsTimeout)
+	defer cancel()
+	u := p.BaseURL + "/v1/models"
+	req, err := http.NewRequestWithContext(ctx2, http.MethodGet, u, nil)
+	if err != nil {
+		r.logFailure(p, u, 0, err, nil)
+		return nil, refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
+	}
+	req.Header.Set("Accept", "application/json")
+	if p.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.logFailure(p, u, 0, err, nil)
+		return nil, failure(ctx, p, err, limit)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxModelList+1))
+	if err != nil {
+		r.logFailure(p, u, resp.StatusCode, err, body)
+		return nil, failure(ctx, p, err, limit)
+	}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		r.logFailure(p, u, code, nil, body)
+		if p.APIKey == "" {
+			return nil, refuse(EUnavailable, "%s asks for a key; add one in Settings.", p.Name)
+		}
+		return nil, refuse(EUnavailable, "%s refused the key.", p.Name)
+	case code == http.StatusNotFound:
+		r.logFailure(p, u, code, nil, body)
+		return nil, refuse(EUnavailable, "%s has no model list at %s/v1/models; check the base URL.", p.Name, p.BaseURL)
+	case code < 200 || code > 299:
+		r.logFailure(p, u, code, nil, body)
+		return nil, refuse(EUnavailable, "%s answered HTTP %d when asked for its models.", p.Name, code)
+	}
+	models, ok := parseModelList(body)
+	if !ok {
+		r.logFailure(p, u, resp.StatusCode, nil, body)
+		return nil, refuse(EUnavailable, "%s did not answer with a model list.", p.Name)
+	}
+	return models, nil
+}
+
+// parseModelList reads the OpenAI list shape {"data":[{"id":"…"}]} into
+// sorted, distinct ids.
+func parseModelList(body []byte) ([]string, bool) {
+	if len(body) > MaxModelList {
+		return nil, false
+	}
+	var list struct {
+		Data *[]struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
+		return nil, false
+	}
+	models := make([]string, 0, len(*list.Data))
+	for _, m := range *list.Data {
+		if id := strings.TrimSpace(m.ID); id != "" {
+			models = append(models, id)
+		}
+	}
+	slices.Sort(models)
+	return slices.Compact(models), true
+}
+
+// failure is the sentence for a request that got no answer: stopped by the
+// caller, out of time, or never connected.
+func failure(ctx context.Context, p Provider, err error, limit time.Duration) *Error {
+	if cerr := ctx.Err(); cerr != nil {
+		return &Error{Code: EUnavailable, Message: fmt.Sprintf("Asking %s for its models was stopped before it answered.", p.Name), cause: cerr}
+	}
+	var nerr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()) {
+		return refuse(EUnavailable, "%s did not answer within %s.", p.Name, sayDuration(limit))
+	}
+	return refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
+}
+
+// logFailure writes what the provider answered, with its key cut out of
+// anything that might echo it.
+func (r *Registry) logFailure(p Provider, url string, status int, err error, body []byte) {
+	attrs := []any{"provider", p.Name, "url", url}
+	if status != 0 {
+		attrs = append(attrs, "status", status)
+	}
+	if err != nil {
+		attrs = append(attrs, "error", redact(err.Error(), p.APIKey))
+	}
+	if len(body) > 0 {
+		// Redact before cutting, so the cut cannot leave a key's head.
+		attrs = append(attrs, "answer", excerpt(redact(string(body), p.APIKey)))
+	}
+	r.log.Warn("provider: no model list", attrs...)
+}
+
+// excerpt is the head of a raw answer, cut on a character boundary.
+func excerpt(s string) string {
+	if len(s) <= maxLogged {
+		return s
+	}
+	cut := maxLogged
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "••••")
+}
+
+func notOn(name string) *Error {
+	return refuse(EConflict, "%s is not turned on in Settings.", name)
+}
+
+// sayDuration writes a limit as a person reads it: "10 seconds".
+func sayDuration(d time.Duration) string {
+	switch {
+	case d == time.Second:
+		return "1 second"
+	case d%time.Second == 0:
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return d.String()
+}

@@ -1,0 +1,341 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"autoapp/intent/plan"
+)
+
+// FileName is the registry's file under <root>/launcher.
+const FileName = "providers.json"
+
+// Registry is the providers and the Settings model, kept in
+// <root>/launcher/providers.json. Every change is written to the file
+// before it is seen, so a refused or failed write changes nothing.
+type Registry struct {
+	path   string
+	now    func() time.Time
+	client *http.Client
+	log    *slog.Logger
+
+	mu        sync.Mutex
+	providers []Provider // in the order they were added
+	model     string     // the Settings model, a model reference or ""
+	offered   map[string]offer
+	// generation counts the changes of each provider, so that a model list
+	// fetched before a change is not cached after it.
+	generation map[string]uint64
+}
+
+// file is providers.json. It is the only place a key is written.
+type file struct {
+	Providers    []fileProvider `json:"providers"`
+	DefaultModel string         `json:"defaultModel"`
+}
+
+type fileProvider struct {
+	Name    string `json:"name"`
+	BaseURL string `json:"baseUrl"`
+	APIKey  string `json:"apiKey,omitempty"`
+	On      bool   `json:"on"`
+}
+
+// NewRegistry opens the registry under root, reading providers.json when
+// it exists. now dates the model-list cache (nil means time.Now); client
+// asks providers for their models (nil means a plain client); log receives
+// providers' raw answers, never a key (nil discards).
+func NewRegistry(root string, now func() time.Time, client *http.Client, log *slog.Logger) (*Registry, error) {
+	if root == "" {
+		return nil, errors.New("provider: no root folder given")
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if client == nil {
+		client = &http.Client{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// A key goes to its own base URL and nowhere else: a redirect is
+	// answered as it stands, never followed with the key.
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	r := &Registry{
+		path:       filepath.Join(root, "launcher", FileName),
+		now:        now,
+		client:     &c,
+		log:        log,
+		offered:    map[string]offer{},
+		generation: map[string]uint64{},
+	}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Registry) load() error {
+	b, err := os.ReadFile(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	var f file
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("provider: %s is not a providers file: %w", r.path, err)
+	}
+	seen := map[string]bool{}
+	for i, fp := range f.Providers {
+		p := Provider{Name: fp.Name, APIKey: fp.APIKey, On: fp.On}
+		if e := validateName(p.Name); e != nil {
+			return fmt.Errorf("provider: %s, provider %d: %s", r.path, i+1, e.Message)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("provider: %s names %q twice", r.path, p.Name)
+		}
+		seen[p.Name] = true
+		base, e := normaliseBaseURL(fp.BaseURL)
+		if e == nil {
+			e = validateKey(p.APIKey)
+		}
+		if e != nil {
+			return fmt.Errorf("provider: %s, provider %q: %s", r.path, p.Name, e.Message)
+		}
+		p.BaseURL = base
+		r.providers = append(r.providers, p)
+	}
+	if f.DefaultModel != "" {
+		if _, _, err := plan.ParseModelRef(f.DefaultModel); err != nil {
+			return fmt.Errorf("provider: %s, default model: %s", r.path, err.Error())
+		}
+	}
+	r.model = f.DefaultModel
+	return nil
+}
+
+// List is every provider in the order they were added, keys masked.
+func (r *Registry) List() []ProviderView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	views := make([]ProviderView, len(r.providers))
+	for i, p := range r.providers {
+		views[i] = p.view()
+	}
+	return views
+}
+
+// Get is one provider, its key masked, for the Settings page's edit form.
+func (r *Registry) Get(name string) (ProviderView, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.find(name)
+	if i < 0 {
+		return ProviderView{}, noProvider(name)
+	}
+	return r.providers[i].view(), nil
+}
+
+// Save adds the provider p or replaces the one of the same name. With
+// keepKey, an empty APIKey keeps the stored key (the Settings page sends
+// none when the owner did not retype it); without, an empty APIKey means
+// no key. ClearKey removes a key explicitly.
+func (r *Registry) Save(p Provider, keepKey bool) error {
+	p.Name = strings.TrimSpace(p.Name)
+	p.APIKey = strings.TrimSpace(p.APIKey)
+	if e := validateName(p.Name); e != nil {
+		return e
+	}
+	base, e := normaliseBaseURL(p.BaseURL)
+	if e != nil {
+		return e
+	}
+	p.BaseURL = base
+	if e := validateKey(p.APIKey); e != nil {
+		return e
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := slices.Clone(r.providers)
+	if i := r.find(p.Name); i >= 0 {
+		if keepKey && p.APIKey == "" {
+			p.APIKey = next[i].APIKey
+		}
+		next[i] = p
+	} else {
+		next = append(next, p)
+	}
+	return r.commit(next, r.model, p.Name)
+}
+
+// ClearKey removes the named provider's key.
+func (r *Registry) ClearKey(name string) error {
+	return r.change(name, func(p *Provider) { p.APIKey = "" })
+}
+
+// SetOn turns the named provider on or off. Turning it to the state it is
+// in already is not an error: the Settings toggle may be sent twice.
+func (r *Registry) SetOn(name string, on bool) error {
+	return r.change(name, func(p *Provider) { p.On = on })
+}
+
+// Remove removes the named provider. The provider that serves the
+// Settings model is kept until another Settings model is chosen.
+func (r *Registry) Remove(name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.find(name)
+	if i < 0 {
+		return noProvider(name)
+	}
+	if provider, _, err := plan.ParseModelRef(r.model); err == nil && provider == name {
+		return refuse(EConflict, "%s serves the Settings model %s; choose another Settings model before removing it.", name, r.model)
+	}
+	return r.commit(slices.Delete(slices.Clone(r.providers), i, i+1), r.model, name)
+}
+
+// DefaultModel is the Settings model, a model reference, or "" when none
+// is chosen.
+func (r *Registry) DefaultModel() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.model
+}
+
+// SetDefaultModel chooses the Settings model; "" clears it. A reference
+// that names a provider must name one in Settings. The model itself is
+// not checked against the provider: the owner may type one it has not
+// listed yet, and Resolve says so when a turn needs it.
+func (r *Registry) SetDefaultModel(ref string) error {
+	ref = strings.TrimSpace(ref)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.checkModel(ref, "the Settings model"); err != nil {
+		return err
+	}
+	return r.commit(r.providers, ref, "")
+}
+
+// CheckModel validates a model reference someone is about to store (a tier
+// model, a task's model): well formed, and a provider: prefix names a
+// provider in Settings. "" is allowed: it means "use the next choice".
+func (r *Registry) CheckModel(ref, what string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.checkModel(strings.TrimSpace(ref), what)
+}
+
+func (r *Registry) checkModel(ref, what string) error {
+	if ref == "" {
+		return nil
+	}
+	provider, _, err := plan.ParseModelRef(ref)
+	if err != nil {
+		return refuse(EInvalid, "%s", err.Error())
+	}
+	if provider != "" && r.find(provider) < 0 {
+		return refuse(EInvalid, "There is no provider called %q for %s %s.", provider, what, ref)
+	}
+	return nil
+}
+
+// change applies edit to the named provider and writes the registry.
+func (r *Registry) change(name string, edit func(*Provider)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.find(name)
+	if i < 0 {
+		return noProvider(name)
+	}
+	next := slices.Clone(r.providers)
+	edit(&next[i])
+	return r.commit(next, r.model, name)
+}
+
+// commit writes providers and model to the file, then makes them the
+// registry's, dropping the cached model list of the provider changed.
+// The caller holds r.mu.
+func (r *Registry) commit(providers []Provider, model, changed string) error {
+	f := file{Providers: make([]fileProvider, len(providers)), DefaultModel: model}
+	for i, p := range providers {
+		f.Providers[i] = fileProvider{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, On: p.On}
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("provider: %w", err)
+	}
+	if err := writeFileAtomic(r.path, append(b, '\n')); err != nil {
+		return fmt.Errorf("provider: cannot write %s: %w", r.path, err)
+	}
+	r.providers, r.model = providers, model
+	if changed != "" {
+		delete(r.offered, changed)
+		r.generation[changed]++
+	}
+	return nil
+}
+
+// find is the index of the named provider, or -1. The caller holds r.mu.
+func (r *Registry) find(name string) int {
+	return slices.IndexFunc(r.providers, func(p Provider) bool { return p.Name == name })
+}
+
+func noProvider(name string) *Error {
+	return refuse(ENotFound, "There is no provider called %q.", name)
+}
+
+// writeFileAtomic replaces path with b, readable by the owner only,
+// through a synced temporary file and a rename: a crash leaves the old
+// file or the new one, never half of one.
+func writeFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Sync the folder so the rename itself survives a crash.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/intent"
+)
+
+const (
+	benchIntents = 200
+	benchTasks   = 12 // the most live tasks an intent holds
+)
+
+// busyBacklog is an owner whose application has benchIntents intents of
+// benchTasks tasks each, planned, run and ended as the executor would leave
+// them: every fourth is done, the others stopped with tasks completed,
+// failed, interrupted and queued, and the newest still runs. It returns the
+// newest intent and its tasks in the order they were added.
+func busyBacklog(b *testing.B) (*server, *browser, intent.Intent, []intent.Task) {
+	b.Helper()
+	s, ada := withApp(b)
+	ctx := context.Background()
+	// Task i is blocked by i-1 within chains of three, and the last task
+	// waits on the ends of every chain.
+	steps := make([]planStep, benchTasks)
+	for i := range steps {
+		steps[i] = planStep{title: fmt.Sprintf("Step %d of the change", i+1), priority: []string{"high", "medium", "low"}[i%3]}
+		if i%3 != 0 {
+			steps[i].blockedBy = []int{i - 1}
+		}
+	}
+	steps[benchTasks-1].blockedBy = []int{2, 5, 8}
+
+	var last intent.Intent
+	var lastTasks []intent.Task
+	for n := 1; n <= benchIntents; n++ {
+		in, tasks := s.draft(b, fmt.Sprintf("Request %d: add tags to notes,\nand a filter by tag.", n), intent.Analysis{
+			Restated:    []string{"Notes get tags.", "The list filters by one tag."},
+			Fits:        []string{"The notes list"},
+			Assumptions: []string{"One tag per note is enough for now."},
+		}, steps...)
+		if err := s.backlog.Submit(ctx, in.ID); err != nil {
+			b.Fatalf("submit intent %d: %v", in.ID, err)
+		}
+		s.moveIntent(b, in.ID, intent.IntentRunning)
+		switch {
+		case n == benchIntents: // the newest still runs
+			s.moveTask(b, tasks[0].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskCompleted)
+			s.moveTask(b, tasks[1].ID, intent.TaskInQueue, intent.TaskInProgress)
+			s.moveTask(b, tasks[2].ID, intent.TaskInQueue)
+			s.moveTask(b, tasks[3].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskFailed)
+		case n%4 == 0:
+			for _, t := range tasks {
+				s.moveTask(b, t.ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskCompleted)
+			}
+			s.moveIntent(b, in.ID, intent.IntentDone)
+		default:
+			s.moveTask(b, tasks[0].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskCompleted)
+			s.moveTask(b, tasks[1].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskFailed)
+			s.moveTask(b, tasks[3].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskInterrupted)
+			s.moveTask(b, tasks[4].ID, intent.TaskInQueue)
+			s.moveIntent(b, in.ID, intent.IntentStopped)
+		}
+		last, lastTasks = in, tasks
+	}
+	return s, ada, last, lastTasks
+}
+
+// benchGet asks for target until the benchmark has its measure, after
+// checking once that the answer is what it should be; headers come in
+// name, value pairs. With b.Loop the benchmark function runs once, so its
+// fixture is built once, and the timer starts at the loop.
+func benchGet(b *testing.B, ada *browser, target string, check func(r *response), headers ...string) {
+	b.Helper()
+	r := ada.get(target, headers...)
+	wantStatus(b, r, fiber.StatusOK)
+	check(r)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := ada.get(target, headers...); r.StatusCode != fiber.StatusOK {
+			b.Fatalf("GET %s answered %d", target, r.StatusCode)
+		}
+	}
+}
+
+func BenchmarkBacklogListPage(b *testing.B) {
+	_, ada, newest, _ := busyBacklog(b)
+	benchGet(b, ada, "/backlog", func(r *response) {
+		if n := strings.Count(r.body, `<tr data-testid="intent-`); n != benchIntents {
+			b.Fatalf("the Backlog lists %d intents, want %d", n, benchIntents)
+		}
+		wantInOrder(b, r, fmt.Sprintf(`data-testid="intent-%d"`, newest.ID), fmt.Sprintf(`data-testid="intent-%d"`, newest.ID-1))
+		wantSentence(b, r, "12 tasks: 12 completed")
+	})
+}
+
+func BenchmarkIntentPage(b *testing.B) {
+	_, ada, newest, tasks := busyBacklog(b)
+	benchGet(b, ada, intentPath(newest.ID), func(r *response) {
+		if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
+			b.Fatalf("the intent shows %d tasks, want %d", n, benchTasks)
+		}
+		wantSentence(b, r, `data-testid="task-`+tasks[benchTasks-1].Slug+`"`)
+		wantPolling(b, r, true)
+	})
+}
+
+func BenchmarkIntentLiveFragment(b *testing.B) {
+	_, ada, newest, tasks := busyBacklog(b)
+	benchGet(b, ada, intentPath(newest.ID)+"/live", func(r *response) {
+		if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
+			b.Fatalf("the fragment shows %d tasks, want %d", n, benchTasks)
+		}
+		wantSentence(b, r, `data-testid="task-`+tasks[0].Slug+`" data-status="completed"`)
+		wantPolling(b, r, true)
+	}, "HX-Request", "true")
+}

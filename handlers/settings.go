@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/ai/provider"
+	"autoapp/intent/plan"
+	"autoapp/views"
+)
+
+// Providers is what the handlers need of the model providers.
+type Providers interface {
+	List() []provider.ProviderView
+	Get(name string) (provider.ProviderView, error)
+	Save(p provider.Provider, keepKey bool) error
+	ClearKey(name string) error
+	SetOn(name string, on bool) error
+	Remove(name string) error
+	DefaultModel() string
+	SetDefaultModel(ref string) error
+	CheckModel(ref, what string) error
+	Models(ctx context.Context, name string) ([]string, error)
+	Test(ctx context.Context, name string) ([]string, error)
+}
+
+// offeredWait bounds how long the Settings page waits for the providers'
+// model lists; a slow provider leaves its models out of the suggestions.
+const offeredWait = 1500 * time.Millisecond
+
+// settingsNotes is what an action tells the person on the page it renders.
+type settingsNotes struct {
+	refusal views.Refusal
+	notice  string
+	form    views.ProviderForm
+	// tested names the provider just tested, with what it answered.
+	tested      string
+	models      []string
+	testProblem string
+	// typedTiers are refused tier models, shown back as typed.
+	typedTiers map[string]string
+}
+
+func (h *Handlers) settingsPage(c *fiber.Ctx) error {
+	n := settingsNotes{}
+	if name := c.Query("edit"); name != "" {
+		p, err := h.providers.Get(name)
+		if err != nil {
+			return err
+		}
+		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name}
+	}
+	return h.renderSettings(c, n)
+}
+
+func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
+	s, err := h.page(c, "Settings", "settings")
+	if err != nil {
+		return err
+	}
+	op, err := newOp()
+	if err != nil {
+		return err
+	}
+	v := views.SettingsView{DefaultModel: h.providers.DefaultModel(), Form: n.form, Refusal: n.refusal, Notice: n.notice, Op: op}
+	list := h.providers.List()
+	for _, p := range list {
+		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On}
+		if p.Name == n.tested {
+			row.Tested, row.Models, row.TestProblem = true, n.models, n.testProblem
+		}
+		v.Providers = append(v.Providers, row)
+	}
+	v.Offered = h.offered(c.UserContext(), list)
+	if v.TierModels, err = h.tierModels(n.typedTiers); err != nil {
+		return err
+	}
+	return render(c, views.SettingsPageView(s, v))
+}
+
+// offered asks the turned-on providers what they offer, all at once and
+// briefly; their lists are cached, so this is cheap when they were asked lately.
+func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []string {
+	ctx, cancel := context.WithTimeout(ctx, offeredWait)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var refs []string
+	for _, p := range list {
+		if !p.On {
+			continue
+		}
+		wg.Go(func() {
+			models, err := h.providers.Models(ctx, p.Name)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, m := range models {
+				refs = append(refs, p.Name+":"+m)
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	sort.Strings(refs)
+	return refs
+}
+
+func (h *Handlers) providerSave(c *fiber.Ctx) error {
+	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
+		On: c.FormValue("on") == "1", Editing: c.FormValue("editing")}
+	err := h.saveProvider(form, c.FormValue("api_key"), c.FormValue("clear_key") == "1")
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{form: form, refusal: views.Refusal{At: "provider-form", Sentence: sentence}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings", fiber.StatusSeeOther)
+}
+
+func (h *Handlers) saveProvider(form views.ProviderForm, key string, clearKey bool) error {
+	if form.Editing == "" {
+		if _, err := h.providers.Get(form.Name); err == nil {
+			return &provider.Error{Code: provider.EConflict, Message: "A provider called " + form.Name + " exists already; edit it instead."}
+		}
+	} else if form.Editing != form.Name {
+		return &provider.Error{Code: provider.EInvalid, Message: "A provider cannot be renamed; remove it and add it under the new name."}
+	}
+	p := provider.Provider{Name: form.Name, BaseURL: form.BaseURL, APIKey: key, On: form.On}
+	if err := h.providers.Save(p, form.Editing != ""); err != nil {
+		return err
+	}
+	if clearKey && strings.TrimSpace(key) == "" {
+		return h.providers.ClearKey(form.Name)
+	}
+	return nil
+}
+
+// providerAction runs a write on one provider and shows the page, with a
+// refusal beside that provider.
+func (h *Handlers) providerAction(c *fiber.Ctx, act func(name string) error) error {
+	name := c.Params("name")
+	err := act(name)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "provider-" + name, Sentence: sentence}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings", fiber.StatusSeeOther)
+}
+
+func (h *Handlers) providerOn(c *fiber.Ctx) error {
+	on := c.FormValue("on") == "1"
+	return h.providerAction(c, func(name string) error { return h.providers.SetOn(name, on) })
+}
+
+func (h *Handlers) providerRemove(c *fiber.Ctx) error {
+	return h.providerAction(c, h.providers.Remove)
+}
+
+// providerTest asks the provider for its models and shows what it said.
+func (h *Handlers) providerTest(c *fiber.Ctx) error {
+	name := c.Params("name")
+	if _, err := h.providers.Get(name); err != nil {
+		return err
+	}
+	models, err := h.providers.Test(c.UserContext(), name)
+	n := settingsNotes{tested: name, models: models}
+	var pe *provider.Error
+	switch {
+	case errors.As(err, &pe):
+		n.testProblem = pe.Message
+	case err != nil:
+		return err
+	}
+	return h.renderSettings(c, n)
+}
+
+func (h *Handlers) settingsModel(c *fiber.Ctx) error {
+	err := h.providers.SetDefaultModel(c.FormValue("model"))
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "model", Sentence: sentence}})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings", fiber.StatusSeeOther)
+}
+
+// tierModels are the three tier models as saved, or as typed when the
+// owner's typing was refused.
+func (h *Handlers) tierModels(typed map[string]string) ([]views.TierModel, error) {
+	models := typed
+	if models == nil {
+		var err error
+		if models, err = h.backlog.TierModels(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]views.TierModel, 0, len(plan.Tiers))
+	for _, tier := range plan.Tiers {
+		out = append(out, views.TierModel{Tier: tier, Model: models[tier]})
+	}
+	return out, nil
+}
+
+// saveTierModels checks each tier model against the providers in Settings
+// and writes the three; both the Backlog and Settings pages use it. It
+// returns what was typed, to show back after a refusal.
+func (h *Handlers) saveTierModels(c *fiber.Ctx) (map[string]string, error) {
+	m := map[string]string{}
+	for _, tier := range plan.Tiers {
+		m[tier] = strings.TrimSpace(c.FormValue("tier_" + tier))
+	}
+	for _, tier := range plan.Tiers {
+		if err := h.providers.CheckModel(m[tier], "the "+tier+" tier"); err != nil {
+			var pe *provider.Error
+			if errors.As(err, &pe) {
+				return m, &provider.Error{Code: pe.Code, Message: "The " + tier + " tier's model was not saved. " + pe.Message}
+			}
+			return m, err
+		}
+	}
+	return m, h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m)
+}
+
+func (h *Handlers) settingsTiers(c *fiber.Ctx) error {
+	typed, err := h.saveTierModels(c)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "models", Sentence: sentence}, typedTiers: typed})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings", fiber.StatusSeeOther)
+}
