@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"autoapp/executor/ai/scripted"
+)
+
+const secretKey = "sk-test-0123456789-secret"
+
+// TestSettingsConnectAProviderAndChooseModels adds a provider pointing at
+// the scripted model server, tests it, picks the Settings and tier models,
+// and checks the key never comes back in a page.
+func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models("qwen3:27b", "small-model")
+	page := newPage(t)
+	createOwner(t, page, s)
+
+	must(t, page.GetByTestId("rail-settings").Click())
+	must(t, expect.Locator(page.GetByTestId("settings-empty")).ToHaveText("No model provider is set up yet."))
+
+	// A malformed address is refused with a sentence, and the key typed is not shown back.
+	form := page.GetByTestId("provider-form")
+	must(t, form.GetByLabel("Name").Fill("scripted"))
+	must(t, form.GetByLabel("Base URL").Fill("ftp://127.0.0.1/"))
+	must(t, form.GetByLabel("API key").Fill(secretKey))
+	must(t, form.GetByTestId("save-provider").Click())
+	must(t, expect.Locator(page.GetByTestId("refusal-provider-form")).ToContainText("http"))
+	html, err := page.Content()
+	must(t, err)
+	if strings.Contains(html, secretKey) {
+		t.Fatal("the refused form shows the key back")
+	}
+
+	form = page.GetByTestId("provider-form")
+	must(t, form.GetByLabel("Name").Fill("scripted"))
+	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
+	must(t, form.GetByLabel("API key").Fill(secretKey))
+	must(t, form.GetByTestId("save-provider").Click())
+	must(t, expect.Page(page).ToHaveURL(s.URL+"/settings"))
+	row := page.GetByTestId("provider-scripted")
+	must(t, expect.Locator(row).ToContainText(model.URL()))
+	must(t, expect.Locator(row.GetByTestId("key-mask")).ToHaveText("••••cret"))
+
+	// Test lists what it offers, asked with the key.
+	must(t, row.GetByTestId("test-provider").Click())
+	result := page.GetByTestId("provider-scripted").GetByTestId("test-result")
+	must(t, expect.Locator(result).ToContainText("It offers 2 models"))
+	must(t, expect.Locator(result).ToContainText("qwen3:27b"))
+	must(t, expect.Locator(result).ToContainText("small-model"))
+	sawKey := false
+	for _, r := range model.Requests() {
+		if r.Authorization() == "Bearer "+secretKey {
+			sawKey = true
+		}
+	}
+	if !sawKey {
+		t.Fatal("the provider was not asked with its key")
+	}
+
+	// The Settings model and the tier models.
+	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:small-model"))
+	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+	must(t, expect.Locator(page.GetByTestId("default-model").GetByLabel("Model")).ToHaveValue("scripted:small-model"))
+	tiers := page.GetByTestId("tier-models")
+	must(t, tiers.GetByLabel("quick").Fill("scripted:small-model"))
+	must(t, tiers.GetByLabel("deep").Fill("scripted:qwen3:27b"))
+	must(t, tiers.GetByRole("button").Click())
+	tiers = page.GetByTestId("tier-models")
+	must(t, expect.Locator(tiers.GetByLabel("quick")).ToHaveValue("scripted:small-model"))
+	must(t, expect.Locator(tiers.GetByLabel("standard")).ToHaveValue(""))
+	must(t, expect.Locator(tiers.GetByLabel("deep")).ToHaveValue("scripted:qwen3:27b"))
+	b, err := os.ReadFile(filepath.Join(s.Root, "launcher", "intent-models.json"))
+	must(t, err)
+	var saved map[string]*string
+	must(t, json.Unmarshal(b, &saved))
+	if saved["quick"] == nil || *saved["quick"] != "scripted:small-model" || saved["standard"] != nil || *saved["deep"] != "scripted:qwen3:27b" {
+		t.Fatalf("intent-models.json: %s", b)
+	}
+	// A tier model naming a provider that does not exist is refused.
+	must(t, tiers.GetByLabel("standard").Fill("nobody:model"))
+	must(t, tiers.GetByRole("button").Click())
+	must(t, expect.Locator(page.GetByTestId("refusal-models")).ToContainText(`"nobody"`))
+	must(t, expect.Locator(page.GetByTestId("tier-models").GetByLabel("standard")).ToHaveValue("nobody:model"))
+
+	// Turn it off; the edit form leaves the key empty.
+	_, err = page.Goto(s.URL + "/settings")
+	must(t, err)
+	must(t, page.GetByTestId("provider-scripted").GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Turn off"}).Click())
+	must(t, expect.Locator(page.GetByTestId("provider-scripted")).ToContainText("off"))
+	must(t, page.GetByTestId("provider-scripted").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Edit"}).Click())
+	must(t, expect.Locator(page.GetByTestId("provider-form").GetByLabel("API key")).ToHaveValue(""))
+	must(t, expect.Locator(page.GetByTestId("provider-form").GetByLabel("Base URL")).ToHaveValue(model.URL()))
+
+	// The key is nowhere in what the pages sent.
+	for _, path := range []string{"/settings", "/settings?edit=scripted", "/backlog", "/apps"} {
+		_, err := page.Goto(s.URL + path)
+		must(t, err)
+		html, err := page.Content()
+		must(t, err)
+		if strings.Contains(html, secretKey) || regexp.MustCompile(`0123456789`).MatchString(html) {
+			t.Fatalf("%s shows the key", path)
+		}
+	}
+	// The file that keeps it is readable by this user only.
+	fi, err := os.Stat(filepath.Join(s.Root, "launcher", "providers.json"))
+	must(t, err)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("providers.json has mode %v", fi.Mode().Perm())
+	}
+}

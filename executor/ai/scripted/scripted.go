@@ -1,0 +1,482 @@
+// Package scripted is a model for tests: an OpenAI-compatible server on
+// httptest whose answers are written by the test. A test says which request
+// gets which replies (tool calls, a text, usage numbers, or a fault) and
+// afterwards reads every request the server got, so it can assert what a
+// turn was sent.
+//
+// It is test support only: nothing in the server's own code imports it.
+package scripted
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// RunHeader is the header in which the AI layer names the run a request
+// belongs to. A Match by run id looks here as well as in the messages.
+const RunHeader = "X-Autoapp-Run"
+
+// RawDetail appears in the body of every fault this server answers, so a
+// test can assert that the provider's raw text reached neither the person
+// nor the model.
+const RawDetail = "scripted-raw-detail-5d1c"
+
+// Fault is a failure the server answers with instead of a completion.
+type Fault int
+
+// The faults a Reply can carry.
+const (
+	// NoFault answers the reply's tool calls and text.
+	NoFault Fault = iota
+	// Status500 answers HTTP 500 with an error body.
+	Status500
+	// Status401 answers HTTP 401, as for a wrong key.
+	Status401
+	// Status403 answers HTTP 403, as for a key without access.
+	Status403
+	// Status404Model answers HTTP 404, as for a model the provider does
+	// not offer.
+	Status404Model
+	// Status429 answers HTTP 429, as for a rate limit.
+	Status429
+	// Timeout answers nothing: the request hangs until the client gives up.
+	Timeout
+	// Malformed answers HTTP 200 with a body that is not valid JSON.
+	Malformed
+	// ConnectionDrop closes the connection without answering.
+	ConnectionDrop
+)
+
+// Call is a tool call a reply makes, or one recorded in a request's
+// messages. Name is the tool's name; a dot in it is sent as an underscore,
+// as on the wire. Args is the input as JSON text.
+type Call struct {
+	ID   string
+	Name string
+	Args string
+}
+
+// Usage is the token usage a reply reports. A zero Usage is not reported:
+// the completion then has no usage field, like a provider that counts
+// nothing.
+type Usage struct {
+	Input  int
+	Output int
+}
+
+// Reply is one scripted answer to one chat completion request.
+type Reply struct {
+	ToolCalls []Call
+	Text      string
+	Usage     Usage
+	Fault     Fault
+	// Before runs as the request arrives, before anything is answered.
+	// Tests use it to move an injected clock, standing for a slow model.
+	Before func()
+}
+
+// Match selects the requests a script answers. The zero Match selects
+// nothing; use Any, Contains or RunID.
+type Match struct {
+	any   bool
+	text  string
+	runID string
+}
+
+// Any matches every chat completion request.
+func Any() Match { return Match{any: true} }
+
+// Contains matches a request whose last user message, or any system
+// message, contains text.
+func Contains(text string) Match { return Match{text: text} }
+
+// RunID matches a request that names the run id in the RunHeader header or
+// anywhere in its messages.
+func RunID(id string) Match { return Match{runID: id} }
+
+func (m Match) String() string {
+	switch {
+	case m.any:
+		return "any request"
+	case m.text != "":
+		return fmt.Sprintf("a message containing %q", m.text)
+	case m.runID != "":
+		return fmt.Sprintf("run %q", m.runID)
+	}
+	return "nothing"
+}
+
+func (m Match) matches(r Request) bool {
+	switch {
+	case m.any:
+		return true
+	case m.text != "":
+		if strings.Contains(r.LastUser(), m.text) {
+			return true
+		}
+		for _, msg := range r.Messages {
+			if msg.Role == "system" && strings.Contains(msg.Content, m.text) {
+				return true
+			}
+		}
+	case m.runID != "":
+		if r.Header.Get(RunHeader) == m.runID {
+			return true
+		}
+		for _, msg := range r.Messages {
+			if strings.Contains(msg.Content, m.runID) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Message is one message of a recorded request.
+type Message struct {
+	Role       string
+	Content    string
+	ToolCallID string
+	ToolCalls  []Call
+}
+
+// Tool is a tool a recorded request offered the model.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Request is one request the server got, decoded.
+type Request struct {
+	Method string
+	Path   string
+	Header http.Header
+	// Body is the request body as sent.
+	Body           []byte
+	Model          string
+	Messages       []Message
+	Tools          []Tool
+	ResponseFormat json.RawMessage
+}
+
+// Authorization is the request's Authorization header.
+func (r Request) Authorization() string { return r.Header.Get("Authorization") }
+
+// LastUser is the content of the request's last user message.
+func (r Request) LastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// ToolNames are the names of the tools the request offered, as on the wire.
+func (r Request) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+type script struct {
+	match   Match
+	replies []Reply
+	next    int
+}
+
+// Server is the scripted model. It is safe for concurrent use.
+type Server struct {
+	t    testing.TB
+	srv  *httptest.Server
+	quit chan struct{}
+
+	mu       sync.Mutex
+	models   []string
+	scripts  []*script
+	requests []Request
+	calls    int
+}
+
+// New starts a scripted server that is closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, quit: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("/", s.unknown)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		close(s.quit) // ends the requests a Timeout holds
+		s.srv.Close()
+	})
+	return s
+}
+
+// URL is the server's base URL, without /v1.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Models sets the models GET /v1/models lists.
+func (s *Server) Models(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = slices.Clone(ids)
+}
+
+// On adds a script: the requests m selects get the replies in order, one
+// each. Scripts are tried in the order they were added; one whose replies
+// are used up lets the request fall through to the next.
+func (s *Server) On(m Match, replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts = append(s.scripts, &script{match: m, replies: replies})
+}
+
+// Requests are the requests the server got so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Count is how many requests the server got so far, of any kind.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+func (s *Server) record(r *http.Request, body []byte) Request {
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	if len(body) > 0 {
+		decodeChat(body, &req)
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	return req
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	s.record(r, nil)
+	s.mu.Lock()
+	data := make([]map[string]any, len(s.models))
+	for i, id := range s.models {
+		data[i] = map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "scripted"}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.record(r, body)
+	s.t.Errorf("scripted: no route for %s %s", r.Method, r.URL.Path)
+	writeError(w, http.StatusNotFound, "scripted: no route for "+r.Method+" "+r.URL.Path, "not_found")
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	req := s.record(r, body)
+
+	s.mu.Lock()
+	var reply *Reply
+	for _, sc := range s.scripts {
+		if sc.next < len(sc.replies) && sc.match.matches(req) {
+			reply = &sc.replies[sc.next]
+			sc.next++
+			break
+		}
+	}
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+
+	if reply == nil {
+		s.t.Errorf("scripted: no script answers request %d (last user message %q)", n, clip(req.LastUser(), 200))
+		writeError(w, http.StatusInternalServerError,
+			fmt.Sprintf("scripted: no script answers this request (last user message %q)", clip(req.LastUser(), 200)), "unscripted")
+		return
+	}
+	if reply.Before != nil {
+		reply.Before()
+	}
+
+	switch reply.Fault {
+	case Status500:
+		writeError(w, http.StatusInternalServerError, "internal failure "+RawDetail, "server_error")
+		return
+	case Status401:
+		writeError(w, http.StatusUnauthorized, "Incorrect API key provided "+RawDetail, "invalid_api_key")
+		return
+	case Status403:
+		writeError(w, http.StatusForbidden, "key lacks access "+RawDetail, "forbidden")
+		return
+	case Status404Model:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model %q not found %s", req.Model, RawDetail), "model_not_found")
+		return
+	case Status429:
+		writeError(w, http.StatusTooManyRequests, "Rate limit reached "+RawDetail, "rate_limit_exceeded")
+		return
+	case Timeout:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return
+	case Malformed:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"id": "chatcmpl-broken", "choices": [ `+RawDetail)
+		return
+	case ConnectionDrop:
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			s.t.Errorf("scripted: the connection cannot be hijacked")
+			return
+		}
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
+	writeJSON(w, http.StatusOK, completion(n, req.Model, *reply))
+}
+
+func completion(n int, model string, reply Reply) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if reply.Text != "" {
+		msg["content"] = reply.Text
+	}
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+		calls := make([]map[string]any, len(reply.ToolCalls))
+		for i, c := range reply.ToolCalls {
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%d", n, i)
+			}
+			calls[i] = map[string]any{
+				"id":   id,
+				"type": "function",
+				"function": map[string]any{
+					"name":      strings.ReplaceAll(c.Name, ".", "_"),
+					"arguments": c.Args,
+				},
+			}
+		}
+		msg["tool_calls"] = calls
+	}
+	out := map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-%d", n),
+		"object":  "chat.completion",
+		"created": 0,
+		"model":   model,
+		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
+	}
+	if reply.Usage != (Usage{}) {
+		out["usage"] = map[string]any{
+			"prompt_tokens":     reply.Usage.Input,
+			"completion_tokens": reply.Usage.Output,
+			"total_tokens":      reply.Usage.Input + reply.Usage.Output,
+		}
+	}
+	return out
+}
+
+// decodeChat fills req from a chat completion request body. What does not
+// decode is left empty; the body itself is kept.
+func decodeChat(body []byte, req *Request) {
+	var in struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+		ResponseFormat json.RawMessage `json:"response_format"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return
+	}
+	req.Model = in.Model
+	req.ResponseFormat = in.ResponseFormat
+	for _, m := range in.Messages {
+		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, Call{ID: c.ID, Name: c.Function.Name, Args: c.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+}
+
+// contentText reads a message's content, a string or an array of text parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			texts[i] = p.Text
+		}
+		return strings.Join(texts, "")
+	}
+	return ""
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, message, code string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{
+		"message": message, "type": "scripted_error", "code": code, "param": nil,
+	}})
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

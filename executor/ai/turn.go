@@ -1,0 +1,565 @@
+// Package ai is the layer every turn of the engineer goes through: one
+// OpenAI-compatible chat-completions client per endpoint, the tool loop with
+// its limits, the reduction of a provider's failures to one sentence of
+// ours, and structured questions.
+//
+// A turn is the host's: the model is asked, the tools answer, and the
+// limits (steps, wall time, idle time, repeated refusals, Stop) decide when
+// it ends. What the person reads is always a sentence of ours; a provider's
+// raw text goes to the log and nowhere else.
+package ai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// The kinds of turn, as the usage rows name them.
+const (
+	KindChat     = "chat"
+	KindPlanning = "planning"
+	KindBuilder  = "builder"
+	KindAdvice   = "advice"
+	KindDistill  = "distill"
+)
+
+// The roles of a history message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one earlier message of a conversation.
+type Message struct {
+	Role string
+	Text string
+}
+
+// Defaults of the limits.
+const (
+	DefaultSteps        = 60
+	DefaultWall         = 20 * time.Minute
+	DefaultIdle         = 8 * time.Minute
+	DefaultSameRefusals = 4
+)
+
+// Limits end a turn. A zero field takes its default.
+type Limits struct {
+	// Steps is the most model calls a turn makes.
+	Steps int
+	// Wall is the longest a turn runs. It cuts a request to the model
+	// where it falls; a running tool is not interrupted, and the turn ends
+	// as the tool returns.
+	Wall time.Duration
+	// Idle is the longest a turn goes without a tool call; the clock is
+	// held while a tool runs and while a question waits (HoldIdle).
+	Idle time.Duration
+	// SameRefusals ends a turn refused that many times for the same
+	// reason (same tool, same kind of refusal: the schema or the handler,
+	// for the same fields) with no edit landing in between (Tool.Edits).
+	SameRefusals int
+	// Request is the longest one request to the provider may take.
+	Request time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Steps <= 0 {
+		l.Steps = DefaultSteps
+	}
+	if l.Wall <= 0 {
+		l.Wall = DefaultWall
+	}
+	if l.Idle <= 0 {
+		l.Idle = DefaultIdle
+	}
+	if l.SameRefusals <= 0 {
+		l.SameRefusals = DefaultSameRefusals
+	}
+	if l.Request <= 0 {
+		l.Request = DefaultRequestTimeout
+	}
+	return l
+}
+
+// Turn is one conversation with the model, from the message to its answer
+// or to the limit that ends it.
+type Turn struct {
+	Endpoint Endpoint
+	// Kind is chat, planning, builder, advice or distill.
+	Kind  string
+	RunID string
+	// Instructions go first, as the system message.
+	Instructions string
+	// Documents are delivered in order under DocumentBudget characters
+	// (0: DefaultDocumentBudget; below 0: none), cut from the end, as one
+	// user message labelled as data, after the instructions.
+	Documents      []Document
+	DocumentBudget int
+	History        []Message
+	Message        string
+	Tools          []Tool
+	Limits         Limits
+	// Now is the clock of the limits; nil is time.Now.
+	Now func() time.Time
+	// Log receives the raw detail of failures; nil discards it. The key is
+	// never logged.
+	Log *slog.Logger
+	// OnUsage is called as each step ends, with the usage so far.
+	OnUsage func(Usage)
+	// OnStep is called as each tool call completes.
+	OnStep func(Call)
+}
+
+// Ending says how a turn ended.
+type Ending string
+
+// The ways a turn ends.
+const (
+	EndAnswered Ending = "answered"
+	EndSteps    Ending = "steps"
+	EndWall     Ending = "wall"
+	EndIdle     Ending = "idle"
+	EndRefusals Ending = "refusals"
+	EndAborted  Ending = "aborted"
+	EndProvider Ending = "provider"
+	EndQuestion Ending = "question"
+)
+
+// Sentences for the person about how a turn ended.
+const (
+	AnsweredSentence = "The turn ended with an answer."
+	StoppedSentence  = "The turn was stopped."
+	QuestionSentence = "The turn ended with a question for the person."
+)
+
+// StepsSentence is the sentence for a turn that reached its step cap.
+func StepsSentence(steps int) string {
+	return fmt.Sprintf("The turn reached its limit of %d steps.", steps)
+}
+
+// WallSentence is the sentence for a turn that ran out of time.
+func WallSentence(d time.Duration) string {
+	return fmt.Sprintf("The turn ran out of time (%s).", spell(d))
+}
+
+// IdleSentence is the sentence for a turn that made no tool call for d.
+func IdleSentence(d time.Duration) string {
+	return fmt.Sprintf("The turn made no tool call for %s.", spell(d))
+}
+
+// RefusalsSentence is the sentence for a turn refused n times for the same
+// reason.
+func RefusalsSentence(n int, reason string) string {
+	return fmt.Sprintf("The turn was refused %d times for the same reason: %s", n, strings.TrimSuffix(reason, ".")+".")
+}
+
+// Call is one tool call of a turn.
+type Call struct {
+	// Name is the tool's name in our words (source.read), or the name the
+	// model sent when no tool has it.
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+	// Result is the answer the model read back.
+	Result json.RawMessage `json:"result"`
+	OK     bool            `json:"ok"`
+	// Problems are why the call was refused, when it was.
+	Problems []Problem     `json:"problems,omitempty"`
+	Started  time.Time     `json:"started"`
+	Took     time.Duration `json:"took"`
+}
+
+// Usage is the tokens a turn's completed steps used. Partial says the
+// numbers are a floor: the turn was cut short, or a step reported nothing.
+type Usage struct {
+	Input   int  `json:"input"`
+	Output  int  `json:"output"`
+	Partial bool `json:"partial"`
+}
+
+// Result is how a turn went.
+type Result struct {
+	Ended Ending
+	// Sentence says how it ended, for the person.
+	Sentence string
+	// Text is the model's final answer, when it answered.
+	Text string
+	// Question is what a tool asked the person, when it ended the turn.
+	Question  string
+	Calls     []Call
+	Usage     Usage
+	Documents []DeliveredDocument
+	// ToolCalledBeforeFailure says the model made a tool call before the
+	// provider failed. A turn that failed without one is not an attempt.
+	ToolCalledBeforeFailure bool
+	// Err is the provider's failure when Ended is EndProvider.
+	Err *ProviderError
+}
+
+// Causes of a request's context ending because of a turn's limit.
+var (
+	errWallLimit = errors.New("ai: the turn ran out of time")
+	errIdleLimit = errors.New("ai: the turn was idle too long")
+)
+
+// turn is one Run in progress.
+type turn struct {
+	t     Turn
+	lim   Limits
+	now   func() time.Time
+	log   *slog.Logger
+	start time.Time
+	idle  *idleClock
+	tools map[string]*boundTool
+	res   Result
+
+	// steps counts the model calls made.
+	steps int
+	// unreported is set when a step came back without usage.
+	unreported bool
+	// identical counts refusals with the same problems, for the example.
+	identical map[string]int
+	// reasons counts refusals of the same kind since the last edit landed.
+	reasons map[string]int
+}
+
+// Run runs a turn: it asks the model, runs the tool calls it makes, feeds
+// their answers back, and repeats until the model answers without a tool
+// call or a limit ends the turn. Cancelling ctx stops it (EndAborted).
+func Run(ctx context.Context, t Turn) Result {
+	r := &turn{
+		t:         t,
+		lim:       t.Limits.withDefaults(),
+		now:       t.Now,
+		log:       t.Log,
+		identical: map[string]int{},
+		reasons:   map[string]int{},
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.log = r.log.With("provider", t.Endpoint.Provider, "model", t.Endpoint.Model, "kind", t.Kind, "run", t.RunID)
+	r.start = r.now()
+	r.idle = newIdleClock(r.now)
+
+	docs, delivered := deliver(t.Documents, t.DocumentBudget)
+	r.res.Documents = delivered
+
+	p, err := newProvider(t.Endpoint, t.RunID, r.lim.Request)
+	if err != nil {
+		return r.failed(err.(*ProviderError))
+	}
+	defer p.close()
+
+	params := openai.ChatCompletionNewParams{Model: t.Endpoint.Model}
+	var offered []string
+	r.tools = make(map[string]*boundTool, len(t.Tools))
+	for _, tool := range t.Tools {
+		bt := &boundTool{Tool: tool}
+		bt.schema, bt.broken = compileSchema(tool.Schema)
+		var parameters map[string]any
+		if bt.broken == nil {
+			bt.broken = json.Unmarshal(tool.Schema, &parameters)
+		}
+		if bt.broken != nil {
+			r.log.Error("ai: a tool's schema cannot be read; every call of it is refused", "tool", tool.Name, "err", bt.broken)
+			parameters = map[string]any{"type": "object"}
+		}
+		r.tools[tool.WireName()] = bt
+		offered = append(offered, tool.Name)
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        tool.WireName(),
+			Description: openai.String(tool.Description),
+			Parameters:  shared.FunctionParameters(parameters),
+		}))
+	}
+	r.log.Debug("ai: turn starts", "tools", offered, "documents", len(delivered))
+
+	if t.Instructions != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(t.Instructions))
+	}
+	if docs != "" {
+		params.Messages = append(params.Messages, openai.UserMessage(docs))
+	}
+	for _, m := range t.History {
+		if m.Role == RoleAssistant {
+			params.Messages = append(params.Messages, openai.AssistantMessage(m.Text))
+		} else {
+			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+		}
+	}
+	params.Messages = append(params.Messages, openai.UserMessage(t.Message))
+
+	for step := 0; ; step++ {
+		if ctx.Err() != nil {
+			return r.end(EndAborted, StoppedSentence)
+		}
+		if ended, ok := r.overLimit(); ok {
+			return ended
+		}
+		if step >= r.lim.Steps {
+			return r.end(EndSteps, StepsSentence(r.lim.Steps))
+		}
+
+		r.steps++
+		reqCtx, cancel := r.requestContext(ctx)
+		c, resp, err := p.complete(reqCtx, params)
+		cause := context.Cause(reqCtx)
+		cancel()
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return r.end(EndAborted, StoppedSentence)
+			case errors.Is(cause, errWallLimit):
+				return r.end(EndWall, WallSentence(r.lim.Wall))
+			case errors.Is(cause, errIdleLimit):
+				return r.end(EndIdle, IdleSentence(r.lim.Idle))
+			}
+			return r.failed(p.reduce(reqCtx, err, resp))
+		}
+		r.addUsage(c)
+		if ended, ok := r.overLimit(); ok {
+			return ended
+		}
+
+		msg := c.Choices[0].Message
+		var calls []openai.ChatCompletionMessageToolCallUnion
+		for _, tc := range msg.ToolCalls {
+			if tc.Function.Name != "" {
+				calls = append(calls, tc)
+			}
+		}
+		if len(calls) == 0 {
+			r.res.Text = msg.Content
+			if r.res.Text == "" {
+				r.res.Text = msg.Refusal
+			}
+			return r.end(EndAnswered, AnsweredSentence)
+		}
+
+		asked := openai.ChatCompletionAssistantMessageParam{}
+		if msg.Content != "" {
+			asked.Content.OfString = openai.String(msg.Content)
+		}
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", step, i)
+			}
+			asked.ToolCalls = append(asked.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: calls[i].ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name: calls[i].Function.Name, Arguments: calls[i].Function.Arguments,
+					},
+				},
+			})
+		}
+		params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asked})
+		for _, tc := range calls {
+			answer, ended, ok := r.call(ctx, tc.Function.Name, tc.Function.Arguments)
+			if ok {
+				return ended
+			}
+			params.Messages = append(params.Messages, openai.ToolMessage(string(answer), tc.ID))
+		}
+	}
+}
+
+// requestContext bounds one request by the request timeout and by what is
+// left of the wall and idle limits. The limits are measured on the turn's
+// clock and applied as real time: a slow model is cut where the limit
+// falls, not at the end of its request.
+func (r *turn) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit, cause := r.lim.Wall-r.now().Sub(r.start), errWallLimit
+	if idle, held := r.idle.idle(); !held && r.lim.Idle-idle < limit {
+		limit, cause = r.lim.Idle-idle, errIdleLimit
+	}
+	return withTimeout(ctx, r.lim.Request, limit, cause)
+}
+
+// overLimit ends the turn when the wall or idle limit has passed.
+func (r *turn) overLimit() (Result, bool) {
+	if r.now().Sub(r.start) >= r.lim.Wall {
+		return r.end(EndWall, WallSentence(r.lim.Wall)), true
+	}
+	if idle, held := r.idle.idle(); !held && idle >= r.lim.Idle {
+		return r.end(EndIdle, IdleSentence(r.lim.Idle)), true
+	}
+	return Result{}, false
+}
+
+// addUsage adds a completed step's usage and reports the total so far.
+func (r *turn) addUsage(c *openai.ChatCompletion) {
+	if c.JSON.Usage.Valid() {
+		r.res.Usage.Input += int(c.Usage.PromptTokens)
+		r.res.Usage.Output += int(c.Usage.CompletionTokens)
+	} else {
+		r.unreported = true
+	}
+	if r.t.OnUsage != nil {
+		u := r.res.Usage
+		u.Partial = r.unreported
+		r.t.OnUsage(u)
+	}
+}
+
+func (r *turn) end(e Ending, sentence string) Result {
+	r.res.Ended, r.res.Sentence = e, sentence
+	r.res.Usage.Partial = r.unreported || (e != EndAnswered && e != EndQuestion)
+	r.log.Info("ai: turn ended", "ended", e, "steps", r.steps, "calls", len(r.res.Calls), "input", r.res.Usage.Input,
+		"output", r.res.Usage.Output, "partial", r.res.Usage.Partial)
+	return r.res
+}
+
+func (r *turn) failed(pe *ProviderError) Result {
+	r.log.Error("ai: the provider failed", "failure", pe.Kind, "status", pe.Status, "detail", pe.Detail())
+	r.res.Err = pe
+	r.res.ToolCalledBeforeFailure = len(r.res.Calls) > 0
+	return r.end(EndProvider, pe.Sentence)
+}
+
+// call runs one tool call and returns the answer for the model. When the
+// call ends the turn, it returns the turn's result and true.
+func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage, Result, bool) {
+	c := Call{Name: wireName, Input: inputJSON(args), Started: r.now()}
+	r.idle.restart()
+	release := r.idle.hold()
+
+	var (
+		answer   toolAnswer
+		kind     refusalKind
+		question *Question
+		aborted  bool
+	)
+	tool := r.tools[wireName]
+	switch {
+	case tool == nil:
+		kind = refusedInput
+		answer.Problems = []Problem{{Field: "", Message: fmt.Sprintf("there is no tool %q; the tools are %s", wireName, r.toolList())}}
+	case tool.broken != nil:
+		c.Name = tool.Name
+		answer.Error = "this tool cannot be used in this turn"
+	default:
+		c.Name = tool.Name
+		if ps := tool.schema.validate([]byte(args)); len(ps) > 0 {
+			kind, answer.Problems = refusedInput, ps
+			break
+		}
+		input := json.RawMessage(args)
+		if strings.TrimSpace(args) == "" {
+			input = json.RawMessage("{}")
+		}
+		result, err := runHandler(context.WithValue(ctx, idleKey{}, r.idle), tool, input)
+		var refusal *Refusal
+		switch {
+		case errors.As(err, &refusal):
+			kind, answer.Problems = refusedHandler, refusal.Problems
+		case err != nil && ctx.Err() != nil:
+			aborted = true
+			answer.Error = "the turn was stopped"
+		case err != nil:
+			r.log.Warn("ai: a tool failed", "tool", tool.Name, "err", err)
+			answer.Error = "the tool failed on the host: " + err.Error()
+		default:
+			if q, ok := result.(Question); ok {
+				question = &q
+				result = map[string]string{"question": q.Text}
+			}
+			b, err := json.Marshal(result)
+			if err != nil {
+				r.log.Error("ai: a tool's result is not JSON", "tool", tool.Name, "err", err)
+				answer.Error = "the tool's result could not be written as JSON"
+				break
+			}
+			answer.OK, answer.Result = true, b
+			if tool.Edits {
+				clear(r.reasons)
+			}
+		}
+	}
+
+	var reason string
+	if kind != "" {
+		reason = r.refused(&answer, c.Name, kind, tool)
+	}
+	release()
+	r.idle.restart()
+
+	b, _ := json.Marshal(answer)
+	c.Result, c.OK, c.Problems = b, answer.OK, answer.Problems
+	c.Took = r.now().Sub(c.Started)
+	r.res.Calls = append(r.res.Calls, c)
+	if r.t.OnStep != nil {
+		r.t.OnStep(c)
+	}
+
+	switch {
+	case aborted || ctx.Err() != nil:
+		return nil, r.end(EndAborted, StoppedSentence), true
+	case question != nil:
+		r.res.Question = question.Text
+		return nil, r.end(EndQuestion, QuestionSentence), true
+	case reason != "":
+		return nil, r.end(EndRefusals, RefusalsSentence(r.lim.SameRefusals, reason)), true
+	}
+	return b, Result{}, false
+}
+
+// refused counts a refusal. The second refusal with the same problems adds
+// the tool's example input to the answer; the SameRefusals-th refusal of
+// the same kind since an edit landed returns the reason that ends the turn.
+func (r *turn) refused(answer *toolAnswer, name string, kind refusalKind, tool *boundTool) string {
+	problems, _ := json.Marshal(answer.Problems)
+	r.identical[name+"\x00"+string(problems)]++
+	if r.identical[name+"\x00"+string(problems)] >= 2 && tool != nil && len(tool.Example) > 0 {
+		answer.Hint, answer.Example = ExampleHint, tool.Example
+	}
+
+	fields := make([]string, 0, len(answer.Problems))
+	for _, p := range answer.Problems {
+		fields = append(fields, p.Field)
+	}
+	slices.Sort(fields)
+	key := name + "\x00" + string(kind) + "\x00" + strings.Join(slices.Compact(fields), "\x00")
+	r.reasons[key]++
+	if r.reasons[key] < r.lim.SameRefusals {
+		return ""
+	}
+	return name + ": " + (&Refusal{Problems: answer.Problems}).Error()
+}
+
+func (r *turn) toolList() string {
+	names := make([]string, 0, len(r.tools))
+	for name := range r.tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// inputJSON keeps a call's input as JSON for the record: the text itself
+// when it is JSON, else the text as a JSON string.
+func inputJSON(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
