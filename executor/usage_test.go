@@ -1,0 +1,61 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/migrations"
+)
+
+func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
+	db, err := migrations.Open(filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	book := intent.NewService(db, t.TempDir(), time.Now)
+	model := scripted.New(t)
+	echo := ai.Tool{Name: "note.write", Description: "Write a note.",
+		Schema:  []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+		Example: []byte(`{"text":"hello"}`),
+		Handler: func(ctx context.Context, in json.RawMessage) (any, error) { return map[string]bool{"written": true}, nil }}
+	model.On(scripted.RunID("whole"),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "note_write", Args: `{"text":"a"}`}}, Usage: scripted.Usage{Input: 100, Output: 20}},
+		scripted.Reply{Text: "Done.", Usage: scripted.Usage{Input: 150, Output: 5}})
+	model.On(scripted.RunID("cut"),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "note_write", Args: `{"text":"a"}`}}, Usage: scripted.Usage{Input: 80, Output: 10}},
+		scripted.Reply{Fault: scripted.Status500})
+	model.On(scripted.RunID("silent"), scripted.Reply{Fault: scripted.Status500})
+
+	ep := ai.Endpoint{Provider: "scripted", BaseURL: model.URL(), Model: "small"}
+	for _, run := range []string{"whole", "cut", "silent"} {
+		executor.RunTurn(context.Background(), book, "notes", ai.Turn{Endpoint: ep, Kind: ai.KindBuilder, RunID: run,
+			Instructions: "Write notes.", Message: "Go.", Tools: []ai.Tool{echo}})
+	}
+	rows, err := book.UsageSince(context.Background(), time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []intent.Usage{
+		{Kind: "builder", RunID: "whole", AppID: "notes", Model: "scripted:small", Input: 250, Output: 25, Partial: false},
+		{Kind: "builder", RunID: "cut", AppID: "notes", Model: "scripted:small", Input: 80, Output: 10, Partial: true},
+		{Kind: "builder", RunID: "silent", AppID: "notes", Model: "scripted:small", Input: 0, Output: 0, Partial: true},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		g := rows[i]
+		if g.Kind != w.Kind || g.RunID != w.RunID || g.AppID != w.AppID || g.Model != w.Model ||
+			g.Input != w.Input || g.Output != w.Output || g.Partial != w.Partial {
+			t.Errorf("row %d: got %+v, want %+v", i, g, w)
+		}
+	}
+}
