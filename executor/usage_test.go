@@ -25,7 +25,9 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 	echo := ai.Tool{Name: "note.write", Description: "Write a note.",
 		Schema:  []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
 		Example: []byte(`{"text":"hello"}`),
-		Handler: func(ctx context.Context, in json.RawMessage) (any, error) { return map[string]bool{"written": true}, nil }}
+		Handler: func(ctx context.Context, in json.RawMessage) (any, error) {
+			return map[string]bool{"written": true}, nil
+		}}
 	model.On(scripted.RunID("whole"),
 		scripted.Reply{ToolCalls: []scripted.Call{{Name: "note_write", Args: `{"text":"a"}`}}, Usage: scripted.Usage{Input: 100, Output: 20}},
 		scripted.Reply{Text: "Done.", Usage: scripted.Usage{Input: 150, Output: 5}})
