@@ -111,7 +111,9 @@ func planned(title string, blockedBy ...string) plan.Task {
 // move moves a task or fails the test.
 func (e *env) move(tb testing.TB, taskID int64, to intent.TaskStatus, runID string) {
 	tb.Helper()
-	if err := e.svc.MoveTask(context.Background(), taskID, to, intent.Move{Reason: "test", RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+	// A question goes with a move to needs-answer, an answer with the move back.
+	if err := e.svc.MoveTask(context.Background(), taskID, to, intent.Move{Reason: "test", RunID: runID, Actor: intent.ActorExecutor,
+		Question: "Which tag is the default?", Answer: "None."}); err != nil {
 		tb.Fatalf("move task %d to %s: %v", taskID, to, err)
 	}
 }

@@ -218,4 +218,21 @@ type Move struct {
 	Reason string
 	RunID  string
 	Actor  string
+	// Completion is what a completing verdict records; only on a move to
+	// completed.
+	Completion *Completion
+	// Question is the builder's question; only on a move to needs-answer.
+	Question string
+	// Answer is the person's answer; only on a move from needs-answer to
+	// in-queue, which appends it to the task's answers.
+	Answer string
+}
+
+// Completion is what a task keeps of the verdict that completed it.
+type Completion struct {
+	RevAfter    string
+	ReleaseID   string
+	ActualLines int
+	// ExampleHashes maps criterion n (from 1) to its example's hash.
+	ExampleHashes map[int]string
 }

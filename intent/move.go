@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -106,6 +108,9 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	} else if n == 0 {
 		return refuse(EConflict, "The task moved meanwhile: it is no longer %s.", from)
 	}
+	if err := stampMove(ctx, tx, now, taskID, from, to, ev); err != nil {
+		return err
+	}
 	if to == TaskInProgress {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, ?)`,
 			ev.RunID, taskID, attempts); err != nil {
@@ -179,6 +184,49 @@ func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64,
 		`INSERT INTO intent_events (intent_id, at, from_status, to_status, reason) VALUES (?, ?, ?, ?, ?)`,
 		intentID, at, from, to, reason); err != nil {
 		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
+	}
+	return nil
+}
+
+// stampMove writes what a move carries besides its status: the completing
+// verdict's record, the builder's question, the person's answer, and the
+// planning model's advice, which goes when the task completes or is revised.
+func stampMove(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, from, to TaskStatus, ev Move) error {
+	exec := func(query string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		}
+		return nil
+	}
+	switch {
+	case to == TaskCompleted:
+		c := ev.Completion
+		if c == nil {
+			c = &Completion{}
+		}
+		hashes := map[string]string{}
+		for n, h := range c.ExampleHashes {
+			hashes[strconv.Itoa(n)] = h
+		}
+		var release any
+		if c.ReleaseID != "" {
+			release = c.ReleaseID
+		}
+		return exec(`UPDATE tasks SET rev_after = ?, release_id = ?, actual_lines = ?, example_hashes = ?, advice = '', question = ''
+			WHERE id = ?`, c.RevAfter, release, c.ActualLines, jsonText(hashes), taskID)
+	case to == TaskNeedsAnswer:
+		if strings.TrimSpace(ev.Question) == "" {
+			return refuse(EInvalid, "A task moves to needs-answer only with its question.")
+		}
+		return exec(`UPDATE tasks SET question = ? WHERE id = ?`, ev.Question, taskID)
+	case from == TaskNeedsAnswer && to == TaskInQueue:
+		if strings.TrimSpace(ev.Answer) == "" {
+			return refuse(EInvalid, "Write an answer to the question first.")
+		}
+		return exec(`UPDATE tasks SET answers = json_insert(answers, '$[#]', json_object('question', question, 'answer', ?, 'at', ?)),
+			question = '' WHERE id = ?`, ev.Answer, now.UTC().Format(time.RFC3339Nano), taskID)
+	case from == TaskFailed && to == TaskProposed:
+		return exec(`UPDATE tasks SET advice = '' WHERE id = ?`, taskID)
 	}
 	return nil
 }

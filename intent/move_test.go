@@ -124,7 +124,7 @@ func TestMoveTaskEveryPair(t *testing.T) {
 				}
 
 				runID := fmt.Sprintf("run-%d", n)
-				err := e.svc.MoveTask(ctx, id, to, intent.Move{Reason: "because", RunID: runID, Actor: intent.ActorExecutor})
+				err := e.svc.MoveTask(ctx, id, to, intent.Move{Reason: "because", RunID: runID, Actor: intent.ActorExecutor, Question: "Which tag?", Answer: "None."})
 				after := e.state(t, id)
 
 				if !allowedTaskMoves[[2]intent.TaskStatus{from, to}] {

@@ -1,0 +1,119 @@
+package intent
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// CompletedExamples are the acceptance examples the application's
+// completed tasks are held to: example id (<slug>-c<n>) → the hash of its
+// steps when its task completed.
+func (s *Service) CompletedExamples(ctx context.Context, appID string) (map[string]string, error) {
+	var rows []struct {
+		Slug   string `db:"slug"`
+		Hashes string `db:"example_hashes"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &rows,
+		`SELECT slug, example_hashes FROM tasks WHERE app_id = ? AND status = 'completed'`, appID); err != nil {
+		return nil, fmt.Errorf("intent: completed examples: %w", err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		var hashes map[string]string
+		if err := json.Unmarshal([]byte(r.Hashes), &hashes); err != nil {
+			return nil, fmt.Errorf("intent: completed examples of %s: %w", r.Slug, err)
+		}
+		for n, h := range hashes {
+			if _, err := strconv.Atoi(n); err != nil || h == "" {
+				continue
+			}
+			out[r.Slug+"-c"+n] = h
+		}
+	}
+	return out, nil
+}
+
+// SetAdvice keeps the planning model's answer about a failed task; it is
+// shown under the failure until the task completes or is revised.
+func (s *Service) SetAdvice(ctx context.Context, taskID int64, advice string) error {
+	res, err := s.db.Write.ExecContext(ctx, `UPDATE tasks SET advice = ? WHERE id = ? AND status = 'failed'`, advice, taskID)
+	if err != nil {
+		return fmt.Errorf("intent: advice: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return refuse(EConflict, "Advice is kept only on a failed task.")
+	}
+	return nil
+}
+
+// LastAttemptNote is why the task's newest attempt did not complete: the
+// reason of its newest move from in-progress to failed, interrupted or
+// in-queue. A task resumed after a stop or a restart is told the same as
+// one retried inside a run. "" when it has none.
+func (s *Service) LastAttemptNote(ctx context.Context, taskID int64) (string, error) {
+	var reason string
+	err := s.db.Read.GetContext(ctx, &reason,
+		`SELECT reason FROM task_events WHERE task_id = ? AND from_status = 'in-progress'
+		   AND to_status IN ('failed', 'interrupted', 'in-queue') ORDER BY id DESC LIMIT 1`, taskID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("intent: last attempt: %w", err)
+	}
+	return reason, nil
+}
+
+// Running is the intent that runs in this store, if any.
+func (s *Service) Running(ctx context.Context) (int64, bool, error) {
+	var id int64
+	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM intents WHERE status = 'running' ORDER BY id LIMIT 1`)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("intent: running: %w", err)
+	}
+	return id, true, nil
+}
+
+// LauncherStopped is the reason a restart gives the runs it found going.
+const LauncherStopped = "The launcher stopped."
+
+// Recover is what `serve` does on start: every task left in progress is
+// interrupted (its attempt given back) and every running intent stopped
+// with "The launcher stopped.". Nothing is resumed: an interrupted turn may
+// have left half a change, and the person decides what happens next.
+func (s *Service) Recover(ctx context.Context) (tasks, intents int, err error) {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("intent: recover: %w", err)
+	}
+	defer tx.Rollback()
+	now := s.now()
+	var taskIDs, intentIDs []int64
+	if err := tx.SelectContext(ctx, &taskIDs, `SELECT id FROM tasks WHERE status = 'in-progress' ORDER BY id`); err != nil {
+		return 0, 0, fmt.Errorf("intent: recover: %w", err)
+	}
+	for _, id := range taskIDs {
+		if err := moveTask(ctx, tx, now, id, TaskInterrupted, Move{Reason: LauncherStopped, Actor: ActorExecutor}); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := tx.SelectContext(ctx, &intentIDs, `SELECT id FROM intents WHERE status = 'running' ORDER BY id`); err != nil {
+		return 0, 0, fmt.Errorf("intent: recover: %w", err)
+	}
+	for _, id := range intentIDs {
+		if err := moveIntent(ctx, tx, now, id, IntentStopped, LauncherStopped); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, fmt.Errorf("intent: recover: %w", err)
+	}
+	return len(taskIDs), len(intentIDs), nil
+}
