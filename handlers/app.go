@@ -59,6 +59,7 @@ type Deps struct {
 	Candidates Candidates
 	Backlog    Backlog
 	Providers  Providers
+	Runs       Runs
 	Log        *slog.Logger
 	// Version is shown by /healthz.
 	Version string
@@ -71,6 +72,7 @@ type Handlers struct {
 	candidates Candidates
 	backlog    Backlog
 	providers  Providers
+	runs       Runs
 	log        *slog.Logger
 	version    string
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -79,7 +81,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -114,6 +116,9 @@ func New(d Deps) *fiber.App {
 	app.Get("/backlog/intents/:id", h.intentPage)
 	app.Get("/backlog/intents/:id/live", h.intentLive)
 	app.Post("/backlog/intents/:id/withdraw", h.intentWithdraw)
+	app.Post("/backlog/intents/:id/run", h.intentRun)
+	app.Post("/backlog/intents/:id/stop", h.intentStop)
+	app.Post("/backlog/tasks/:id/answer", h.taskAnswer)
 	app.Get("/backlog/tasks/:id", h.taskPage)
 	app.Post("/backlog/tasks/:id/model", h.taskModel)
 	app.Post("/backlog/tasks/:id/remove", h.taskRemove)

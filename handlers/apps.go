@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor"
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
@@ -23,7 +24,10 @@ func refusal(err error) (status int, sentence string, ok bool) {
 	var ce *candidate.Error
 	var ie *intent.Error
 	var pe *provider.Error
+	var xe *executor.Error
 	switch {
+	case errors.As(err, &xe):
+		return appStatus(app.Code(xe.Code)), xe.Message, true
 	case errors.As(err, &pe):
 		return providerStatus(pe.Code), pe.Message, true
 	case errors.As(err, &ae):
@@ -161,7 +165,10 @@ func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
 func (h *Handlers) appManifest(c *fiber.Ctx) error {
 	id := c.Params("id")
 	raw := c.FormValue("manifest")
-	err := h.apps.SaveManifest(c.UserContext(), id, []byte(raw))
+	err := h.runs.Busy(id)
+	if err == nil {
+		err = h.apps.SaveManifest(c.UserContext(), id, []byte(raw))
+	}
 	var ae *app.Error
 	if errors.As(err, &ae) && ae.Code == app.EInvalid {
 		n := appNotes{manifest: raw, keepManifestDraft: true}
@@ -187,7 +194,10 @@ func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, i
 	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
 		return err
 	}
-	err := act(c.UserContext(), id)
+	err := h.runs.Busy(id)
+	if err == nil {
+		err = act(c.UserContext(), id)
+	}
 	if status, sentence, ok := refusal(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{candidateProblem: sentence})
@@ -221,7 +231,10 @@ func (h *Handlers) appPreviewStop(c *fiber.Ctx) error {
 
 func (h *Handlers) appActivate(c *fiber.Ctx) error {
 	id := c.Params("id")
-	err := h.apps.Activate(c.UserContext(), id, c.FormValue("release"))
+	err := h.runs.Busy(id)
+	if err == nil {
+		err = h.apps.Activate(c.UserContext(), id, c.FormValue("release"))
+	}
 	if status, sentence, ok := refusal(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{problem: sentence})

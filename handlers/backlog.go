@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor"
 	"autoapp/intent"
 	"autoapp/intent/owner"
 	"autoapp/intent/plan"
@@ -25,6 +26,15 @@ type Backlog interface {
 	Withdraw(ctx context.Context, opID string, intentID int64) error
 	TierModels() (map[string]string, error)
 	SetTierModels(ctx context.Context, opID string, m map[string]string) error
+}
+
+// Runs is what the handlers need of the executor.
+type Runs interface {
+	Start(ctx context.Context, intentID int64) error
+	Stop(intentID int64) error
+	Answer(ctx context.Context, taskID int64, answer string) error
+	Progress(intentID int64) (executor.Progress, bool)
+	Busy(appID string) error
 }
 
 // newOp is a fresh operation id for the forms of a page: submitting the
@@ -130,6 +140,9 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	}
 	v := intentView(d, s.AppName, op)
 	v.Refusal = r
+	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
+		v.Progress = progressView(p)
+	}
 	if fragment {
 		return render(c, views.IntentLive(s, v))
 	}
@@ -238,13 +251,18 @@ func intentView(d intent.IntentDetail, appName, op string) views.IntentView {
 		BeingWritten: d.BeingWritten(), Request: d.Request, Restated: strings.Join(d.Restated, " "),
 		Fits: d.Fits, Conflicts: d.Conflicts, OutOfReach: d.OutOfReach, Assumptions: d.Assumptions,
 		Questions: d.Questions, StopReason: d.StopReason, Created: clock(d.CreatedAt),
-		CanWithdraw: d.Withdrawable(), Op: op,
+		CanWithdraw: d.Withdrawable(), Op: op, CanRun: d.Runnable(), Running: d.Status == intent.IntentRunning,
 		Polling: d.BeingWritten() || d.Status == intent.IntentRunning}
 	if !d.SubmittedAt.IsZero() {
 		v.Submitted = clock(d.SubmittedAt)
 	}
 	for _, t := range d.Tasks {
 		v.Tasks = append(v.Tasks, taskRow(t, d.Removable(t)))
+		if d.Status == intent.IntentDone && t.Status == intent.TaskCompleted {
+			for _, line := range t.Runbook {
+				v.Runbook = append(v.Runbook, views.RunbookLine{Slug: t.Slug, Line: line})
+			}
+		}
 	}
 	return v
 }
@@ -254,7 +272,7 @@ func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
 		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: t.RunsOnFrom, OwnModel: t.Model,
 		Status: string(t.Status), Blocked: t.Blocked, BlockedBy: t.BlockedBy, CanRemove: removable,
 		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, FailReason: failReason(t), Attempts: t.Attempts,
-		CriteriaTotal: len(t.Criteria)}
+		CriteriaTotal: len(t.Criteria), CanAnswer: t.Status == intent.TaskNeedsAnswer}
 	for _, h := range t.ExampleHashes {
 		if h != "" {
 			row.CriteriaPassed++
@@ -283,4 +301,49 @@ func failReason(t intent.BacklogTask) string {
 		return "It " + string(t.Status) + "."
 	}
 	return t.Reason
+}
+
+func progressView(p executor.Progress) *views.ProgressView {
+	v := &views.ProgressView{Slug: p.Slug, RunID: p.RunID, Started: clock(p.Started), Stage: p.Stage, LastTool: p.LastTool,
+		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild}
+	if p.Usage.Input+p.Usage.Output > 0 {
+		v.Tokens = fmt.Sprintf("%d tokens in, %d out so far", p.Usage.Input, p.Usage.Output)
+	}
+	return v
+}
+
+func (h *Handlers) intentRun(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.intentAction(c, id, "run", func() error { return h.runs.Start(c.UserContext(), id) })
+}
+
+func (h *Handlers) intentStop(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.intentAction(c, id, "run", func() error { return h.runs.Stop(id) })
+}
+
+// intentAction runs a write on an intent and shows it, with the refusal at.
+func (h *Handlers) intentAction(c *fiber.Ctx, id int64, at string, act func() error) error {
+	err := act()
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderIntent(c, id, views.Refusal{At: at, Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(fmt.Sprintf("/backlog/intents/%d", id), fiber.StatusSeeOther)
+}
+
+func (h *Handlers) taskAnswer(c *fiber.Ctx) error {
+	answer := c.FormValue("answer")
+	return h.taskWrite(c, func(ctx context.Context, op string, taskID int64) error {
+		return h.runs.Answer(ctx, taskID, answer)
+	})
 }

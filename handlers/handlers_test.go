@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
@@ -83,7 +84,8 @@ func newServer(t testing.TB) *server {
 		t.Fatal(err)
 	}
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version"}), clock: c, apps: apps, backlog: backlog}
+		Backlog: backlog, Providers: providers, Version: "test-version",
+		Runs: executor.New(executor.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Models: providers, Now: c.now})}), clock: c, apps: apps, backlog: backlog}
 }
 
 // withOwner is a server whose owner was created through the setup page, and

@@ -188,3 +188,26 @@ func (d IntentDetail) Removable(t BacklogTask) bool {
 func (t BacklogTask) ModelChangeable() bool {
 	return t.Status != TaskCompleted && t.Status != TaskRemoved
 }
+
+// Runnable says whether Run may be offered: a submitted draft without open
+// questions, or a stopped intent, with something left to run and no task
+// waiting for an answer. BeginRun decides; this only spares the page a
+// button that could never work.
+func (d IntentDetail) Runnable() bool {
+	switch {
+	case d.Status == IntentDraft && (d.SubmittedAt.IsZero() || len(d.Questions) > 0):
+		return false
+	case d.Status != IntentDraft && d.Status != IntentStopped:
+		return false
+	}
+	left := false
+	for _, t := range d.Tasks {
+		switch t.Status {
+		case TaskNeedsAnswer:
+			return false
+		case TaskProposed, TaskInQueue, TaskFailed, TaskInterrupted:
+			left = true
+		}
+	}
+	return left
+}

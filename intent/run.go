@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"autoapp/intent/plan"
 )
 
 // CompletedExamples are the acceptance examples the application's
@@ -116,4 +118,72 @@ func (s *Service) Recover(ctx context.Context) (tasks, intents int, err error) {
 		return 0, 0, fmt.Errorf("intent: recover: %w", err)
 	}
 	return len(taskIDs), len(intentIDs), nil
+}
+
+// BeginRun starts a run of the intent, as Run in the Backlog asks: it must
+// be a submitted draft with no open questions, or a stopped intent whose
+// live tasks form a valid graph; no task may wait for an answer; something
+// must be left to run. Proposed, failed and interrupted tasks are queued and
+// the intent is running, all in one transaction. The caller (the executor)
+// checks what only it knows: no other run, a model set up.
+func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: begin run: %w", err)
+	}
+	defer tx.Rollback()
+	in, err := loadIntent(ctx, tx, intentID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case in.Status == IntentDraft && in.SubmittedAt.IsZero():
+		return refuse(EConflict, "The plan is still being written; it can run once the engineer submits it.")
+	case in.Status == IntentDraft && len(in.Questions) > 0:
+		return refuse(EConflict, "The engineer's questions need answers before the plan can run.")
+	case in.Status == IntentRunning:
+		return refuse(EConflict, "Intent #%d is running already.", in.ID)
+	case in.Status != IntentDraft && in.Status != IntentStopped:
+		return refuse(EConflict, "Only a submitted draft or a stopped intent can run; this one is %s.", in.Status)
+	}
+	tasks, err := intentTasks(ctx, tx, intentID)
+	if err != nil {
+		return err
+	}
+	var live []plan.Task
+	var queue []Task
+	for _, t := range tasks {
+		switch t.Status {
+		case TaskRemoved, TaskCompleted:
+		case TaskNeedsAnswer:
+			return refuse(EConflict, "%s waits for an answer; answer its question first.", t.Slug)
+		case TaskProposed, TaskFailed, TaskInterrupted, TaskInQueue:
+			queue = append(queue, t)
+		}
+		if t.Status != TaskRemoved {
+			live = append(live, t.Task)
+		}
+	}
+	if len(queue) == 0 {
+		return refuse(EConflict, "Nothing is left to run in intent #%d.", in.ID)
+	}
+	if ps := plan.ValidateGraph(live); len(ps) > 0 {
+		return &Error{Code: EInvalid, Problems: ps, Message: "The plan cannot run: " + ps.Error() + "."}
+	}
+	now := s.now()
+	for _, t := range queue {
+		if t.Status == TaskInQueue {
+			continue
+		}
+		if err := moveTask(ctx, tx, now, t.ID, TaskInQueue, Move{Reason: "a run starts", Actor: ActorOwner}); err != nil {
+			return err
+		}
+	}
+	if err := moveIntent(ctx, tx, now, intentID, IntentRunning, "the owner pressed Run"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: begin run: %w", err)
+	}
+	return nil
 }

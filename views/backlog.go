@@ -37,14 +37,16 @@ type BacklogList struct {
 
 // TaskRow is one task of an intent, in run order.
 type TaskRow struct {
-	ID                            int64
-	Slug, Title, Priority, Tier   string
-	TierReasons                   string
-	Model, ModelSource, OwnModel  string
-	Status                        string
-	Blocked                       bool
-	BlockedBy                     []string
-	CanRemove, CanChangeModel     bool
+	ID                           int64
+	Slug, Title, Priority, Tier  string
+	TierReasons                  string
+	Model, ModelSource, OwnModel string
+	Status                       string
+	Blocked                      bool
+	BlockedBy                    []string
+	CanRemove, CanChangeModel    bool
+	// CanAnswer shows the answer box under a question.
+	CanAnswer                     bool
 	Question, FailReason, Advice  string
 	Attempts                      int
 	CriteriaPassed, CriteriaTotal int
@@ -66,6 +68,12 @@ type IntentView struct {
 	Submitted, Created string
 	Tasks              []TaskRow
 	CanWithdraw        bool
+	// CanRun offers Run; Running offers Stop.
+	CanRun, Running bool
+	// Progress is the run's progress while it goes.
+	Progress *ProgressView
+	// Runbook lists every task's lines for the person, on a done intent.
+	Runbook []RunbookLine
 	// Polling is set while the draft is being written or the intent runs:
 	// the live part then asks again every two seconds, and stops when not.
 	Polling bool
@@ -85,4 +93,17 @@ type TaskView struct {
 	Markdown string
 	Events   []EventRow
 	RunIDs   []string
+}
+
+// ProgressView is the task in hand while a run goes.
+type ProgressView struct {
+	Slug, RunID, Started, Stage, LastTool, Refusal string
+	Turn, Passed, Total                            int
+	Tokens                                         string
+	HostBuild                                      bool
+}
+
+// RunbookLine is one line "For you to check by hand".
+type RunbookLine struct {
+	Slug, Line string
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
@@ -74,6 +75,7 @@ type launcher struct {
 	candidates *candidate.Service
 	backlog    *intent.Service
 	providers  *provider.Registry
+	runs       *executor.Executor
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -89,6 +91,8 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 		return nil, err
 	}
 	l.providers = providers
+	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
+		Log: log, Now: time.Now})
 	return l, nil
 }
 

@@ -51,7 +51,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Previews are child processes: none outlives the server.
 	defer l.previews.StopAll()
-	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Log: log, Version: version})
+	// A restart interrupts and never resumes: a turn cut short may have
+	// left half a change, and the person decides what happens next.
+	if tasks, intents, err := l.backlog.Recover(ctx); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: recovering the runs the last launcher left: %v\n", err)
+		return 1
+	} else if tasks+intents > 0 {
+		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
+	}
+	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -71,7 +79,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "Shutting down: finishing the requests in flight.")
+	fmt.Fprintln(stdout, "Shutting down: stopping the run, finishing the requests in flight.")
+	l.runs.Shutdown()
 	if err := app.ShutdownWithTimeout(shutdownGrace); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: shutdown: %v\n", err)
 	}

@@ -203,6 +203,15 @@ type Observed struct {
 	Head   string
 }
 
+// ObserveNow is Observe with HEAD read afresh, for a verdict: what was
+// cached for the page may be older than the turn's last edit.
+func (s *Service) ObserveNow(ctx context.Context, appID string) (Observed, error) {
+	s.mu.Lock()
+	delete(s.heads, appID)
+	s.mu.Unlock()
+	return s.Observe(ctx, appID)
+}
+
 // Observe reads the state and compares it with what runs now. HEAD is read
 // at most once a second per application.
 func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {

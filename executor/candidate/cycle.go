@@ -11,7 +11,6 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
 	"autoapp/executor/workspace"
-	"autoapp/intent/app"
 )
 
 // Change is what a cycle applies before it builds: hunks of one file, or
@@ -58,32 +57,12 @@ type Result struct {
 // acceptance example, recording each step in candidate.json with the next
 // step, and returns what to do next.
 func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Result, error) {
-	if _, err := s.apps.Get(ctx, appID); err != nil {
-		return Result{}, err
-	}
-	unlock, err := s.lock(appID)
+	j, err := s.begin(ctx, appID)
 	if err != nil {
 		return Result{}, err
 	}
-	defer unlock()
-
-	st, err := s.State(appID)
-	if err != nil {
-		return Result{}, err
-	}
-	_, manifest, problems, err := s.apps.Manifest(appID)
-	if err != nil {
-		return Result{}, err
-	}
-	if len(problems) > 0 {
-		return Result{}, &Error{Code: app.EInvalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."}
-	}
-	dir := s.apps.WorkspaceDir(appID)
-	ws, err := workspace.Open(dir, s.now)
-	if err != nil {
-		return Result{}, fmt.Errorf("candidate: open workspace: %w", err)
-	}
-	defer ws.Close()
+	defer j.end()
+	st, ws, manifest, dir := &j.st, j.ws, j.manifest, j.dir
 
 	var res Result
 	if !change.empty() {
@@ -97,7 +76,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 			res.Step, res.PatchProblems = StepPatchRefused, ps
 			res.Revision, _ = ws.Head()
 			res.Next = "Fix the change: " + ps.Error() + "; nothing was applied."
-			return res, s.record(&st, res, nil)
+			return res, s.record(st, res, nil)
 		}
 		if err != nil {
 			return Result{}, err
@@ -105,7 +84,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 		res.Patch = &edit
 		res.Step, res.Revision = StepPatched, edit.Revision
 		res.Next = "Build the change."
-		if err := s.record(&st, res, nil); err != nil {
+		if err := s.record(st, res, nil); err != nil {
 			return Result{}, err
 		}
 	}
@@ -116,42 +95,12 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 	}
 
 	// Build.
-	var lastBuild []string
-	var lastRelease *build.Release
-	if st.Build != nil {
-		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
-	}
-	out := build.Run(ctx, dir, manifest.Build, res.Revision, s.now)
-	rec := &BuildRecord{Revision: res.Revision, At: s.now(), OK: out.OK, StagesRun: out.StagesRun,
-		NotRun: out.NotRun, Problems: out.Problems, Release: lastRelease}
-	for _, p := range out.Problems {
-		rec.Failures = append(rec.Failures, build.Signature(p.Stage, p.String()))
-	}
-	st.Build, res.Build = rec, rec
-	if !out.OK {
-		res.Step = StepBuildFailed
-		res.SameAsLastBuild = sameFailures(lastBuild, rec.Failures)
-		for _, p := range out.Problems {
-			res.BuildProblems = append(res.BuildProblems, BuildProblem{Problem: p, Around: around(ws, p)})
-		}
-		res.Next = "Fix the build problems, then cycle again."
-		if res.SameAsLastBuild {
-			res.Next = "These are the problems the last build had: the change did not reach them. " + res.Next
-		}
-		return res, s.record(&st, res, rec.Failures)
-	}
-	rec.Release = out.Release
-	if err := s.apps.RecordRelease(ctx, app.Release{ID: out.Release.ID, AppID: appID,
-		Revision: out.Release.Revision, BuiltAt: out.Release.BuiltAt.UnixMilli()}); err != nil {
-		return Result{}, err
-	}
-	res.Step, res.Next = StepBuilt, "Start the preview."
-	if err := s.record(&st, res, nil); err != nil {
-		return Result{}, err
+	if built, err := s.buildStep(ctx, j, &res, "Start the preview."); err != nil || !built {
+		return res, err
 	}
 
 	// Preview.
-	info, err := s.startPreview(ctx, &st)
+	info, err := s.startPreview(ctx, st)
 	res.Preview = st.Preview
 	if err != nil {
 		var ce *Error
@@ -159,10 +108,10 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 			return Result{}, err
 		}
 		res.Step, res.Next = StepPreviewFailed, "Make the preview start: "+ce.Message
-		return res, s.record(&st, res, nil)
+		return res, s.record(st, res, nil)
 	}
 	res.Step, res.Next = StepPreviewed, "Run the checks."
-	if err := s.record(&st, res, nil); err != nil {
+	if err := s.record(st, res, nil); err != nil {
 		return Result{}, err
 	}
 
@@ -199,7 +148,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 			res.Next = "These are the failures the last check had: the change did not reach them. " + res.Next
 		}
 	}
-	return res, s.record(&st, res, checks.Failures)
+	return res, s.record(st, res, checks.Failures)
 }
 
 // record writes the cycle's step into the state and saves it.

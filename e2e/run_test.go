@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/migrations"
+)
+
+// change is a scripted source.change call that creates one file.
+func change(path, content string) scripted.Call {
+	args, _ := json.Marshal(map[string]any{"files": []map[string]string{{"path": path, "action": "create", "content": content}}})
+	return scripted.Call{Name: "source_change", Args: string(args)}
+}
+
+func edit(path, find, replace string) scripted.Call {
+	args, _ := json.Marshal(map[string]any{"path": path, "hunks": []map[string]string{{"find": find, "replace": replace}}})
+	return scripted.Call{Name: "source_edit", Args: string(args)}
+}
+
+var cycle = scripted.Call{Name: "candidate_cycle", Args: `{}`}
+
+func example(title, path, text string) string {
+	b, _ := json.Marshal(map[string]any{"title": title, "steps": []map[string]any{
+		{"method": "GET", "path": path, "expect": map[string]any{"status": 200, "contains": []string{text}}}}})
+	return string(b)
+}
+
+// TestARunGoesFromRunToDoneInTheBrowser plans two tasks on the static
+// template, points Settings at the scripted model, and presses Run: the
+// progress shows the task in hand while its turn waits, and the intent
+// ends done with every task completed and its runbook listed.
+func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models("builder")
+	page := newPage(t)
+	createOwner(t, page, s)
+
+	// Settings: the scripted provider and its model.
+	_, err := page.Goto(s.URL + "/settings")
+	must(t, err)
+	form := page.GetByTestId("provider-form")
+	must(t, form.GetByLabel("Name").Fill("scripted"))
+	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
+	must(t, form.GetByTestId("save-provider").Click())
+	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:builder"))
+	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+
+	// The plan, written through the service as the engineer would.
+	ctx := context.Background()
+	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
+	must(t, err)
+	t.Cleanup(func() { db.Close() })
+	apps := app.NewService(db, s.Root, time.Now)
+	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
+	must(t, err)
+	must(t, apps.Select(ctx, "site"))
+	backlog := intent.NewService(db, s.Root, time.Now)
+	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers, and add an about page.", intent.Analysis{Restated: []string{"A new heading and an about page."}})
+	must(t, err)
+	for _, p := range []plan.Task{
+		{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5, Risk: "normal", Reasoning: "low",
+			Summary: "The home page greets notes readers.", Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open the home page and read the heading."}},
+		{Title: "Add an about page", Priority: "medium", Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low",
+			BlockedBy: []string{"0001-change-the-heading"}, Summary: "An about page.", Criteria: []plan.Criterion{{Text: "The about page says About notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open /about.html."}},
+	} {
+		_, err := backlog.AddTask(ctx, in.ID, p)
+		must(t, err)
+	}
+	must(t, backlog.Submit(ctx, in.ID))
+
+	// The builder of each task: write the example, make the change, cycle.
+	release := make(chan struct{})
+	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
+	run2 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0002-add-an-about-page-a1"
+	model.On(scripted.RunID(run1),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
+			example("The home page says Hello notes", "/", "Hello notes"))}, Usage: scripted.Usage{Input: 900, Output: 120}},
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p class=\"greeting\">Hello notes</p>")},
+			Usage: scripted.Usage{Input: 950, Output: 60}, Before: func() { <-release }},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}, Usage: scripted.Usage{Input: 1000, Output: 10}},
+		scripted.Reply{Text: "The heading says Hello notes and its example passes.", Usage: scripted.Usage{Input: 1100, Output: 20}})
+	model.On(scripted.RunID(run2),
+		scripted.Reply{ToolCalls: []scripted.Call{
+			change("acceptance/0002-add-an-about-page-c1.json", example("The about page says About notes", "/about.html", "About notes")),
+			change("site/about.html", "<!DOCTYPE html><title>About</title><h1>About notes</h1>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+
+	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+
+	// While the first turn waits, the polled progress shows the task in hand.
+	progress := page.GetByTestId("progress")
+	must(t, expect.Locator(progress).ToContainText("0001-change-the-heading"))
+	must(t, expect.Locator(page.GetByTestId("last-tool")).ToHaveText("source.change"))
+	must(t, expect.Locator(page.GetByTestId("intent-live")).ToHaveAttribute("data-polling", "true"))
+	close(release)
+
+	// Done: every task completed, the runbook listed, polling stopped.
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+	must(t, expect.Locator(page.GetByTestId("intent-live")).ToHaveAttribute("data-polling", "false"))
+	for _, slug := range []string{"0001-change-the-heading", "0002-add-an-about-page"} {
+		must(t, expect.Locator(page.GetByTestId("task-"+slug).GetByTestId("status")).ToHaveText("completed"))
+	}
+	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open the home page and read the heading."))
+	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open /about.html."))
+
+	// The task's plan draws its passing criterion [x].
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-change-the-heading"}).First().Click())
+	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [x] The home page says Hello notes"))
+}

@@ -1,0 +1,124 @@
+package candidate
+
+import (
+	"context"
+	"fmt"
+
+	"autoapp/executor/build"
+	"autoapp/executor/workspace"
+	"autoapp/intent/app"
+)
+
+// BuiltNext is what comes after a build that passed and was not followed
+// by a preview or checks.
+const BuiltNext = "Start the preview and run the checks."
+
+// Build builds the workspace as it is and stops there: no change, no
+// preview, no checks. The build is recorded in candidate.json as a cycle's
+// is, with the failures' signatures and the next step, and a build that
+// passes records its release. It is the build step of Cycle on its own.
+func (s *Service) Build(ctx context.Context, appID string) (Result, error) {
+	j, err := s.begin(ctx, appID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer j.end()
+	var res Result
+	if res.Revision, err = j.ws.Head(); err != nil {
+		return Result{}, fmt.Errorf("candidate: head: %w", err)
+	}
+	if _, err := s.buildStep(ctx, j, &res, BuiltNext); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// job is one cycle or build of an application in progress: it holds the
+// application's lock, its state, its manifest and its workspace until end.
+type job struct {
+	appID    string
+	dir      string
+	st       State
+	manifest workspace.Manifest
+	ws       *workspace.Workspace
+	unlock   func()
+}
+
+// begin takes the application's turn and reads what a cycle or a build
+// needs; a manifest with problems builds nothing.
+func (s *Service) begin(ctx context.Context, appID string) (*job, error) {
+	if _, err := s.apps.Get(ctx, appID); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(appID)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{appID: appID, dir: s.apps.WorkspaceDir(appID), unlock: unlock}
+	fail := func(err error) (*job, error) {
+		j.end()
+		return nil, err
+	}
+	if j.st, err = s.State(appID); err != nil {
+		return fail(err)
+	}
+	_, manifest, problems, err := s.apps.Manifest(appID)
+	if err != nil {
+		return fail(err)
+	}
+	if len(problems) > 0 {
+		return fail(&Error{Code: app.EInvalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."})
+	}
+	j.manifest = manifest
+	if j.ws, err = workspace.Open(j.dir, s.now); err != nil {
+		return fail(fmt.Errorf("candidate: open workspace: %w", err))
+	}
+	return j, nil
+}
+
+// end closes the workspace and gives the application's turn back.
+func (j *job) end() {
+	if j.ws != nil {
+		j.ws.Close()
+	}
+	j.unlock()
+}
+
+// buildStep runs the manifest's build stages on res.Revision and records
+// the build in the state. A failed build is recorded with its problems,
+// the lines around them and whether they are the last build's, and
+// reports false; a passing one records its release and next.
+func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next string) (bool, error) {
+	st := &j.st
+	var lastBuild []string
+	var lastRelease *build.Release
+	if st.Build != nil {
+		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
+	}
+	out := build.Run(ctx, j.dir, j.manifest.Build, res.Revision, s.now)
+	rec := &BuildRecord{Revision: res.Revision, At: s.now(), OK: out.OK, StagesRun: out.StagesRun,
+		NotRun: out.NotRun, Problems: out.Problems, Release: lastRelease}
+	for _, p := range out.Problems {
+		rec.Failures = append(rec.Failures, build.Signature(p.Stage, p.String()))
+	}
+	st.Build, res.Build = rec, rec
+	if !out.OK {
+		res.Step = StepBuildFailed
+		res.SameAsLastBuild = sameFailures(lastBuild, rec.Failures)
+		for _, p := range out.Problems {
+			res.BuildProblems = append(res.BuildProblems, BuildProblem{Problem: p, Around: around(j.ws, p)})
+		}
+		res.Next = "Fix the build problems, then cycle again."
+		if res.SameAsLastBuild {
+			res.Next = "These are the problems the last build had: the change did not reach them. " + res.Next
+		}
+		return false, s.record(st, *res, rec.Failures)
+	}
+	rec.Release = out.Release
+	if err := s.apps.RecordRelease(ctx, app.Release{ID: out.Release.ID, AppID: j.appID,
+		Revision: out.Release.Revision, BuiltAt: out.Release.BuiltAt.UnixMilli()}); err != nil {
+		return false, err
+	}
+	res.Step, res.Next = StepBuilt, next
+	return true, s.record(st, *res, nil)
+}

@@ -1,0 +1,344 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/provider"
+	"autoapp/executor/candidate"
+	"autoapp/executor/workspace"
+	"autoapp/intent"
+	"autoapp/intent/app"
+)
+
+// Sentences the person sees when a run stops.
+const (
+	StoppedByPerson = "Stopped by the person."
+	// LauncherStopped is the reason a shutdown gives the intent it stops.
+	LauncherStopped = intent.LauncherStopped
+	// MaxQuestions a builder may ask about one task.
+	MaxQuestions = 2
+)
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    intent.Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(format string, args ...any) *Error {
+	return &Error{Code: intent.EConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// Models resolves model references to endpoints; the provider registry.
+type Models interface {
+	Resolve(ctx context.Context, ref string) (provider.Endpoint, error)
+	DefaultModel() string
+}
+
+// Deps are what the executor works with.
+type Deps struct {
+	Backlog    *intent.Service
+	Apps       *app.Service
+	Candidates *candidate.Service
+	Models     Models
+	Log        *slog.Logger
+	Now        func() time.Time
+	// Limits of each builder turn; zero values take the AI layer's defaults.
+	Limits ai.Limits
+	// AdviceTimeout bounds the planning model's answer about a failed task.
+	AdviceTimeout time.Duration
+}
+
+// Executor runs at most one intent at a time in this server.
+type Executor struct {
+	d  Deps
+	mu sync.Mutex
+	// run is the run going, or nil.
+	run *run
+	// closed refuses new runs once the server shuts down.
+	closed bool
+}
+
+// run is one intent running.
+type run struct {
+	intentID int64
+	appID    string
+	cancel   context.CancelCauseFunc
+	done     chan struct{}
+
+	mu       sync.Mutex
+	progress Progress
+}
+
+// Progress is what the intent's page shows while a run goes.
+type Progress struct {
+	IntentID  int64
+	TaskID    int64
+	Slug      string
+	Turn      int
+	RunID     string
+	Started   time.Time
+	Stage     string
+	LastTool  string
+	Passed    int
+	Total     int
+	Refusal   string
+	Usage     ai.Usage
+	HostBuild bool
+}
+
+// errStopped and errShutdown are the causes a run's context is cancelled with.
+var (
+	errStopped  = errors.New(StoppedByPerson)
+	errShutdown = errors.New(LauncherStopped)
+)
+
+// New builds the executor.
+func New(d Deps) *Executor {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.AdviceTimeout == 0 {
+		d.AdviceTimeout = 60 * time.Second
+	}
+	return &Executor{d: d}
+}
+
+// Start runs the intent, as Run in the Backlog asks, and returns at once.
+// Each refusal is a sentence.
+func (e *Executor) Start(ctx context.Context, intentID int64) error {
+	d, err := e.d.Backlog.Get(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return refuse("The launcher is shutting down; nothing can start.")
+	}
+	if e.run != nil {
+		return refuse("Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
+	}
+	if err := e.checkModels(ctx, d); err != nil {
+		return err
+	}
+	if err := e.d.Backlog.BeginRun(ctx, intentID); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}
+	r.progress.IntentID = intentID
+	e.run = r
+	go func() {
+		defer close(r.done)
+		defer func() {
+			e.mu.Lock()
+			if e.run == r {
+				e.run = nil
+			}
+			e.mu.Unlock()
+		}()
+		e.loop(runCtx, r)
+	}()
+	return nil
+}
+
+// checkModels refuses a run when some task would have no model at all.
+func (e *Executor) checkModels(ctx context.Context, d intent.IntentDetail) error {
+	settings := e.d.Models.DefaultModel()
+	for _, t := range d.Tasks {
+		switch t.Status {
+		case intent.TaskCompleted, intent.TaskRemoved:
+			continue
+		}
+		if t.RunsOn == "" && settings == "" {
+			return refuse("No model is set up for %s: choose the Settings model in Settings.", t.Slug)
+		}
+	}
+	return nil
+}
+
+// Stop aborts the turn in hand: its task is interrupted, the intent
+// stopped by the person, and the preview left as it is. It returns once
+// the run has stopped.
+func (e *Executor) Stop(intentID int64) error {
+	e.mu.Lock()
+	r := e.run
+	e.mu.Unlock()
+	if r == nil || r.intentID != intentID {
+		return refuse("Intent #%d is not running.", intentID)
+	}
+	r.cancel(errStopped)
+	<-r.done
+	return nil
+}
+
+// Shutdown interrupts the task in hand and stops the intent, as stopping
+// the launcher does, and refuses new runs.
+func (e *Executor) Shutdown() {
+	e.mu.Lock()
+	e.closed = true
+	r := e.run
+	e.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.cancel(errShutdown)
+	<-r.done
+}
+
+// Running says which intent runs, if any.
+func (e *Executor) Running() (int64, string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.run == nil {
+		return 0, "", false
+	}
+	return e.run.intentID, e.run.appID, true
+}
+
+// Busy refuses the owner's writes to an application while a run changes it.
+func (e *Executor) Busy(appID string) error {
+	if id, running, ok := e.Running(); ok && running == appID {
+		return refuse("Intent #%d is running on %s; stop it before changing the application by hand.", id, appID)
+	}
+	return nil
+}
+
+// Progress is the run's progress, when the intent runs.
+func (e *Executor) Progress(intentID int64) (Progress, bool) {
+	e.mu.Lock()
+	r := e.run
+	e.mu.Unlock()
+	if r == nil || r.intentID != intentID {
+		return Progress{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progress, true
+}
+
+func (r *run) update(f func(p *Progress)) {
+	r.mu.Lock()
+	f(&r.progress)
+	r.mu.Unlock()
+}
+
+// Answer is the person's answer to a task's question: the task is queued
+// again; Run continues the intent.
+func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) error {
+	if strings.TrimSpace(answer) == "" {
+		return &Error{Code: intent.EInvalid, Message: "Write an answer to the question first."}
+	}
+	return e.d.Backlog.MoveTask(ctx, taskID, intent.TaskInQueue, intent.Move{Reason: "the person answered", Actor: intent.ActorOwner, Answer: strings.TrimSpace(answer)})
+}
+
+// loop runs the intent's tasks one at a time in run order until it is done
+// or something stops it.
+func (e *Executor) loop(ctx context.Context, r *run) {
+	log := e.d.Log.With("intent", r.intentID, "app", r.appID)
+	for {
+		if ctx.Err() != nil {
+			e.stopIntent(r, stopCause(ctx))
+			return
+		}
+		d, err := e.d.Backlog.Get(context.WithoutCancel(ctx), r.intentID)
+		if err != nil {
+			log.Error("the run could not read its intent", "err", err)
+			e.stopIntent(r, "The run could not read its intent; the launcher's log has the detail.")
+			return
+		}
+		next, waiting := nextTask(d)
+		if next == nil {
+			if waiting != "" {
+				e.stopIntent(r, waiting)
+				return
+			}
+			if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
+				log.Error("the intent could not be marked done", "err", err)
+			}
+			return
+		}
+		if stop := e.runTask(ctx, r, d, *next); stop != "" {
+			e.stopIntent(r, stop)
+			return
+		}
+	}
+}
+
+// nextTask is the first queued task in run order whose blockers completed;
+// when none can run, waiting says why (or "" when every task is done).
+func nextTask(d intent.IntentDetail) (*intent.BacklogTask, string) {
+	var blocked []string
+	for i, t := range d.Tasks {
+		switch {
+		case t.Status == intent.TaskInQueue && !t.Blocked:
+			return &d.Tasks[i], ""
+		case t.Status == intent.TaskInQueue:
+			blocked = append(blocked, t.Slug)
+		case t.Status != intent.TaskCompleted && t.Status != intent.TaskRemoved:
+			blocked = append(blocked, t.Slug)
+		}
+	}
+	if len(blocked) > 0 {
+		return nil, "Nothing more can run: " + strings.Join(blocked, ", ") + " wait on tasks that did not complete."
+	}
+	return nil, ""
+}
+
+func stopCause(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), errShutdown) {
+		return LauncherStopped
+	}
+	return StoppedByPerson
+}
+
+func (e *Executor) stopIntent(r *run, reason string) {
+	ctx := context.Background()
+	d, err := e.d.Backlog.Get(ctx, r.intentID)
+	if err != nil || d.Status != intent.IntentRunning {
+		return
+	}
+	if err := e.d.Backlog.MoveIntent(ctx, r.intentID, intent.IntentStopped, reason); err != nil {
+		e.d.Log.Error("the intent could not be stopped", "intent", r.intentID, "err", err)
+	}
+}
+
+// stageOf names what a tool call was doing, for the progress line.
+func stageOf(tool string) string {
+	switch tool {
+	case "source.read", "source.list", "source.search", "spec.read":
+		return "reading"
+	case "source.edit", "source.change":
+		return "editing"
+	case "candidate.build":
+		return "building"
+	case "candidate.cycle":
+		return "checking"
+	case "intent.ask":
+		return "asking"
+	}
+	return "working"
+}
+
+// headOf reads the workspace's revision.
+func headOf(dir string, now func() time.Time) (string, error) {
+	ws, err := workspace.Open(dir, now)
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	return ws.Head()
+}
