@@ -138,6 +138,14 @@ func startServerAt(t *testing.T, root string) *server {
 	return s
 }
 
+// kill ends the server with SIGKILL, as a crash would, and waits for it.
+func (s *server) kill(t *testing.T) {
+	s.stopped.Do(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+}
+
 // stop sends SIGTERM and waits for a clean exit, once.
 func (s *server) stop(t *testing.T) {
 	s.stopped.Do(func() {

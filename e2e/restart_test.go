@@ -1,12 +1,22 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
+
+	"autoapp/executor/ai/provider"
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/migrations"
 )
 
 // TestARestartKeepsTheCandidateAndSaysWhatStopped builds and checks a Go
@@ -60,4 +70,79 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 	must(t, page.GetByTestId("preview-start").Click())
 	must(t, expect.Locator(page.GetByTestId("preview-running")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.GetByTestId("preview-note")).ToHaveCount(0))
+}
+
+// TestAKilledLauncherInterruptsTheTurnAndNeverResumes kills the real binary
+// with SIGKILL while a builder's turn waits, starts it again on the same
+// root, and finds the task interrupted with its attempt given back and the
+// intent stopped with "The launcher stopped." — not resumed.
+func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
+	root := t.TempDir()
+	model := scripted.New(t)
+	model.Models("builder")
+	providers, err := provider.NewRegistry(root, time.Now, nil, nil)
+	must(t, err)
+	must(t, providers.Save(provider.Provider{Name: "scripted", BaseURL: model.URL(), On: true}, false))
+	must(t, providers.SetDefaultModel("scripted:builder"))
+
+	first := startServerAt(t, root)
+	page := newPage(t)
+	createOwner(t, page, first)
+	ctx := context.Background()
+	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	must(t, err)
+	t.Cleanup(func() { db.Close() })
+	apps := app.NewService(db, root, time.Now)
+	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
+	must(t, err)
+	backlog := intent.NewService(db, root, time.Now)
+	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers.", intent.Analysis{Restated: []string{"A greeting."}})
+	must(t, err)
+	task, err := backlog.AddTask(ctx, in.ID, plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"},
+		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "A greeting.",
+		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
+	must(t, err)
+	must(t, backlog.Submit(ctx, in.ID))
+
+	// The turn makes one call, then waits for a reply that never comes.
+	inTurn := make(chan struct{})
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	run := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
+	model.On(scripted.RunID(run),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "spec_read", Args: `{}`}}},
+		scripted.Reply{Before: func() { close(inTurn); <-hold }, Text: "never seen"})
+
+	_, err = page.Goto(first.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+	select {
+	case <-inTurn:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the builder's turn did not start")
+	}
+	d, err := backlog.Task(ctx, task.ID)
+	must(t, err)
+	if d.Status != intent.TaskInProgress || d.Attempts != 1 {
+		t.Fatalf("before the kill: %s with %d attempts", d.Status, d.Attempts)
+	}
+
+	first.kill(t)
+	second := startServerAt(t, root)
+	d, err = backlog.Task(ctx, task.ID)
+	must(t, err)
+	if d.Status != intent.TaskInterrupted || d.Attempts != 0 {
+		t.Fatalf("after the restart: %s with %d attempts", d.Status, d.Attempts)
+	}
+	got, err := backlog.Get(ctx, in.ID)
+	must(t, err)
+	if got.Status != intent.IntentStopped || got.StopReason != "The launcher stopped." {
+		t.Fatalf("the intent after the restart: %s %q", got.Status, got.StopReason)
+	}
+	_, err = page.Goto(second.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("The launcher stopped."))
+	must(t, expect.Locator(page.GetByTestId("task-0001-change-the-heading").GetByTestId("status")).ToHaveText("interrupted"))
+	must(t, expect.Locator(page.GetByTestId("run")).ToBeVisible())
 }
