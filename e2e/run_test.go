@@ -124,4 +124,8 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	// The task's plan draws its passing criterion [x].
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-change-the-heading"}).First().Click())
 	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [x] The home page says Hello notes"))
+	// Each attempt shows the diff of what it committed.
+	attempt := page.GetByTestId("attempt-" + run1)
+	must(t, attempt.Locator("summary").Click())
+	must(t, expect.Locator(attempt).ToContainText("+    <p class=\"greeting\">Hello notes</p>"))
 }

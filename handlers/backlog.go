@@ -216,9 +216,20 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 		passed[i] = t.ExampleHashes[i+1] != ""
 	}
 	v := views.TaskView{IntentID: t.IntentID, Row: taskRow(t.BacklogTask, false), Markdown: plan.Markdown(t.Task.Task, passed), RunIDs: t.RunIDs}
+	ended := map[string]string{}
 	for _, e := range t.Events {
 		v.Events = append(v.Events, views.EventRow{At: clock(e.At), From: string(e.From), To: string(e.To),
 			Reason: e.Reason, RunID: e.RunID, Actor: e.Actor})
+		if e.From == intent.TaskInProgress && e.RunID != "" {
+			ended[e.RunID] = string(e.To) + ": " + e.Reason
+		}
+	}
+	diffs, err := h.candidates.RunDiffs(t.AppID, t.RunIDs)
+	if err != nil {
+		return err
+	}
+	for i, id := range t.RunIDs {
+		v.Attempts = append(v.Attempts, views.AttemptView{RunID: id, Ended: ended[id], Diff: diffs[i]})
 	}
 	return render(c, views.TaskPage(s, v))
 }

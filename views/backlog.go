@@ -93,6 +93,8 @@ type TaskView struct {
 	Markdown string
 	Events   []EventRow
 	RunIDs   []string
+	// Attempts are each run's changes, newest last.
+	Attempts []AttemptView
 }
 
 // ProgressView is the task in hand while a run goes.
@@ -106,4 +108,10 @@ type ProgressView struct {
 // RunbookLine is one line "For you to check by hand".
 type RunbookLine struct {
 	Slug, Line string
+}
+
+// AttemptView is one attempt of a task: its run id, how it ended, and the
+// diff of the commits it made.
+type AttemptView struct {
+	RunID, Ended, Diff string
 }

@@ -350,3 +350,21 @@ func (s *Service) StopPreview(ctx context.Context, appID string) (Observed, erro
 	}
 	return s.Observe(ctx, appID)
 }
+
+// RunDiffs are the changes each run (attempt) committed to the
+// application's workspace, in the order given; a run that committed
+// nothing has "".
+func (s *Service) RunDiffs(appID string, runIDs []string) ([]string, error) {
+	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.now)
+	if err != nil {
+		return nil, fmt.Errorf("candidate: open workspace: %w", err)
+	}
+	defer ws.Close()
+	out := make([]string, len(runIDs))
+	for i, id := range runIDs {
+		if out[i], err = ws.RunDiff(id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

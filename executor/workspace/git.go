@@ -332,3 +332,28 @@ func firstCommit(dir string, sign signature, message string) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// RunDiff is what one run (one attempt) changed: the patches of the
+// commits whose message names its run id, oldest first, capped like Diff.
+// "" when the run committed nothing.
+func (w *Workspace) RunDiff(runID string) (string, error) {
+	if runID == "" || strings.ContainsAny(runID, "\n\r") {
+		return "", Problems{{Field: "runID", Message: "name the run"}}
+	}
+	var buf bytes.Buffer
+	out := &limitedBuffer{max: MaxDiffBytes, buf: &buf}
+	// The id is matched as a fixed string inside "(run <id>," or "(run <id>)".
+	err := streamGit(w.dir, hostSign(w.now()), nil, nil, out, "log", "--reverse", "-p", "-M", "--no-color", "--no-ext-diff",
+		"--no-textconv", "--fixed-strings", "--grep=(run "+runID+",", "--grep=(run "+runID+")", "--format=commit %h %s", "HEAD", "--")
+	if err != nil {
+		return "", fmt.Errorf("workspace: run diff: %w", err)
+	}
+	if out.total <= MaxDiffBytes {
+		return buf.String(), nil
+	}
+	text := buf.String()
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[:i+1]
+	}
+	return text + fmt.Sprintf("[The diff is cut here: it is %s, and at most %d KiB is shown.]\n", sizeText(out.total), MaxDiffBytes>>10), nil
+}
