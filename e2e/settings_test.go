@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -117,4 +118,28 @@ func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("providers.json has mode %v", fi.Mode().Perm())
 	}
+}
+
+// TestQuitStopsTheLauncher presses Quit in Settings: the page says so and
+// the process exits cleanly on its own.
+func TestQuitStopsTheLauncher(t *testing.T) {
+	s := startServer(t)
+	page := newPage(t)
+	createOwner(t, page, s)
+	_, err := page.Goto(s.URL + "/settings")
+	must(t, err)
+	must(t, page.GetByTestId("quit").Locator("summary").Click())
+	must(t, page.GetByTestId("quit-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("stopping")).ToBeVisible())
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the launcher did not exit cleanly: %v\n%s", err, s.out)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the launcher did not stop within 15s of Quit")
+	}
+	s.stopped.Do(func() {})
 }

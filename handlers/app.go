@@ -61,7 +61,9 @@ type Deps struct {
 	Backlog    Backlog
 	Providers  Providers
 	Runs       Runs
-	Log        *slog.Logger
+	// Quit stops the launcher gracefully, as SIGTERM does.
+	Quit func()
+	Log  *slog.Logger
 	// Version is shown by /healthz.
 	Version string
 }
@@ -74,6 +76,7 @@ type Handlers struct {
 	backlog    Backlog
 	providers  Providers
 	runs       Runs
+	quit       func()
 	log        *slog.Logger
 	version    string
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -82,7 +85,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -132,6 +135,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/providers/:name/remove", h.providerRemove)
 	app.Post("/settings/model", h.settingsModel)
 	app.Post("/settings/tiers", h.settingsTiers)
+	app.Post("/quit", h.quitLauncher)
 
 	app.Get("/apps", h.appList)
 	app.Post("/apps", h.appCreate)

@@ -247,3 +247,14 @@ func (h *Handlers) settingsTiers(c *fiber.Ctx) error {
 	}
 	return c.Redirect("/settings", fiber.StatusSeeOther)
 }
+
+// quitLauncher stops the launcher: the run in hand is interrupted and its
+// intent stopped, requests in flight finish, the stores close.
+func (h *Handlers) quitLauncher(c *fiber.Ctx) error {
+	if h.quit == nil {
+		return fiber.NewError(fiber.StatusNotFound, "This launcher cannot be stopped from its pages.")
+	}
+	// After this answer is written: the shutdown waits for it.
+	defer h.quit()
+	return render(c, views.Stopping(shell(c, "Stopping", "")))
+}

@@ -59,7 +59,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if tasks+intents > 0 {
 		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
 	}
-	app := handlers.New(handlers.Deps{Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Log: log, Version: version})
+	// Quit in Settings stops the server as a signal does.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
