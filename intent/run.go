@@ -137,10 +137,12 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 		return err
 	}
 	switch {
-	case in.Status == IntentDraft && in.SubmittedAt.IsZero():
-		return refuse(EConflict, "The plan is still being written; it can run once the engineer submits it.")
+	// Questions first: a draft with open questions is never submitted, and
+	// it waits on the person, not on the engineer.
 	case in.Status == IntentDraft && len(in.Questions) > 0:
 		return refuse(EConflict, "The engineer's questions need answers before the plan can run.")
+	case in.Status == IntentDraft && in.SubmittedAt.IsZero():
+		return refuse(EConflict, "The plan is still being written; it can run once the engineer submits it.")
 	case in.Status == IntentRunning:
 		return refuse(EConflict, "Intent #%d is running already.", in.ID)
 	case in.Status != IntentDraft && in.Status != IntentStopped:

@@ -1,0 +1,219 @@
+package request
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The bodies of the journal's entries, by kind, as JSON.
+type (
+	requestBody struct {
+		Text string `json:"text"` // byte for byte as typed
+		Mode string `json:"mode"`
+	}
+	textBody struct {
+		Text string `json:"text"`
+	}
+	planBody struct {
+		IntentID int64     `json:"intent_id"`
+		Hash     string    `json:"hash"`
+		Tasks    []planRow `json:"tasks"`
+	}
+	approvalBody struct {
+		Hash string `json:"hash"`
+		Plan int    `json:"plan"` // the revision of the plan entry approved
+	}
+	modeBody struct {
+		Mode string `json:"mode"`
+	}
+	runBody struct {
+		Hash string `json:"hash"` // the plan hash when the run started
+	}
+	deliveryBody struct{}
+)
+
+// entryRow is a request_journal row as SQLite holds it.
+type entryRow struct {
+	Revision int    `db:"revision"`
+	Kind     Kind   `db:"kind"`
+	Actor    string `db:"actor"`
+	At       int64  `db:"at"`
+	Body     string `db:"body"`
+}
+
+// journal is a request's state folded from its entries, with what the
+// approval check needs besides: each plan version's rows, and which plan
+// entry the last approval approved.
+type journal struct {
+	State
+	snapshots    map[int][]planRow
+	approvedPlan int
+}
+
+// load reads a request and folds its journal, in the caller's transaction.
+func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
+	var r struct {
+		AppID     string        `db:"app_id"`
+		IntentID  sql.NullInt64 `db:"intent_id"`
+		CreatedAt int64         `db:"created_at"`
+	}
+	err := tx.GetContext(ctx, &r, `SELECT app_id, intent_id, created_at FROM requests WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return journal{}, refuse(ENotFound, "There is no request %d.", id)
+	}
+	if err != nil {
+		return journal{}, fmt.Errorf("request: request %d: %w", id, err)
+	}
+	var rows []entryRow
+	if err := tx.SelectContext(ctx, &rows,
+		`SELECT revision, kind, actor, at, body FROM request_journal WHERE request_id = ? ORDER BY revision`,
+		id); err != nil {
+		return journal{}, fmt.Errorf("request: journal of request %d: %w", id, err)
+	}
+	j := journal{
+		State:     State{ID: id, AppID: r.AppID, IntentID: r.IntentID.Int64, CreatedAt: time.UnixMilli(r.CreatedAt)},
+		snapshots: map[int][]planRow{},
+	}
+	for _, e := range rows {
+		if err := j.apply(e); err != nil {
+			return journal{}, err
+		}
+	}
+	return j, nil
+}
+
+// apply folds one entry into the state.
+func (j *journal) apply(e entryRow) error {
+	decode := func(v any) error {
+		if err := json.Unmarshal([]byte(e.Body), v); err != nil {
+			return fmt.Errorf("request: request %d, revision %d: the %s entry is not the JSON it should be: %w",
+				j.ID, e.Revision, e.Kind, err)
+		}
+		return nil
+	}
+	said := func(text string) Said {
+		return Said{Revision: e.Revision, Actor: e.Actor, Text: text, At: time.UnixMilli(e.At)}
+	}
+	j.Revision = e.Revision
+	switch e.Kind {
+	case KindRequest:
+		var b requestBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		j.Text, j.Mode = b.Text, b.Mode
+	case KindMessage, KindQuestion, KindAnswer:
+		var b textBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		switch e.Kind {
+		case KindMessage:
+			j.Messages = append(j.Messages, said(b.Text))
+		case KindQuestion:
+			j.Questions = append(j.Questions, said(b.Text))
+		default:
+			j.Answers = append(j.Answers, said(b.Text))
+		}
+	case KindPlan:
+		var b planBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		j.Plans = append(j.Plans, PlanVersion{Revision: e.Revision, Hash: b.Hash})
+		j.snapshots[e.Revision] = b.Tasks
+	case KindApproval:
+		var b approvalBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		j.Approved, j.approvedPlan = b.Hash, b.Plan
+	case KindMode:
+		var b modeBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		j.Mode = b.Mode
+	case KindRun:
+		j.Ran = true
+	case KindDelivery:
+		j.Delivered = true
+	default:
+		return fmt.Errorf("request: request %d, revision %d: unknown kind %q", j.ID, e.Revision, e.Kind)
+	}
+	return nil
+}
+
+// approval says whether the last approval holds against the intent's rows
+// now, and when it does not, what changed since.
+func (j journal) approval(rows []planRow, current string) Approval {
+	if j.Approved == "" {
+		return Approval{}
+	}
+	last, _ := j.LastPlan()
+	if current == j.Approved && last.Hash == j.Approved {
+		return Approval{Valid: true}
+	}
+	parts := changes(j.snapshots[j.approvedPlan], rows)
+	if last.Hash != j.Approved {
+		parts = append(parts, "A new plan was submitted.")
+	}
+	return Approval{Voided: sentence(parts, "The plan changed since it was approved.")}
+}
+
+// insertEntry appends one entry at the given revision; UNIQUE(request_id,
+// revision) makes a second writer of the same revision fail.
+func insertEntry(ctx context.Context, tx *sqlx.Tx, id int64, e entryRow) error {
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, e.Revision, e.Kind, e.Actor, e.At, e.Body); err != nil {
+		return fmt.Errorf("request: request %d: journal %s: %w", id, e.Kind, err)
+	}
+	return nil
+}
+
+// replay answers a repeated operation id with the state its first write
+// answered. The id must have been used for the same kind of write on the
+// same request (any request when id is 0, for Create).
+func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind) (State, bool, error) {
+	var r struct {
+		RequestID int64  `db:"request_id"`
+		Kind      Kind   `db:"kind"`
+		Result    string `db:"result"`
+	}
+	err := tx.GetContext(ctx, &r,
+		`SELECT o.request_id, j.kind, o.result FROM request_ops o
+		 JOIN request_journal j ON j.request_id = o.request_id AND j.revision = o.revision
+		 WHERE o.op_id = ?`, opID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return State{}, false, nil
+	}
+	if err != nil {
+		return State{}, false, fmt.Errorf("request: operation %s: %w", opID, err)
+	}
+	if (id != 0 && r.RequestID != id) || r.Kind != kind {
+		return State{}, false, refuse(EConflict, "Operation id %q was used for another change; reload the page and try again.", opID)
+	}
+	var st State
+	if err := json.Unmarshal([]byte(r.Result), &st); err != nil {
+		return State{}, false, fmt.Errorf("request: operation %s: its result is not the JSON it should be: %w", opID, err)
+	}
+	return st, true, nil
+}
+
+// recordOp keeps an owner's operation id with the revision its entry got
+// and the state it answered.
+func recordOp(ctx context.Context, tx *sqlx.Tx, opID string, id int64, revision int, st State) error {
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO request_ops (op_id, request_id, revision, result) VALUES (?, ?, ?, ?)`,
+		opID, id, revision, string(mustJSON(st))); err != nil {
+		return fmt.Errorf("request: operation %s: %w", opID, err)
+	}
+	return nil
+}

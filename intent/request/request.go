@@ -1,0 +1,148 @@
+// Package request keeps what the owner asked for an application: each
+// request has an append-only journal (revision, kind, actor, time, body)
+// and its state is read from that journal — the original text as typed,
+// the mode, the questions and answers, the plan versions the engineer
+// submitted, the owner's approval, the run and the delivery.
+//
+// Every owner write carries the revision the page showed and an operation
+// id: a stale revision is refused with a sentence, and a repeated
+// operation id answers what the first one did and writes nothing. In
+// guided mode the owner approves the exact plan: the approval is bound to
+// PlanHash of the plan's rows, and any later change voids it. It knows
+// nothing of HTTP.
+package request
+
+import (
+	"fmt"
+	"time"
+)
+
+// Code classifies a refusal for the person and for the HTTP layer.
+type Code string
+
+// The codes this package answers with; the same words as the intent
+// package's codes.
+const (
+	EInvalid  Code = "invalid"
+	EConflict Code = "conflict"
+	ENotFound Code = "not_found"
+)
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// The modes of a request, as the intent package names them.
+const (
+	ModeAutonomous = "autonomous"
+	ModeGuided     = "guided"
+)
+
+// Kind is what a journal entry records.
+type Kind string
+
+// The kinds of journal entries.
+const (
+	KindRequest  Kind = "request"  // the original text, as typed, and the mode
+	KindMessage  Kind = "message"  // a later message of the owner
+	KindAnswer   Kind = "answer"   // the owner answered the engineer's questions
+	KindQuestion Kind = "question" // the engineer asked
+	KindPlan     Kind = "plan"     // a submitted plan version: its hash and its rows
+	KindApproval Kind = "approval" // the owner approved a plan hash
+	KindMode     Kind = "mode"     // the owner changed the mode
+	KindRun      Kind = "run"      // the executor started the intent
+	KindDelivery Kind = "delivery" // the delivery was recorded
+)
+
+// Who wrote a journal entry.
+const (
+	ActorOwner    = "owner"
+	ActorEngineer = "engineer"
+	ActorHost     = "host"
+)
+
+// MaxOpID is the longest operation id an owner's write may carry.
+const MaxOpID = 100
+
+// MaxText is the longest text, in bytes, a request, message, answer or
+// question may hold.
+const MaxText = 32 << 10
+
+// Said is one thing someone wrote on the request: a message, a question
+// or an answer, with the revision of its entry.
+type Said struct {
+	Revision int
+	Actor    string
+	Text     string
+	At       time.Time
+}
+
+// PlanVersion is one plan the engineer submitted: the revision of its
+// entry and the hash of its rows.
+type PlanVersion struct {
+	Revision int
+	Hash     string
+}
+
+// Approval says whether the owner's approval still holds. Voided, when it
+// does not, says what changed since ("0003-x was replaced. A new plan was
+// submitted.").
+type Approval struct {
+	Valid  bool
+	Voided string
+}
+
+// State is a request as its journal tells it, and whether its approval
+// still matches the intent's rows.
+type State struct {
+	ID        int64
+	AppID     string
+	IntentID  int64 // 0 until the engineer opens the intent
+	Mode      string
+	Revision  int    // the revision of the last entry
+	Text      string // the original request, byte for byte as typed
+	CreatedAt time.Time
+	Messages  []Said // the owner's later messages
+	Questions []Said
+	Answers   []Said
+	Plans     []PlanVersion // oldest first
+	// Approved is the plan hash the owner last approved; "" when none.
+	Approved string
+	Approval Approval
+	// Current is the hash of the intent's rows now; "" before an intent is
+	// linked.
+	Current   string
+	Ran       bool
+	Delivered bool
+}
+
+// OpenQuestions returns the questions asked since the owner last answered.
+func (s State) OpenQuestions() []Said {
+	last := 0
+	if n := len(s.Answers); n > 0 {
+		last = s.Answers[n-1].Revision
+	}
+	var open []Said
+	for _, q := range s.Questions {
+		if q.Revision > last {
+			open = append(open, q)
+		}
+	}
+	return open
+}
+
+// LastPlan returns the last plan version submitted, and false when none was.
+func (s State) LastPlan() (PlanVersion, bool) {
+	if len(s.Plans) == 0 {
+		return PlanVersion{}, false
+	}
+	return s.Plans[len(s.Plans)-1], true
+}

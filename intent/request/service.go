@@ -1,0 +1,429 @@
+package request
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"autoapp/intent"
+	"autoapp/migrations"
+)
+
+// Service keeps the requests of the applications in the intents store, and
+// reads their intents through the backlog.
+type Service struct {
+	db      *migrations.DB
+	backlog *intent.Service
+	now     func() time.Time
+}
+
+// NewService builds the service over the intents store.
+func NewService(db *migrations.DB, backlog *intent.Service, now func() time.Time) *Service {
+	return &Service{db: db, backlog: backlog, now: now}
+}
+
+// write is one entry to append: by whom, and how to decide its body from
+// the state. decide refuses with a sentence, or returns a nil body when
+// the entry would record nothing new and nothing is written.
+type write struct {
+	id     int64
+	actor  string
+	kind   Kind
+	decide func(j journal) (any, error)
+	// The owner's writes only: the revision the page showed, and the
+	// operation id.
+	seen int
+	opID string
+}
+
+func checkOpID(opID string) error {
+	switch {
+	case opID == "":
+		return refuse(EInvalid, "The change carries no operation id; reload the page and try again.")
+	case len(opID) > MaxOpID:
+		return refuse(EInvalid, "The operation id is longer than %d characters.", MaxOpID)
+	}
+	return nil
+}
+
+// checkText refuses an empty, invalid or overlong text; what names it in
+// the sentence ("request", "message"). The text itself is kept as given.
+func checkText(what, text string) error {
+	switch {
+	case strings.TrimSpace(text) == "":
+		return refuse(EInvalid, "The %s is empty; write something first.", what)
+	case !utf8.ValidString(text):
+		return refuse(EInvalid, "The %s is not valid text.", what)
+	case len(text) > MaxText:
+		return refuse(EInvalid, "The %s has %d bytes; it may have at most %d.", what, len(text), MaxText)
+	}
+	return nil
+}
+
+func checkMode(mode string) error {
+	if mode != ModeAutonomous && mode != ModeGuided {
+		return refuse(EInvalid, "There is no mode %q; a request is autonomous or guided.", mode)
+	}
+	return nil
+}
+
+// append writes one entry at the next revision in a transaction of its
+// own. For the owner it first answers a repeated operation id with its
+// first result, refuses a stale revision, and records the operation id
+// with the state it answered, all in the same transaction.
+func (s *Service) append(ctx context.Context, w write) (State, error) {
+	owner := w.actor == ActorOwner
+	if owner {
+		if err := checkOpID(w.opID); err != nil {
+			return State{}, err
+		}
+	}
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return State{}, fmt.Errorf("request: %s: %w", w.kind, err)
+	}
+	defer tx.Rollback()
+	if owner {
+		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind); err != nil || ok {
+			return st, err
+		}
+	}
+	j, err := load(ctx, tx, w.id)
+	if err != nil {
+		return State{}, err
+	}
+	if owner && w.seen != j.Revision {
+		return State{}, refuse(EConflict, "The request changed since you looked (revision %d, you saw %d); reload and try again.", j.Revision, w.seen)
+	}
+	body, err := w.decide(j)
+	if err != nil {
+		return State{}, err
+	}
+	if body == nil {
+		return s.settle(ctx, j)
+	}
+	e := entryRow{Revision: j.Revision + 1, Kind: w.kind, Actor: w.actor, At: s.now().UnixMilli(), Body: string(mustJSON(body))}
+	if err := insertEntry(ctx, tx, w.id, e); err != nil {
+		return State{}, err
+	}
+	if err := j.apply(e); err != nil {
+		return State{}, err
+	}
+	if w.kind == KindMode {
+		// requests.mode follows the journal, for lookups.
+		if _, err := tx.ExecContext(ctx, `UPDATE requests SET mode = ? WHERE id = ?`, j.Mode, w.id); err != nil {
+			return State{}, fmt.Errorf("request: mode: %w", err)
+		}
+	}
+	st, err := s.settle(ctx, j)
+	if err != nil {
+		return State{}, err
+	}
+	if owner {
+		if err := recordOp(ctx, tx, w.opID, w.id, e.Revision, st); err != nil {
+			return State{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return State{}, fmt.Errorf("request: %s: %w", w.kind, err)
+	}
+	return st, nil
+}
+
+// settle completes a folded journal with the hash of the intent's rows now
+// and whether the approval still holds against them.
+func (s *Service) settle(ctx context.Context, j journal) (State, error) {
+	st := j.State
+	if st.IntentID == 0 {
+		return st, nil
+	}
+	d, err := s.backlog.Get(ctx, st.IntentID)
+	if err != nil {
+		return State{}, err
+	}
+	rows := planRows(d)
+	st.Current = hashRows(rows)
+	st.Approval = j.approval(rows, st.Current)
+	return st, nil
+}
+
+// Create records a new request of the owner for an application: its text
+// kept byte for byte as typed, and its mode.
+func (s *Service) Create(ctx context.Context, appID, text, mode, opID string) (State, error) {
+	if err := checkOpID(opID); err != nil {
+		return State{}, err
+	}
+	if err := checkText("request", text); err != nil {
+		return State{}, err
+	}
+	if err := checkMode(mode); err != nil {
+		return State{}, err
+	}
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return State{}, fmt.Errorf("request: create: %w", err)
+	}
+	defer tx.Rollback()
+	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest); err != nil || ok {
+		return st, err
+	}
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
+		return State{}, fmt.Errorf("request: create: %w", err)
+	}
+	if n == 0 {
+		return State{}, refuse(ENotFound, "There is no application %q.", appID)
+	}
+	now := s.now().UnixMilli()
+	res, err := tx.ExecContext(ctx, `INSERT INTO requests (app_id, mode, created_at) VALUES (?, ?, ?)`, appID, mode, now)
+	if err != nil {
+		return State{}, fmt.Errorf("request: create: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return State{}, fmt.Errorf("request: create: %w", err)
+	}
+	e := entryRow{Revision: 1, Kind: KindRequest, Actor: ActorOwner, At: now, Body: string(mustJSON(requestBody{Text: text, Mode: mode}))}
+	if err := insertEntry(ctx, tx, id, e); err != nil {
+		return State{}, err
+	}
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return State{}, err
+	}
+	// No intent is linked yet, so there is nothing to settle.
+	if err := recordOp(ctx, tx, opID, id, e.Revision, j.State); err != nil {
+		return State{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return State{}, fmt.Errorf("request: create: %w", err)
+	}
+	return j.State, nil
+}
+
+// Message records a later message of the owner.
+func (s *Service) Message(ctx context.Context, id int64, seen int, opID, text string) (State, error) {
+	if err := checkText("message", text); err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMessage,
+		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
+}
+
+// Answer records the owner's answer to the engineer's open questions.
+func (s *Service) Answer(ctx context.Context, id int64, seen int, opID, text string) (State, error) {
+	if err := checkText("answer", text); err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer,
+		decide: func(j journal) (any, error) {
+			if len(j.OpenQuestions()) == 0 {
+				return nil, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", id)
+			}
+			return textBody{Text: text}, nil
+		}})
+}
+
+// SetMode changes the mode of the request. The approval, bound to the
+// plan's hash, is kept either way.
+func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode string) (State, error) {
+	if err := checkMode(mode); err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMode,
+		decide: func(j journal) (any, error) {
+			if j.Mode == mode {
+				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
+			}
+			return modeBody{Mode: mode}, nil
+		}})
+}
+
+// Approve approves the last plan the engineer submitted, bound to its
+// hash. It is refused when no plan was submitted, or when the intent's
+// rows have changed since the last submission.
+func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) (State, error) {
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
+		decide: func(j journal) (any, error) {
+			last, ok := j.LastPlan()
+			if !ok || j.IntentID == 0 {
+				return nil, refuse(EConflict, "There is no submitted plan to approve yet.")
+			}
+			d, err := s.backlog.Get(ctx, j.IntentID)
+			if err != nil {
+				return nil, err
+			}
+			if d.BeingWritten() {
+				return nil, refuse(EConflict, "The engineer is writing the plan again; approve it once it is submitted.")
+			}
+			rows := planRows(d)
+			if hashRows(rows) != last.Hash {
+				what := sentence(changes(j.snapshots[last.Revision], rows), "The plan changed.")
+				return nil, refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
+			}
+			if j.Approved == last.Hash {
+				return nil, refuse(EConflict, "This plan is approved already.")
+			}
+			return approvalBody{Hash: last.Hash, Plan: last.Revision}, nil
+		}})
+}
+
+// Link records the intent the engineer opened for the request. Linking the
+// same intent again changes nothing; an intent answers one request of its
+// own application.
+func (s *Service) Link(ctx context.Context, id, intentID int64) (State, error) {
+	d, err := s.backlog.Get(ctx, intentID)
+	if err != nil {
+		return State{}, err
+	}
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return State{}, fmt.Errorf("request: link: %w", err)
+	}
+	defer tx.Rollback()
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return State{}, err
+	}
+	switch {
+	case j.IntentID == intentID:
+		return s.settle(ctx, j)
+	case j.IntentID != 0:
+		return State{}, refuse(EConflict, "Request %d is answered by intent %d already.", id, j.IntentID)
+	case d.AppID != j.AppID:
+		return State{}, refuse(EInvalid, "Intent %d belongs to %s, not to %s; it cannot answer request %d.", intentID, d.AppID, j.AppID, id)
+	}
+	var other int64
+	err = tx.GetContext(ctx, &other, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	switch {
+	case err == nil:
+		return State{}, refuse(EConflict, "Intent %d answers request %d already.", intentID, other)
+	case !errors.Is(err, sql.ErrNoRows):
+		return State{}, fmt.Errorf("request: link: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE requests SET intent_id = ? WHERE id = ? AND intent_id IS NULL`, intentID, id); err != nil {
+		return State{}, fmt.Errorf("request: link: %w", err)
+	}
+	j.IntentID = intentID
+	st, err := s.settle(ctx, j)
+	if err != nil {
+		return State{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return State{}, fmt.Errorf("request: link: %w", err)
+	}
+	return st, nil
+}
+
+// Question records a question of the engineer.
+func (s *Service) Question(ctx context.Context, id int64, text string) (State, error) {
+	if err := checkText("question", text); err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindQuestion,
+		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
+}
+
+// PlanSubmitted records the plan of the linked intent as a new version,
+// with its hash and its rows, once the intent is submitted. A plan the
+// same as the last version is not recorded again.
+func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
+	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindPlan,
+		decide: func(j journal) (any, error) {
+			if j.IntentID == 0 {
+				return nil, refuse(EConflict, "Request %d has no intent yet; its plan is recorded once the engineer opens one.", id)
+			}
+			d, err := s.backlog.Get(ctx, j.IntentID)
+			if err != nil {
+				return nil, err
+			}
+			if d.SubmittedAt.IsZero() {
+				return nil, refuse(EConflict, "The plan of intent %d is not submitted; it is recorded once it is.", j.IntentID)
+			}
+			rows := planRows(d)
+			h := hashRows(rows)
+			if last, ok := j.LastPlan(); ok && last.Hash == h {
+				return nil, nil
+			}
+			return planBody{IntentID: j.IntentID, Hash: h, Tasks: rows}, nil
+		}})
+}
+
+// RunStarted records that the executor started the request's intent, with
+// the plan hash it started from.
+func (s *Service) RunStarted(ctx context.Context, id int64) (State, error) {
+	return s.append(ctx, write{id: id, actor: ActorHost, kind: KindRun,
+		decide: func(j journal) (any, error) {
+			if j.IntentID == 0 {
+				return nil, refuse(EConflict, "Request %d has no intent to run.", id)
+			}
+			d, err := s.backlog.Get(ctx, j.IntentID)
+			if err != nil {
+				return nil, err
+			}
+			return runBody{Hash: PlanHash(d)}, nil
+		}})
+}
+
+// Delivered records the delivery of the request, once: recording it again
+// changes nothing.
+func (s *Service) Delivered(ctx context.Context, id int64) (State, error) {
+	return s.append(ctx, write{id: id, actor: ActorHost, kind: KindDelivery,
+		decide: func(j journal) (any, error) {
+			if j.Delivered {
+				return nil, nil
+			}
+			return deliveryBody{}, nil
+		}})
+}
+
+// State reads a request from its journal, with whether its approval still
+// holds against the intent's rows.
+func (s *Service) State(ctx context.Context, id int64) (State, error) {
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return State{}, fmt.Errorf("request: request %d: %w", id, err)
+	}
+	defer tx.Rollback()
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return State{}, err
+	}
+	return s.settle(ctx, j)
+}
+
+// ForIntent reads the request an intent answers.
+func (s *Service) ForIntent(ctx context.Context, intentID int64) (State, error) {
+	var id int64
+	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return State{}, refuse(ENotFound, "No request is answered by intent %d.", intentID)
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("request: request of intent %d: %w", intentID, err)
+	}
+	return s.State(ctx, id)
+}
+
+// CanRun is the guided gate: a guided request runs only once the owner
+// approved its plan and the approval still holds; an autonomous one is
+// not held here.
+func (s *Service) CanRun(ctx context.Context, id int64) error {
+	st, err := s.State(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Mode != ModeGuided:
+		return nil
+	case st.Approved == "":
+		return refuse(EConflict, "Approve the plan before Run: this request is guided.")
+	case !st.Approval.Valid:
+		return refuse(EConflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
+	}
+	return nil
+}
