@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +124,26 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	}
 	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open the home page and read the heading."))
 	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open /about.html."))
+
+	// Delivered: the artifacts at the completing revision, each with its
+	// SHA-256; the downloaded bytes hash to the one shown.
+	row := page.GetByTestId("artifact-site/index.html")
+	must(t, expect.Locator(row).ToBeVisible())
+	shown, err := row.GetByTestId("sha256").TextContent()
+	must(t, err)
+	download, err := page.ExpectDownload(func() error { return row.GetByTestId("download").Click() })
+	must(t, err)
+	saved := filepath.Join(t.TempDir(), "index.html")
+	must(t, download.SaveAs(saved))
+	body, err := os.ReadFile(saved)
+	must(t, err)
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != shown {
+		t.Fatalf("the downloaded index.html hashes to %x, the page shows %s", sum, shown)
+	}
+	if !strings.Contains(string(body), "Hello notes") {
+		t.Fatalf("the delivered index.html is not the completed one:\n%s", body)
+	}
 
 	// The task's plan draws its passing criterion [x].
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-change-the-heading"}).First().Click())

@@ -15,6 +15,8 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/delivery"
+	"autoapp/intent/request"
 )
 
 // Sentences the person sees when a run stops.
@@ -56,6 +58,25 @@ type Deps struct {
 	Limits ai.Limits
 	// AdviceTimeout bounds the planning model's answer about a failed task.
 	AdviceTimeout time.Duration
+	// Deliveries records what a done intent hands over; nil delivers nothing.
+	Deliveries Deliveries
+	// Requests holds each request's journal and the guided gate; nil when
+	// intents are made without a request (fixtures).
+	Requests Requests
+}
+
+// Deliveries records a done intent's artifacts.
+type Deliveries interface {
+	Deliver(ctx context.Context, in delivery.Input) (delivery.Delivery, error)
+}
+
+// Requests is what the executor needs of the requests: the guided gate,
+// and the journal entries a run writes.
+type Requests interface {
+	ForIntent(ctx context.Context, intentID int64) (request.State, error)
+	CanRun(ctx context.Context, id int64) error
+	RunStarted(ctx context.Context, id int64) (request.State, error)
+	Delivered(ctx context.Context, id int64) (request.State, error)
 }
 
 // Executor runs at most one intent at a time in this server.
@@ -134,8 +155,22 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if err := e.checkModels(ctx, d); err != nil {
 		return err
 	}
+	req, hasRequest, err := e.request(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	if hasRequest {
+		if err := e.d.Requests.CanRun(ctx, req.ID); err != nil {
+			return err
+		}
+	}
 	if err := e.d.Backlog.BeginRun(ctx, intentID); err != nil {
 		return err
+	}
+	if hasRequest {
+		if _, err := e.d.Requests.RunStarted(ctx, req.ID); err != nil {
+			e.d.Log.Error("the request's journal did not take the run", "intent", intentID, "err", err)
+		}
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}
@@ -268,7 +303,9 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 			}
 			if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
 				log.Error("the intent could not be marked done", "err", err)
+				return
 			}
+			e.deliver(context.WithoutCancel(ctx), d)
 			return
 		}
 		if stop := e.runTask(ctx, r, d, *next); stop != "" {
@@ -341,4 +378,65 @@ func headOf(dir string, now func() time.Time) (string, error) {
 	}
 	defer ws.Close()
 	return ws.Head()
+}
+
+// request finds the request an intent answers, when there is one.
+func (e *Executor) request(ctx context.Context, intentID int64) (request.State, bool, error) {
+	if e.d.Requests == nil {
+		return request.State{}, false, nil
+	}
+	st, err := e.d.Requests.ForIntent(ctx, intentID)
+	var re *request.Error
+	if errors.As(err, &re) && re.Code == request.ENotFound {
+		return request.State{}, false, nil
+	}
+	if err != nil {
+		return request.State{}, false, err
+	}
+	return st, true, nil
+}
+
+// deliver exports the done intent's artifacts at the completing revision
+// and records the delivery with its evidence, once.
+func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) {
+	if e.d.Deliveries == nil {
+		return
+	}
+	log := e.d.Log.With("intent", d.ID)
+	_, m, _, err := e.d.Apps.Manifest(d.AppID)
+	if err != nil {
+		log.Error("no delivery: the manifest could not be read", "err", err)
+		return
+	}
+	o, err := e.d.Candidates.ObserveNow(ctx, d.AppID)
+	if err != nil {
+		log.Error("no delivery: the candidate could not be read", "err", err)
+		return
+	}
+	in := delivery.Input{IntentID: d.ID, AppID: d.AppID, Revision: o.Head, Paths: m.Artifacts}
+	if o.Build != nil && o.Build.Release != nil {
+		in.ReleaseID = o.Build.Release.ID
+	}
+	done, err := e.d.Backlog.Get(ctx, d.ID)
+	if err == nil {
+		for _, t := range done.Tasks {
+			if t.Status == intent.TaskCompleted {
+				in.Evidence.Tasks = append(in.Evidence.Tasks, delivery.TaskEvidence{Slug: t.Slug, ExampleHashes: t.ExampleHashes})
+			}
+		}
+	}
+	if o.Checks != nil {
+		for _, r := range o.Checks.Results {
+			in.Evidence.Checks = append(in.Evidence.Checks, delivery.CheckEvidence{ID: r.ID, Hash: r.Hash, Passed: r.Passed})
+		}
+	}
+	if _, err := e.d.Deliveries.Deliver(ctx, in); err != nil {
+		log.Error("the delivery could not be recorded", "err", err)
+		return
+	}
+	if req, ok, err := e.request(ctx, d.ID); err == nil && ok {
+		if _, err := e.d.Requests.Delivered(ctx, req.ID); err != nil {
+			log.Error("the request's journal did not take the delivery", "err", err)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"autoapp/executor/candidate"
 	"autoapp/executor/workspace"
@@ -61,6 +62,7 @@ type Deps struct {
 	Backlog    Backlog
 	Providers  Providers
 	Runs       Runs
+	Deliveries Deliveries
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -76,6 +78,7 @@ type Handlers struct {
 	backlog    Backlog
 	providers  Providers
 	runs       Runs
+	deliveries Deliveries
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -85,7 +88,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -101,6 +104,8 @@ func New(d Deps) *fiber.App {
 		// the running previews), so they must not share fasthttp's buffers.
 		Immutable: true,
 	})
+	// A handler that panics answers 500 with a sentence; the server stays up.
+	app.Use(recover.New())
 	app.Use(securityHeaders)
 	app.Get("/healthz", h.healthz)
 	app.Get("/static/:name", staticFile)
@@ -122,6 +127,8 @@ func New(d Deps) *fiber.App {
 	app.Post("/backlog/intents/:id/withdraw", h.intentWithdraw)
 	app.Post("/backlog/intents/:id/run", h.intentRun)
 	app.Post("/backlog/intents/:id/stop", h.intentStop)
+	app.Get("/backlog/intents/:id/delivery/artifact", h.deliveryArtifact)
+	app.Get("/backlog/intents/:id/delivery/workspace.tar.gz", h.deliveryArchive)
 	app.Post("/backlog/tasks/:id/answer", h.taskAnswer)
 	app.Get("/backlog/tasks/:id", h.taskPage)
 	app.Post("/backlog/tasks/:id/model", h.taskModel)

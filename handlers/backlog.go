@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"autoapp/executor"
 	"autoapp/intent"
+	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/plan"
 	"autoapp/views"
@@ -142,6 +144,11 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	v.Refusal = r
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
 		v.Progress = progressView(p)
+	}
+	if d.Status == intent.IntentDone && h.deliveries != nil {
+		if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
+			v.Delivery = deliveryView(dv)
+		}
 	}
 	if fragment {
 		return render(c, views.IntentLive(s, v))
@@ -357,4 +364,27 @@ func (h *Handlers) taskAnswer(c *fiber.Ctx) error {
 	return h.taskWrite(c, func(ctx context.Context, op string, taskID int64) error {
 		return h.runs.Answer(ctx, taskID, answer)
 	})
+}
+
+func deliveryView(d delivery.Delivery) *views.DeliveryView {
+	v := &views.DeliveryView{At: clock(d.At), Revision: short(d.Revision), Release: d.ReleaseID,
+		ArchiveHref: fmt.Sprintf("/backlog/intents/%d/delivery/workspace.tar.gz", d.IntentID)}
+	for _, a := range d.Artifacts {
+		v.Artifacts = append(v.Artifacts, views.ArtifactRow{Path: a.Path, Size: byteSize(a.Size), SHA256: a.SHA256, Media: a.Media,
+			Href: fmt.Sprintf("/backlog/intents/%d/delivery/artifact?path=%s", d.IntentID, url.QueryEscape(a.Path))})
+	}
+	for _, p := range d.Problems {
+		v.Problems = append(v.Problems, p.Path+": "+p.Message)
+	}
+	return v
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

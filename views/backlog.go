@@ -74,6 +74,8 @@ type IntentView struct {
 	Progress *ProgressView
 	// Runbook lists every task's lines for the person, on a done intent.
 	Runbook []RunbookLine
+	// Delivery is what a done intent handed over.
+	Delivery *DeliveryView
 	// Polling is set while the draft is being written or the intent runs:
 	// the live part then asks again every two seconds, and stops when not.
 	Polling bool
@@ -114,4 +116,18 @@ type RunbookLine struct {
 // diff of the commits it made.
 type AttemptView struct {
 	RunID, Ended, Diff string
+}
+
+// DeliveryView is a done intent's delivery: its artifacts to download.
+type DeliveryView struct {
+	At, Revision, Release string
+	Artifacts             []ArtifactRow
+	// Problems are artifact paths that could not be exported, with why.
+	Problems    []string
+	ArchiveHref string
+}
+
+// ArtifactRow is one downloadable artifact.
+type ArtifactRow struct {
+	Path, Size, SHA256, Media, Href string
 }

@@ -11,9 +11,12 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 )
 
@@ -76,6 +79,8 @@ type launcher struct {
 	backlog    *intent.Service
 	providers  *provider.Registry
 	runs       *executor.Executor
+	deliveries *delivery.Service
+	requests   *request.Service
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -91,8 +96,12 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 		return nil, err
 	}
 	l.providers = providers
+	l.deliveries = delivery.NewService(s.intents, func(id string) (*workspace.Workspace, error) {
+		return workspace.Open(l.apps.WorkspaceDir(id), time.Now)
+	}, time.Now)
+	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
-		Log: log, Now: time.Now})
+		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests})
 	return l, nil
 }
 

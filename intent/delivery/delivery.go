@@ -1,0 +1,431 @@
+// Package delivery is the last step of an intent: the host exports the
+// artifacts of the application from its workspace at the revision the
+// intent completed at, and records them once, with the evidence that the
+// work was done, in the deliveries table. It serves the bytes back exactly
+// as git holds them. It knows nothing of HTTP.
+package delivery
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"autoapp/executor/workspace"
+	"autoapp/migrations"
+)
+
+// MaxPaths is the most artifact paths one delivery exports.
+const MaxPaths = 100
+
+// DefaultMedia is the media type of an artifact whose extension says none.
+const DefaultMedia = "application/octet-stream"
+
+// Code classifies a refusal for the person and for the HTTP layer.
+type Code string
+
+// The codes this package answers with.
+const (
+	EInvalid  Code = "invalid"
+	EConflict Code = "conflict"
+	ENotFound Code = "not_found"
+)
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Artifact is one file handed over: a regular file committed at the
+// delivery's revision.
+type Artifact struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Media is the media type its extension names, or DefaultMedia.
+	Media string `json:"media"`
+}
+
+// Problem is an artifact path that could not be exported, and why.
+type Problem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// TaskEvidence is one completed task and the hashes of its acceptance
+// examples (criterion number → hash of the example's steps).
+type TaskEvidence struct {
+	Slug          string         `json:"slug"`
+	ExampleHashes map[int]string `json:"exampleHashes"`
+}
+
+// CheckEvidence is one acceptance example run against the release.
+type CheckEvidence struct {
+	ID     string `json:"id"`
+	Hash   string `json:"hash"`
+	Passed bool   `json:"passed"`
+}
+
+// Evidence is what the host observed that the intent was done.
+type Evidence struct {
+	Tasks  []TaskEvidence  `json:"tasks"`
+	Checks []CheckEvidence `json:"checks"`
+}
+
+// Input is what the executor knows when an intent is done.
+type Input struct {
+	IntentID  int64
+	AppID     string
+	Revision  string // any name of the completing commit; stored as its full hash
+	ReleaseID string // "" when no release was recorded
+	// Paths are the manifest's artifact paths and any a task's plan names.
+	Paths    []string
+	Evidence Evidence
+}
+
+// Delivery is what was handed over for one intent.
+type Delivery struct {
+	IntentID  int64
+	AppID     string
+	At        time.Time // in UTC, to the millisecond
+	Revision  string    // the full commit hash
+	ReleaseID string
+	Evidence  Evidence
+	Artifacts []Artifact
+	Problems  []Problem
+}
+
+// Artifact returns the delivery's artifact at p, and whether there is one.
+func (d Delivery) Artifact(p string) (Artifact, bool) {
+	for _, a := range d.Artifacts {
+		if a.Path == p || a.Path == path.Clean(p) {
+			return a, true
+		}
+	}
+	return Artifact{}, false
+}
+
+// ArchiveName is the file name of the delivery's workspace download.
+func (d Delivery) ArchiveName() string { return d.AppID + "-" + shortRev(d.Revision) + ".tar.gz" }
+
+// Service records deliveries and serves their files.
+type Service struct {
+	db            *migrations.DB
+	openWorkspace func(appID string) (*workspace.Workspace, error)
+	now           func() time.Time
+}
+
+// NewService builds the service over the intents store; openWorkspace
+// opens an application's workspace (the service closes it after use).
+func NewService(db *migrations.DB, openWorkspace func(appID string) (*workspace.Workspace, error), now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, openWorkspace: openWorkspace, now: now}
+}
+
+// Deliver exports each of in.Paths from the workspace at in.Revision and
+// records the delivery of the intent. A path that is not a regular file
+// committed there, inside the workspace, of at most 1 MiB is recorded as
+// a problem with its sentence instead. An intent is delivered once: when
+// it already was, Deliver returns that delivery unchanged and writes
+// nothing.
+func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
+	switch {
+	case in.IntentID <= 0:
+		return Delivery{}, refuse(EInvalid, "Name the intent to deliver.")
+	case strings.TrimSpace(in.AppID) == "":
+		return Delivery{}, refuse(EInvalid, "Name the application of intent %d.", in.IntentID)
+	case strings.TrimSpace(in.Revision) == "":
+		return Delivery{}, refuse(EInvalid, "Give the revision intent %d completed at.", in.IntentID)
+	case len(in.Paths) > MaxPaths:
+		return Delivery{}, refuse(EInvalid, "A delivery exports at most %d artifacts; %d were named.", MaxPaths, len(in.Paths))
+	}
+	if d, err := s.Get(ctx, in.IntentID); err == nil {
+		return d, nil
+	} else if !isNotFound(err) {
+		return Delivery{}, err
+	}
+	if err := s.checkInput(ctx, in); err != nil {
+		return Delivery{}, err
+	}
+
+	ws, err := s.openWorkspace(in.AppID)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: open the workspace of %s: %w", in.AppID, err)
+	}
+	defer ws.Close()
+	commit, err := ws.Commit(in.Revision)
+	if _, ok := workspace.AsProblems(err); ok {
+		return Delivery{}, refuse(EInvalid, "%q is not a commit in the workspace of %s.", in.Revision, in.AppID)
+	}
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: %w", err)
+	}
+	d := Delivery{
+		IntentID:  in.IntentID,
+		AppID:     in.AppID,
+		At:        s.now().UTC().Truncate(time.Millisecond),
+		Revision:  commit,
+		ReleaseID: in.ReleaseID,
+		Evidence:  cleanEvidence(in.Evidence),
+		Artifacts: []Artifact{},
+		Problems:  []Problem{},
+	}
+	// A path named twice (by the manifest and a task's plan) is exported once.
+	exported, refused := map[string]bool{}, map[string]bool{}
+	for _, p := range in.Paths {
+		b, err := ws.Blob(commit, p)
+		if ps, ok := workspace.AsProblems(err); ok {
+			if !refused[p] {
+				refused[p] = true
+				d.Problems = append(d.Problems, Problem{Path: p, Message: sentences(ps)})
+			}
+			continue
+		}
+		if err != nil {
+			return Delivery{}, fmt.Errorf("delivery: export %s: %w", p, err)
+		}
+		if exported[b.Path] {
+			continue
+		}
+		exported[b.Path] = true
+		d.Artifacts = append(d.Artifacts, Artifact{Path: b.Path, Size: b.Size, SHA256: b.SHA256, Media: mediaType(b.Path)})
+	}
+
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO deliveries (intent_id, app_id, at, revision, release_id, evidence, artifacts, problems)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (intent_id) DO NOTHING`,
+		d.IntentID, d.AppID, d.At.UnixMilli(), d.Revision, sql.NullString{String: d.ReleaseID, Valid: d.ReleaseID != ""},
+		jsonText(d.Evidence), jsonText(d.Artifacts), jsonText(d.Problems))
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
+	} else if n == 0 {
+		// Delivered by another call since the first look: theirs stands.
+		return load(ctx, tx, in.IntentID)
+	}
+	if err := tx.Commit(); err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
+	}
+	return d, nil
+}
+
+// checkInput refuses an intent that does not exist or is another
+// application's, and a release that is not the application's.
+func (s *Service) checkInput(ctx context.Context, in Input) error {
+	var appID string
+	err := s.db.Read.GetContext(ctx, &appID, `SELECT app_id FROM intents WHERE id = ?`, in.IntentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(ENotFound, "There is no intent %d.", in.IntentID)
+	}
+	if err != nil {
+		return fmt.Errorf("delivery: intent %d: %w", in.IntentID, err)
+	}
+	if appID != in.AppID {
+		return refuse(EInvalid, "Intent %d belongs to %s, not %s.", in.IntentID, appID, in.AppID)
+	}
+	if in.ReleaseID == "" {
+		return nil
+	}
+	var n int
+	if err := s.db.Read.GetContext(ctx, &n, `SELECT count(*) FROM releases WHERE id = ? AND app_id = ?`, in.ReleaseID, in.AppID); err != nil {
+		return fmt.Errorf("delivery: release %s: %w", in.ReleaseID, err)
+	}
+	if n == 0 {
+		return refuse(EInvalid, "There is no release %q of %s.", in.ReleaseID, in.AppID)
+	}
+	return nil
+}
+
+// Get returns the delivery of an intent.
+func (s *Service) Get(ctx context.Context, intentID int64) (Delivery, error) {
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: intent %d: %w", intentID, err)
+	}
+	defer tx.Rollback()
+	return load(ctx, tx, intentID)
+}
+
+// Artifact returns the artifact at p of an intent's delivery, read again
+// from git at the delivery's revision: the bytes are the blob's, and they
+// are refused unless their SHA-256 is still the one recorded.
+func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (workspace.Blob, Artifact, error) {
+	d, err := s.Get(ctx, intentID)
+	if err != nil {
+		return workspace.Blob{}, Artifact{}, err
+	}
+	a, ok := d.Artifact(p)
+	if !ok {
+		return workspace.Blob{}, Artifact{}, refuse(ENotFound, "%s is not an artifact of the delivery of intent %d.", p, intentID)
+	}
+	ws, err := s.openWorkspace(d.AppID)
+	if err != nil {
+		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
+	}
+	defer ws.Close()
+	b, err := ws.Blob(d.Revision, a.Path)
+	if ps, ok := workspace.AsProblems(err); ok {
+		return workspace.Blob{}, Artifact{}, refuse(EConflict, "%s can no longer be read at %s: %s",
+			a.Path, shortRev(d.Revision), sentences(ps))
+	}
+	if err != nil {
+		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: read %s: %w", a.Path, err)
+	}
+	if b.SHA256 != a.SHA256 || b.Size != a.Size {
+		return workspace.Blob{}, Artifact{}, refuse(EConflict, "%s at %s is no longer the file that was delivered: its SHA-256 changed.",
+			a.Path, shortRev(d.Revision))
+	}
+	return b, a, nil
+}
+
+// Archive writes the whole workspace at the delivery's revision to w as a
+// tar.gz and returns the file name to offer it under. Nothing is written
+// when it is refused.
+func (s *Service) Archive(ctx context.Context, intentID int64, w io.Writer) (string, error) {
+	d, err := s.Get(ctx, intentID)
+	if err != nil {
+		return "", err
+	}
+	ws, err := s.openWorkspace(d.AppID)
+	if err != nil {
+		return "", fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
+	}
+	defer ws.Close()
+	err = ws.Archive(d.Revision, w)
+	if ps, ok := workspace.AsProblems(err); ok {
+		return "", refuse(EInvalid, "%s", sentences(ps))
+	}
+	if err != nil {
+		return "", fmt.Errorf("delivery: archive intent %d: %w", intentID, err)
+	}
+	return d.ArchiveName(), nil
+}
+
+// deliveryRow is a row of deliveries.
+type deliveryRow struct {
+	IntentID  int64          `db:"intent_id"`
+	AppID     string         `db:"app_id"`
+	At        int64          `db:"at"`
+	Revision  string         `db:"revision"`
+	ReleaseID sql.NullString `db:"release_id"`
+	Evidence  string         `db:"evidence"`
+	Artifacts string         `db:"artifacts"`
+	Problems  string         `db:"problems"`
+}
+
+func load(ctx context.Context, tx *sqlx.Tx, intentID int64) (Delivery, error) {
+	var r deliveryRow
+	err := tx.GetContext(ctx, &r,
+		`SELECT intent_id, app_id, at, revision, release_id, evidence, artifacts, problems
+		 FROM deliveries WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Delivery{}, refuse(ENotFound, "Intent %d has not been delivered.", intentID)
+	}
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: intent %d: %w", intentID, err)
+	}
+	d := Delivery{IntentID: r.IntentID, AppID: r.AppID, At: time.UnixMilli(r.At).UTC(), Revision: r.Revision, ReleaseID: r.ReleaseID.String}
+	err = errors.Join(
+		decode("evidence", r.Evidence, &d.Evidence),
+		decode("artifacts", r.Artifacts, &d.Artifacts),
+		decode("problems", r.Problems, &d.Problems),
+	)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: intent %d: %w", intentID, err)
+	}
+	d.Evidence = cleanEvidence(d.Evidence)
+	d.Artifacts, d.Problems = list(d.Artifacts), list(d.Problems)
+	return d, nil
+}
+
+func decode(column, text string, v any) error {
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		return fmt.Errorf("%s is not the JSON it should be: %w", column, err)
+	}
+	return nil
+}
+
+// jsonText is v as the JSON text a column holds.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only our own slices and structs of strings, numbers and maps come here.
+		panic(fmt.Sprintf("delivery: cannot encode %T: %v", v, err))
+	}
+	return string(b)
+}
+
+// cleanEvidence gives every list and map a value, so the JSON holds [] and
+// {} and never null.
+func cleanEvidence(e Evidence) Evidence {
+	out := Evidence{Tasks: make([]TaskEvidence, 0, len(e.Tasks)), Checks: list(e.Checks)}
+	for _, t := range e.Tasks {
+		if t.ExampleHashes == nil {
+			t.ExampleHashes = map[int]string{}
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	return out
+}
+
+// list is s, or an empty list for nil.
+func list[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// mediaType is the media type p's extension names.
+func mediaType(p string) string {
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return DefaultMedia
+}
+
+// sentences joins the workspace's sentences about one path.
+func sentences(ps workspace.Problems) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Message
+	}
+	return strings.Join(s, " ")
+}
+
+func shortRev(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+func isNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == ENotFound
+}
