@@ -1,0 +1,541 @@
+// Package chat runs the engineer's chat turns in the background: the
+// person's message starts a turn, which answers in words and may plan a
+// backlog with the planner's tools, while the page polls the turn's row.
+// Each application has at most one turn running; the row records the
+// message as typed, one line per tool call, the reply and how it ended.
+//
+// A chat turn is offered the planning tools and the read-only source
+// tools; tools that edit or build, when Deps.EditTools offers some, are
+// wrapped by planner.GuardEdits so that a turn that planned cannot use
+// them.
+package chat
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/provider"
+	"autoapp/executor/planner"
+	"autoapp/executor/workspace"
+	"autoapp/intent"
+	"autoapp/intent/plan"
+	"autoapp/migrations"
+)
+
+// Status is where a chat turn stands.
+type Status string
+
+// The statuses of a chat turn.
+const (
+	StatusRunning  Status = "running"
+	StatusAnswered Status = "answered"
+	StatusFailed   Status = "failed"
+	StatusStopped  Status = "stopped"
+)
+
+// Sentences of the refusals and endings the person reads.
+const (
+	BusySentence    = "The engineer is still answering; wait for its turn to end."
+	NoModelSentence = "No model is set up for the engineer: choose the Settings model in Settings."
+	EmptySentence   = "Write a message first."
+	ClosedSentence  = "The launcher is shutting down; nothing can start."
+	// StoppedByPerson ends a turn the person stopped.
+	StoppedByPerson = executor.StoppedByPerson
+	// LauncherStopped ends a turn the launcher stopped, or found running
+	// when it started again.
+	LauncherStopped = intent.LauncherStopped
+)
+
+// Limits of the conversation.
+const (
+	// MaxMessage is the longest message a person may send, in characters.
+	MaxMessage = 20000
+	// HistoryTurns is how many earlier turns a turn is given.
+	HistoryTurns = 10
+	// HistoryChars bounds the earlier turns a turn is given; the oldest
+	// go first.
+	HistoryChars = 16000
+	// DefaultTurns is how many turns Turns returns when no limit is given.
+	DefaultTurns = 50
+)
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    intent.Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func refuse(code intent.Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Turn is one chat turn as its row holds it.
+type Turn struct {
+	ID    int64
+	AppID string
+	// RequestID is the request the turn belongs to; 0 for none.
+	RequestID int64
+	RunID     string
+	// Message is the person's, byte for byte as they sent it.
+	Message string
+	Status  Status
+	// Reply is the engineer's final text.
+	Reply string
+	// Lines say what each tool call did, one line each, in order.
+	Lines []string
+	// Sentence says how the turn ended when it did not answer.
+	Sentence  string
+	StartedAt time.Time
+	EndedAt   time.Time // zero while it runs
+}
+
+// Apps is what a chat turn reads of an application.
+type Apps interface {
+	WorkspaceDir(id string) string
+	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+}
+
+// Deps are what the chat turns work with.
+type Deps struct {
+	Backlog *intent.Service
+	Models  executor.Models
+	Apps    Apps
+	// Usage gets each turn's usage row; nil is Backlog.
+	Usage executor.UsageBook
+	Log   *slog.Logger
+	Now   func() time.Time
+	// Limits of each turn; zero values take the AI layer's defaults.
+	Limits ai.Limits
+	// EditTools, when set, gives a turn of the application tools that edit
+	// or build; they are offered behind planner.GuardEdits. nil offers
+	// none.
+	EditTools func(appID string) []ai.Tool
+}
+
+// Service runs the chat turns of one server.
+type Service struct {
+	db *migrations.DB
+	d  Deps
+
+	mu     sync.Mutex
+	turns  map[string]*running // by application
+	closed bool
+}
+
+// running is one turn in the background, or one being started (cancel is
+// nil until it starts).
+type running struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// Causes a turn's context is cancelled with.
+var (
+	errStopped  = errors.New(StoppedByPerson)
+	errShutdown = errors.New(LauncherStopped)
+)
+
+// NewService builds the chat turns over the intents store.
+func NewService(db *migrations.DB, d Deps) *Service {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Usage == nil && d.Backlog != nil {
+		d.Usage = d.Backlog
+	}
+	return &Service{db: db, d: d, turns: map[string]*running{}}
+}
+
+// Send starts a turn with the person's message and returns at once, its
+// row recorded as running. It refuses an empty message, a second turn of
+// an application while one runs, and a launcher with no model set up, each
+// with a sentence.
+func (s *Service) Send(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
+	switch n := utf8.RuneCountInString(message); {
+	case strings.TrimSpace(message) == "":
+		return Turn{}, refuse(intent.EInvalid, EmptySentence)
+	case n > MaxMessage:
+		return Turn{}, refuse(intent.EInvalid, "The message has %d characters; keep it to %d.", n, MaxMessage)
+	}
+	r := &running{done: make(chan struct{})}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return Turn{}, refuse(intent.EConflict, ClosedSentence)
+	case s.turns[appID] != nil:
+		s.mu.Unlock()
+		return Turn{}, refuse(intent.EConflict, BusySentence)
+	}
+	s.turns[appID] = r
+	s.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			s.release(appID, r)
+		}
+	}()
+
+	ref := s.d.Models.DefaultModel()
+	if ref == "" {
+		return Turn{}, refuse(intent.EConflict, NoModelSentence)
+	}
+	ep, err := s.d.Models.Resolve(ctx, ref)
+	if err != nil {
+		var pe *provider.Error
+		if errors.As(err, &pe) {
+			return Turn{}, refuse(intent.EConflict, "%s", pe.Message)
+		}
+		return Turn{}, fmt.Errorf("chat: the Settings model: %w", err)
+	}
+	turn, err := s.insert(ctx, appID, requestID, message)
+	if err != nil {
+		return Turn{}, err
+	}
+
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	r.cancel = cancel
+	if s.closed {
+		cancel(errShutdown) // the launcher stopped while the turn was being set up
+	}
+	s.mu.Unlock()
+	started = true
+	go s.run(runCtx, r, turn, ep)
+	return turn, nil
+}
+
+// release forgets r as the application's turn and says it is done.
+func (s *Service) release(appID string, r *running) {
+	s.mu.Lock()
+	if s.turns[appID] == r {
+		delete(s.turns, appID)
+	}
+	s.mu.Unlock()
+	close(r.done)
+}
+
+// Running reports whether a turn of the application runs.
+func (s *Service) Running(appID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turns[appID] != nil
+}
+
+// Stop stops the application's running turn, if any, and returns once its
+// row says stopped.
+func (s *Service) Stop(appID string) {
+	s.mu.Lock()
+	var cancel context.CancelCauseFunc
+	r := s.turns[appID]
+	if r != nil {
+		cancel = r.cancel
+	}
+	s.mu.Unlock()
+	if cancel == nil {
+		return // none runs, or it is still being set up
+	}
+	cancel(errStopped)
+	<-r.done
+}
+
+// Shutdown stops every running turn, as stopping the launcher does, marks
+// their rows stopped, and refuses new turns.
+func (s *Service) Shutdown() {
+	s.mu.Lock()
+	s.closed = true
+	var all []*running
+	for _, r := range s.turns {
+		all = append(all, r)
+		if r.cancel != nil {
+			r.cancel(errShutdown)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range all {
+		<-r.done
+	}
+}
+
+// Recover is what serve does on start: a turn left running by a launcher
+// that stopped is marked stopped ("The launcher stopped."). It returns how
+// many were.
+func (s *Service) Recover(ctx context.Context) (int, error) {
+	res, err := s.db.Write.ExecContext(ctx,
+		`UPDATE chat_turns SET status = 'stopped', sentence = ?, ended_at = ? WHERE status = 'running'`,
+		LauncherStopped, s.d.Now().UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("chat: recover: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("chat: recover: %w", err)
+	}
+	return int(n), nil
+}
+
+// run is one turn in the background, from the model's first call to the
+// row's last update.
+func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.Endpoint) {
+	defer s.release(turn.AppID, r)
+	bg := context.WithoutCancel(ctx)
+	log := s.d.Log.With("app", turn.AppID, "run", turn.RunID)
+
+	session := planner.NewSession(planner.Config{
+		AppID: turn.AppID, RequestText: turn.Message, Backlog: s.d.Backlog,
+		WorkspaceDir: s.d.Apps.WorkspaceDir(turn.AppID),
+		Manifest: func() ([]byte, error) {
+			raw, _, _, err := s.d.Apps.Manifest(turn.AppID)
+			return raw, err
+		},
+		Log: log, Now: s.d.Now,
+	})
+	tools := append(session.Tools(), session.SourceTools()...)
+	if s.d.EditTools != nil {
+		tools = append(tools, s.d.EditTools(turn.AppID)...)
+	}
+	docs, err := s.documents(bg, turn.AppID)
+	if err != nil {
+		log.Error("the intent document could not be made; the turn goes without it", "err", err)
+	}
+	history, err := s.history(bg, turn.AppID, turn.ID)
+	if err != nil {
+		log.Error("the earlier turns could not be read; the turn goes without them", "err", err)
+	}
+
+	res := executor.RunTurn(ctx, s.d.Usage, turn.AppID, ai.Turn{
+		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
+		Kind:         ai.KindChat,
+		RunID:        turn.RunID,
+		Instructions: planner.Instructions,
+		Documents:    docs,
+		History:      history,
+		Message:      turn.Message,
+		Tools:        planner.GuardEdits(tools, session),
+		Limits:       s.d.Limits,
+		Now:          s.d.Now,
+		Log:          log,
+		OnStep: func(c ai.Call) {
+			if err := s.appendLine(bg, turn.ID, planner.Line(c)); err != nil {
+				log.Error("a tool call's line could not be kept", "err", err)
+			}
+		},
+	})
+
+	status, sentence := ending(ctx, res)
+	if res.Ended == ai.EndProvider && res.Err != nil {
+		log.Warn("the provider failed a chat turn", "detail", res.Err.Detail())
+	}
+	if err := s.finish(bg, turn.ID, status, res.Text, sentence); err != nil {
+		log.Error("the turn's end could not be kept", "err", err)
+	}
+}
+
+// ending is the row's status and sentence for how a turn ended.
+func ending(ctx context.Context, res ai.Result) (Status, string) {
+	switch {
+	case res.Ended == ai.EndAnswered || res.Ended == ai.EndQuestion:
+		return StatusAnswered, ""
+	case res.Ended == ai.EndAborted || ctx.Err() != nil:
+		if errors.Is(context.Cause(ctx), errShutdown) {
+			return StatusStopped, LauncherStopped
+		}
+		return StatusStopped, StoppedByPerson
+	}
+	return StatusFailed, res.Sentence
+}
+
+// documents are what a turn is given to read: intent:<appId>, when the
+// application has an intent in draft, running or stopped.
+func (s *Service) documents(ctx context.Context, appID string) ([]ai.Document, error) {
+	list, err := s.d.Backlog.List(ctx, appID)
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
+	}
+	var intents []plan.DocIntent
+	for _, sum := range list {
+		switch sum.Status {
+		case intent.IntentDraft, intent.IntentRunning, intent.IntentStopped:
+		default:
+			continue
+		}
+		d, err := s.d.Backlog.Get(ctx, sum.ID)
+		if err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+		in := plan.DocIntent{ID: d.ID, Status: string(d.Status), Request: d.Request, Questions: d.Questions}
+		for _, t := range d.Tasks {
+			status := string(t.Status)
+			if t.Blocked {
+				status = "blocked"
+			}
+			in.Tasks = append(in.Tasks, plan.DocTask{Slug: t.Slug, Status: status, Tier: t.Tier, Title: t.Title, Reason: t.Reason})
+		}
+		intents = append(intents, in)
+	}
+	if len(intents) == 0 {
+		return nil, nil
+	}
+	return []ai.Document{{Ref: "intent:" + appID, Title: "The backlog for " + appID, Text: plan.Document(appID, intents)}}, nil
+}
+
+// history is the conversation before the turn: the application's last
+// HistoryTurns turns that ended, each the person's message and the
+// engineer's reply, within HistoryChars (the oldest go first).
+func (s *Service) history(ctx context.Context, appID string, before int64) ([]ai.Message, error) {
+	var rows []struct {
+		Message  string `db:"message"`
+		Reply    string `db:"reply"`
+		Sentence string `db:"sentence"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &rows,
+		`SELECT message, reply, sentence FROM chat_turns
+		 WHERE app_id = ? AND id < ? AND status != 'running' ORDER BY id DESC LIMIT ?`,
+		appID, before, HistoryTurns); err != nil {
+		return nil, fmt.Errorf("chat: history: %w", err)
+	}
+	var msgs []ai.Message
+	size := 0
+	for _, r := range rows {
+		reply := r.Reply
+		if strings.TrimSpace(reply) == "" {
+			reply = "[The turn ended without a reply: " + strings.TrimSuffix(r.Sentence, ".") + ".]"
+		}
+		n := utf8.RuneCountInString(r.Message) + utf8.RuneCountInString(reply)
+		if size+n > HistoryChars {
+			break
+		}
+		size += n
+		msgs = append(msgs, ai.Message{Role: ai.RoleAssistant, Text: reply}, ai.Message{Role: ai.RoleUser, Text: r.Message})
+	}
+	slices.Reverse(msgs)
+	return msgs, nil
+}
+
+// insert records a new turn as running.
+func (s *Service) insert(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
+	now := s.d.Now()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	defer tx.Rollback()
+	var apps, busy int
+	if err := tx.GetContext(ctx, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	if apps == 0 {
+		return Turn{}, refuse(intent.ENotFound, "There is no application %q.", appID)
+	}
+	// A row left running by a launcher that stopped without Recover.
+	if err := tx.GetContext(ctx, &busy, `SELECT count(*) FROM chat_turns WHERE app_id = ? AND status = 'running'`, appID); err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	if busy > 0 {
+		return Turn{}, refuse(intent.EConflict, BusySentence)
+	}
+	var id int64
+	if err := tx.GetContext(ctx, &id, `SELECT coalesce(max(id), 0) + 1 FROM chat_turns`); err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	t := Turn{ID: id, AppID: appID, RequestID: requestID, RunID: fmt.Sprintf("chat-%s-%d", appID, id), Message: message,
+		Status: StatusRunning, Lines: []string{}, StartedAt: time.UnixMilli(now.UnixMilli())}
+	var request sql.NullInt64
+	if requestID != 0 {
+		request = sql.NullInt64{Int64: requestID, Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
+		id, appID, request, t.RunID, message, now.UnixMilli()); err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Turn{}, fmt.Errorf("chat: send: %w", err)
+	}
+	return t, nil
+}
+
+// appendLine adds one tool call's line to a running turn.
+func (s *Service) appendLine(ctx context.Context, id int64, line string) error {
+	if _, err := s.db.Write.ExecContext(ctx,
+		`UPDATE chat_turns SET lines = json_insert(lines, '$[#]', ?) WHERE id = ? AND status = 'running'`, line, id); err != nil {
+		return fmt.Errorf("chat: line of turn %d: %w", id, err)
+	}
+	return nil
+}
+
+// finish records how a running turn ended.
+func (s *Service) finish(ctx context.Context, id int64, status Status, reply, sentence string) error {
+	if _, err := s.db.Write.ExecContext(ctx,
+		`UPDATE chat_turns SET status = ?, reply = ?, sentence = ?, ended_at = ? WHERE id = ? AND status = 'running'`,
+		status, reply, sentence, s.d.Now().UnixMilli(), id); err != nil {
+		return fmt.Errorf("chat: end of turn %d: %w", id, err)
+	}
+	return nil
+}
+
+// turnRow is a chat_turns row as SQLite holds it.
+type turnRow struct {
+	ID        int64         `db:"id"`
+	AppID     string        `db:"app_id"`
+	RequestID sql.NullInt64 `db:"request_id"`
+	RunID     string        `db:"run_id"`
+	Message   string        `db:"message"`
+	Status    Status        `db:"status"`
+	Reply     string        `db:"reply"`
+	Lines     string        `db:"lines"`
+	Sentence  string        `db:"sentence"`
+	StartedAt int64         `db:"started_at"`
+	EndedAt   sql.NullInt64 `db:"ended_at"`
+}
+
+func (r turnRow) turn() (Turn, error) {
+	t := Turn{ID: r.ID, AppID: r.AppID, RequestID: r.RequestID.Int64, RunID: r.RunID, Message: r.Message, Status: r.Status,
+		Reply: r.Reply, Sentence: r.Sentence, StartedAt: time.UnixMilli(r.StartedAt)}
+	if r.EndedAt.Valid {
+		t.EndedAt = time.UnixMilli(r.EndedAt.Int64)
+	}
+	if err := json.Unmarshal([]byte(r.Lines), &t.Lines); err != nil {
+		return t, fmt.Errorf("chat: turn %d: lines are not the JSON they should be: %w", r.ID, err)
+	}
+	return t, nil
+}
+
+// Turns are the application's last limit turns (DefaultTurns when limit is
+// 0 or less), oldest first, as the conversation shows them.
+func (s *Service) Turns(ctx context.Context, appID string, limit int) ([]Turn, error) {
+	if limit <= 0 {
+		limit = DefaultTurns
+	}
+	var rows []turnRow
+	if err := s.db.Read.SelectContext(ctx, &rows,
+		`SELECT id, app_id, request_id, run_id, message, status, reply, lines, sentence, started_at, ended_at
+		 FROM chat_turns WHERE app_id = ? ORDER BY id DESC LIMIT ?`, appID, limit); err != nil {
+		return nil, fmt.Errorf("chat: turns of %s: %w", appID, err)
+	}
+	turns := make([]Turn, 0, len(rows))
+	for i := len(rows) - 1; i >= 0; i-- {
+		t, err := rows[i].turn()
+		if err != nil {
+			return nil, err
+		}
+		turns = append(turns, t)
+	}
+	return turns, nil
+}
