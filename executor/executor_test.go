@@ -24,7 +24,9 @@ import (
 // host is a launcher's services over a temporary root, with the scripted
 // model set up as the Settings model.
 type host struct {
-	root      string
+	root string
+	// db is the intents store's file, for a test that opens it again.
+	db        string
 	backlog   *intent.Service
 	apps      *app.Service
 	cands     *candidate.Service
@@ -33,14 +35,18 @@ type host struct {
 	model     *scripted.Server
 }
 
-func newHost(t *testing.T) *host {
+// hostOption changes what a host's executor is built with.
+type hostOption func(*executor.Deps)
+
+func newHost(t *testing.T, opts ...hostOption) *host {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	path := filepath.Join(root, "launcher", "intents.sqlite")
+	db, err := migrations.Open(path, migrations.Intents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{root: root, model: scripted.New(t)}
+	h := &host{root: root, db: path, model: scripted.New(t)}
 	h.model.Models("builder")
 	h.apps = app.NewService(db, root, time.Now)
 	previews := preview.NewManager(time.Now, nil)
@@ -56,8 +62,12 @@ func newHost(t *testing.T) *host {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h.exec = executor.New(executor.Deps{Backlog: h.backlog, Apps: h.apps, Candidates: h.cands, Models: h.providers, Log: log, Now: time.Now,
-		AdviceTimeout: 5 * time.Second})
+	deps := executor.Deps{Backlog: h.backlog, Apps: h.apps, Candidates: h.cands, Models: h.providers, Log: log, Now: time.Now,
+		AdviceTimeout: 5 * time.Second}
+	for _, o := range opts {
+		o(&deps)
+	}
+	h.exec = executor.New(deps)
 	t.Cleanup(func() {
 		h.exec.Shutdown()
 		previews.StopAll()

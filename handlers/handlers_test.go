@@ -17,9 +17,11 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/executor/workspace"
 	"autoapp/handlers"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/migrations"
 	"autoapp/static"
@@ -65,6 +67,12 @@ type server struct {
 	clock   *clock
 	apps    *app.Service
 	backlog *intent.Service
+	// deliveries records the deliveries a download test serves.
+	deliveries *delivery.Service
+	// providers and executor are the server's own, for a test that runs
+	// an intent on a scripted model.
+	providers *provider.Registry
+	executor  *executor.Executor
 	// runs counts the runs the tests start tasks with: each has its own id.
 	runs int
 }
@@ -83,9 +91,14 @@ func newServer(t testing.TB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := executor.New(executor.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Models: providers, Now: c.now})
+	t.Cleanup(runs.Shutdown)
+	deliveries := delivery.NewService(db, func(id string) (*workspace.Workspace, error) {
+		return workspace.Open(apps.WorkspaceDir(id), c.now)
+	}, c.now)
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version",
-		Runs: executor.New(executor.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Models: providers, Now: c.now})}), clock: c, apps: apps, backlog: backlog}
+		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries}),
+		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries}
 }
 
 // withOwner is a server whose owner was created through the setup page, and
