@@ -63,6 +63,8 @@ type Deps struct {
 	Providers  Providers
 	Runs       Runs
 	Deliveries Deliveries
+	Chats      Chats
+	Requests   Requests
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -79,6 +81,8 @@ type Handlers struct {
 	providers  Providers
 	runs       Runs
 	deliveries Deliveries
+	chats      Chats
+	requests   Requests
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -88,7 +92,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -133,7 +137,12 @@ func New(d Deps) *fiber.App {
 	app.Get("/backlog/tasks/:id", h.taskPage)
 	app.Post("/backlog/tasks/:id/model", h.taskModel)
 	app.Post("/backlog/tasks/:id/remove", h.taskRemove)
-	app.Get("/request", h.plain("Request", "request", views.RequestPage))
+	app.Get("/request", h.requestPage)
+	app.Get("/request/live", h.requestLive)
+	app.Post("/request", h.requestSend)
+	app.Post("/request/answer", h.requestAnswer)
+	app.Post("/request/select", h.requestSelect)
+	app.Post("/backlog/intents/:id/approve", h.intentApprove)
 	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
 	app.Get("/settings", h.settingsPage)
 	app.Post("/settings/providers", h.providerSave)

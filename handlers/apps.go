@@ -12,8 +12,10 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
+	"autoapp/executor/chat"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/request"
 	"autoapp/views"
 )
 
@@ -25,7 +27,13 @@ func refusal(err error) (status int, sentence string, ok bool) {
 	var ie *intent.Error
 	var pe *provider.Error
 	var xe *executor.Error
+	var qe *request.Error
+	var he *chat.Error
 	switch {
+	case errors.As(err, &qe):
+		return appStatus(app.Code(qe.Code)), qe.Message, true
+	case errors.As(err, &he):
+		return appStatus(app.Code(he.Code)), he.Message, true
 	case errors.As(err, &xe):
 		return appStatus(app.Code(xe.Code)), xe.Message, true
 	case errors.As(err, &pe):
@@ -95,6 +103,9 @@ func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.Ap
 	}
 	if err := h.apps.Select(c.UserContext(), a.ID); err != nil {
 		return err
+	}
+	if c.FormValue("back") == "request" {
+		return c.Redirect("/request", fiber.StatusSeeOther)
 	}
 	return c.Redirect("/apps/"+a.ID, fiber.StatusSeeOther)
 }

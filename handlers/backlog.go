@@ -15,6 +15,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/plan"
+	"autoapp/intent/request"
 	"autoapp/views"
 )
 
@@ -144,6 +145,14 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	v.Refusal = r
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
 		v.Progress = progressView(p)
+	}
+	if h.requests != nil {
+		if st, err := h.requests.ForIntent(ctx, d.ID); err == nil && st.Mode == request.ModeGuided {
+			_, submitted := st.LastPlan()
+			v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
+			v.CanApprove = submitted && !st.Approval.Valid && !d.BeingWritten() &&
+				(d.Status == intent.IntentDraft || d.Status == intent.IntentStopped)
+		}
 	}
 	if d.Status == intent.IntentDone && h.deliveries != nil {
 		if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
+	"autoapp/executor/chat"
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/handlers"
@@ -23,6 +25,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 	"autoapp/static"
 )
@@ -96,8 +99,16 @@ func newServer(t testing.TB) *server {
 	deliveries := delivery.NewService(db, func(id string) (*workspace.Workspace, error) {
 		return workspace.Open(apps.WorkspaceDir(id), c.now)
 	}, c.now)
+	requests := request.NewService(db, backlog, c.now)
+	chats := chat.NewService(db, chat.Deps{Backlog: backlog, Models: providers, Apps: apps, Now: c.now,
+		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
+			if requestID != 0 {
+				requests.Sync(ctx, requestID)
+			}
+		}})
+	t.Cleanup(chats.Shutdown)
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries}),
+		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests}),
 		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries}
 }
 

@@ -76,6 +76,11 @@ type IntentView struct {
 	Runbook []RunbookLine
 	// Delivery is what a done intent handed over.
 	Delivery *DeliveryView
+	// Guided intents wait for the owner's approval of the exact plan.
+	Guided, Approved, CanApprove bool
+	// Voided says what changed since the plan was approved.
+	Voided          string
+	RequestRevision int
 	// Polling is set while the draft is being written or the intent runs:
 	// the live part then asks again every two seconds, and stops when not.
 	Polling bool

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
+	"autoapp/executor/chat"
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/intent"
@@ -81,6 +83,7 @@ type launcher struct {
 	runs       *executor.Executor
 	deliveries *delivery.Service
 	requests   *request.Service
+	chats      *chat.Service
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -102,6 +105,16 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests})
+	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now,
+		// When a chat turn ends, its request's journal takes what the engineer did.
+		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
+			if requestID == 0 {
+				return
+			}
+			if _, err := l.requests.Sync(ctx, requestID); err != nil {
+				log.Error("the request's journal could not follow the turn", "request", requestID, "err", err)
+			}
+		}})
 	return l, nil
 }
 

@@ -59,10 +59,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if tasks+intents > 0 {
 		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
 	}
+	if _, err := l.chats.Recover(ctx); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: recovering the chat turns the last launcher left: %v\n", err)
+		return 1
+	}
 	// Quit in Settings stops the server as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -84,6 +88,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "Shutting down: stopping the run, finishing the requests in flight.")
 	l.runs.Shutdown()
+	l.chats.Shutdown()
 	if err := app.ShutdownWithTimeout(shutdownGrace); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: shutdown: %v\n", err)
 	}

@@ -123,6 +123,9 @@ type Deps struct {
 	// or build; they are offered behind planner.GuardEdits. nil offers
 	// none.
 	EditTools func(appID string) []ai.Tool
+	// AfterTurn, when set, is called once a turn has ended and its row is
+	// written: the requests bring their journal up to what the turn did.
+	AfterTurn func(ctx context.Context, appID string, requestID int64)
 }
 
 // Service runs the chat turns of one server.
@@ -344,6 +347,9 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 	if err := s.finish(bg, turn.ID, status, res.Text, sentence); err != nil {
 		log.Error("the turn's end could not be kept", "err", err)
+	}
+	if s.d.AfterTurn != nil {
+		s.d.AfterTurn(bg, turn.AppID, turn.RequestID)
 	}
 }
 

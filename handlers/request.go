@@ -1,0 +1,207 @@
+package handlers
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/chat"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/request"
+	"autoapp/views"
+)
+
+// Chats is what the handlers need of the chat turns.
+type Chats interface {
+	Send(ctx context.Context, appID string, requestID int64, message string) (chat.Turn, error)
+	Turns(ctx context.Context, appID string, limit int) ([]chat.Turn, error)
+	Running(appID string) bool
+}
+
+// Requests is what the handlers need of the requests' journals.
+type Requests interface {
+	Create(ctx context.Context, appID, text, mode, opID string) (request.State, error)
+	Message(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
+	Answer(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
+	Approve(ctx context.Context, id int64, seen int, opID string) (request.State, error)
+	Latest(ctx context.Context, appID string) (request.State, bool, error)
+	ForIntent(ctx context.Context, intentID int64) (request.State, error)
+	OpDone(ctx context.Context, opID string) (bool, error)
+}
+
+// conversationTurns bounds the conversation a page shows.
+const conversationTurns = 40
+
+func (h *Handlers) requestPage(c *fiber.Ctx) error {
+	return h.renderRequest(c, views.Refusal{}, false)
+}
+
+func (h *Handlers) requestLive(c *fiber.Ctx) error {
+	return h.renderRequest(c, views.Refusal{}, true)
+}
+
+func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) error {
+	ctx := c.UserContext()
+	s, err := h.page(c, "Request", "request")
+	if err != nil {
+		return err
+	}
+	op, err := newOp()
+	if err != nil {
+		return err
+	}
+	p := views.RequestView{AppID: s.AppID, AppName: s.AppName, Refusal: r, Op: op}
+	apps, err := h.apps.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range apps {
+		p.Apps = append(p.Apps, appRow(a, s.AppID))
+	}
+	for _, t := range app.Templates {
+		p.Templates = append(p.Templates, views.TemplateOption{Key: t.Key, Title: t.Title, About: t.About})
+	}
+	if s.AppID != "" {
+		if err := h.fillConversation(ctx, &p); err != nil {
+			return err
+		}
+	}
+	if fragment {
+		return render(c, views.RequestLive(s, p))
+	}
+	return render(c, views.RequestPageView(s, p))
+}
+
+// fillConversation reads the application's chat turns, its open request
+// and the questions its engineer waits on.
+func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) error {
+	turns, err := h.chats.Turns(ctx, p.AppID, conversationTurns)
+	if err != nil {
+		return err
+	}
+	for _, t := range turns {
+		p.Turns = append(p.Turns, views.ChatTurnView{Message: t.Message, Reply: t.Reply, Status: string(t.Status),
+			Sentence: t.Sentence, At: clock(t.StartedAt), Lines: t.Lines})
+	}
+	p.Running = h.chats.Running(p.AppID)
+	st, ok, err := h.requests.Latest(ctx, p.AppID)
+	if err != nil || !ok {
+		return err
+	}
+	if st.IntentID != 0 {
+		d, err := h.backlog.Get(ctx, st.IntentID)
+		if err != nil {
+			return err
+		}
+		if d.Status == intent.IntentDone || d.Status == intent.IntentWithdrawn {
+			// A finished request leaves its delivery on the page; the form starts a new one.
+			if d.Status == intent.IntentDone && h.deliveries != nil {
+				if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
+					p.Delivery = deliveryView(dv)
+				}
+			}
+			return nil
+		}
+		p.Questions = d.Questions
+	}
+	p.RequestID, p.Revision, p.Mode, p.Text, p.IntentID = st.ID, st.Revision, st.Mode, st.Text, st.IntentID
+	return nil
+}
+
+// requestSend starts a request, or sends the next message of the open one,
+// and starts the engineer's turn. A repeated submit starts nothing.
+func (h *Handlers) requestSend(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	appID, err := h.apps.Selected(ctx)
+	if err != nil {
+		return err
+	}
+	if appID == "" {
+		return h.renderRequest(c.Status(fiber.StatusConflict), views.Refusal{At: "request", Sentence: "Choose an application first."}, false)
+	}
+	text, op := c.FormValue("text"), c.FormValue("op")
+	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	err = h.sendToEngineer(ctx, appID, op, func() (request.State, error) {
+		if id == 0 {
+			return h.requests.Create(ctx, appID, text, c.FormValue("mode"), op)
+		}
+		return h.requests.Message(ctx, id, seen, op, text)
+	}, text)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/request", fiber.StatusSeeOther)
+}
+
+// requestAnswer answers the engineer's questions: a new turn in which it
+// folds the answers into its analysis.
+func (h *Handlers) requestAnswer(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	appID, err := h.apps.Selected(ctx)
+	if err != nil {
+		return err
+	}
+	text, op := c.FormValue("text"), c.FormValue("op")
+	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	err = h.sendToEngineer(ctx, appID, op, func() (request.State, error) {
+		return h.requests.Answer(ctx, id, seen, op, text)
+	}, text)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/request", fiber.StatusSeeOther)
+}
+
+// sendToEngineer journals the owner's words and starts a chat turn with
+// them, unless the operation was taken already.
+func (h *Handlers) sendToEngineer(ctx context.Context, appID, op string, journal func() (request.State, error), text string) error {
+	if h.chats.Running(appID) {
+		return &chat.Error{Code: intent.EConflict, Message: chat.BusySentence}
+	}
+	repeated, err := h.requests.OpDone(ctx, op)
+	if err != nil {
+		return err
+	}
+	st, err := journal()
+	if err != nil || repeated {
+		return err
+	}
+	_, err = h.chats.Send(ctx, appID, st.ID, text)
+	return err
+}
+
+func (h *Handlers) requestSelect(c *fiber.Ctx) error {
+	if err := h.apps.Select(c.UserContext(), c.FormValue("app")); err != nil {
+		return err
+	}
+	return c.Redirect("/request", fiber.StatusSeeOther)
+}
+
+// intentApprove approves the exact plan of a guided request.
+func (h *Handlers) intentApprove(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	return h.intentAction(c, id, "run", func() error {
+		st, err := h.requests.ForIntent(c.UserContext(), id)
+		if err != nil {
+			return err
+		}
+		_, err = h.requests.Approve(c.UserContext(), st.ID, seen, c.FormValue("op"))
+		return err
+	})
+}

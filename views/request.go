@@ -1,0 +1,29 @@
+package views
+
+// ChatTurnView is one exchange with the engineer: the person's message,
+// what its tools did, and its words.
+type ChatTurnView struct {
+	Message, Reply, Status, Sentence, At string
+	Lines                                []string
+}
+
+// RequestView is the Request page for the selected application.
+type RequestView struct {
+	Apps           []AppRow
+	AppID, AppName string
+	Templates      []TemplateOption
+	Turns          []ChatTurnView
+	// Running is set while a chat turn runs: the conversation polls.
+	Running bool
+	// Questions are the engineer's open questions, shown first.
+	Questions []string
+	// The request in hand, if one is open.
+	RequestID int64
+	Revision  int
+	Mode      string
+	Text      string
+	IntentID  int64
+	Delivery  *DeliveryView
+	Refusal   Refusal
+	Op        string
+}
