@@ -179,3 +179,29 @@ func TestATwoTaskIntentCompletes(t *testing.T) {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
 }
+
+func TestATaskWhoseProviderIsOffFailsWithoutATurn(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	if err := h.providers.SetOn("scripted", false); err != nil {
+		t.Fatal(err)
+	}
+	before := h.model.Count()
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	d := h.wait(t, id)
+	if h.model.Count() != before {
+		t.Fatalf("the provider that is off was sent %d requests", h.model.Count()-before)
+	}
+	task := d.Tasks[0]
+	if task.Status != intent.TaskFailed || task.Attempts != 0 || len(task.RunIDs) != 0 {
+		t.Fatalf("task: %s, %d attempts, runs %v", task.Status, task.Attempts, task.RunIDs)
+	}
+	if task.Reason != "scripted is not turned on in Settings." {
+		t.Fatalf("reason %q", task.Reason)
+	}
+	if d.Status != intent.IntentStopped || d.StopReason != "0001-change-the-heading failed without a turn: scripted is not turned on in Settings." {
+		t.Fatalf("intent: %s %q", d.Status, d.StopReason)
+	}
+}
