@@ -65,6 +65,7 @@ type Deps struct {
 	Deliveries Deliveries
 	Chats      Chats
 	Requests   Requests
+	Gate       Gate
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -83,6 +84,7 @@ type Handlers struct {
 	deliveries Deliveries
 	chats      Chats
 	requests   Requests
+	gate       Gate
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -92,7 +94,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -142,6 +144,8 @@ func New(d Deps) *fiber.App {
 	app.Post("/request", h.requestSend)
 	app.Post("/request/answer", h.requestAnswer)
 	app.Post("/request/select", h.requestSelect)
+	app.Post("/request/questions/:qid/approve", h.questionApprove)
+	app.Post("/request/questions/:qid/deny", h.questionDeny)
 	app.Post("/backlog/intents/:id/approve", h.intentApprove)
 	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
 	app.Get("/settings", h.settingsPage)

@@ -13,6 +13,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
+	"autoapp/executor/gate"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/request"
@@ -29,7 +30,10 @@ func refusal(err error) (status int, sentence string, ok bool) {
 	var xe *executor.Error
 	var qe *request.Error
 	var he *chat.Error
+	var ge *gate.Error
 	switch {
+	case errors.As(err, &ge):
+		return appStatus(app.Code(ge.Code)), ge.Message, true
 	case errors.As(err, &qe):
 		return appStatus(app.Code(qe.Code)), qe.Message, true
 	case errors.As(err, &he):

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor/chat"
+	"autoapp/executor/gate"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/request"
@@ -29,6 +30,12 @@ type Requests interface {
 	Latest(ctx context.Context, appID string) (request.State, bool, error)
 	ForIntent(ctx context.Context, intentID int64) (request.State, error)
 	OpDone(ctx context.Context, opID string) (bool, error)
+}
+
+// Gate is the person's questions a chat turn waits on.
+type Gate interface {
+	Pending(appID string) []gate.Question
+	Decide(appID string, id int64, approve bool) error
 }
 
 // conversationTurns bounds the conversation a page shows.
@@ -86,6 +93,11 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			Sentence: t.Sentence, At: clock(t.StartedAt), Lines: t.Lines})
 	}
 	p.Running = h.chats.Running(p.AppID)
+	if h.gate != nil {
+		for _, q := range h.gate.Pending(p.AppID) {
+			p.Asks = append(p.Asks, views.AskView{ID: q.ID, Text: q.Text})
+		}
+	}
 	st, ok, err := h.requests.Latest(ctx, p.AppID)
 	if err != nil || !ok {
 		return err
@@ -204,4 +216,29 @@ func (h *Handlers) intentApprove(c *fiber.Ctx) error {
 		_, err = h.requests.Approve(c.UserContext(), st.ID, seen, c.FormValue("op"))
 		return err
 	})
+}
+
+func (h *Handlers) questionApprove(c *fiber.Ctx) error { return h.decide(c, true) }
+
+func (h *Handlers) questionDeny(c *fiber.Ctx) error { return h.decide(c, false) }
+
+// decide answers a question the engineer's turn asked the person.
+func (h *Handlers) decide(c *fiber.Ctx, approve bool) error {
+	appID, err := h.apps.Selected(c.UserContext())
+	if err != nil {
+		return err
+	}
+	qid, err := strconv.ParseInt(c.Params("qid"), 10, 64)
+	if err != nil || h.gate == nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such question.")
+	}
+	err = h.gate.Decide(appID, qid, approve)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/request", fiber.StatusSeeOther)
 }

@@ -24,6 +24,15 @@ type RequestView struct {
 	Text      string
 	IntentID  int64
 	Delivery  *DeliveryView
-	Refusal   Refusal
-	Op        string
+	// Asks are the engineer's questions to the person that its turn
+	// waits on: an edit, a build, a run.
+	Asks    []AskView
+	Refusal Refusal
+	Op      string
+}
+
+// AskView is one question a chat turn waits on, with Approve and Deny.
+type AskView struct {
+	ID   int64
+	Text string
 }

@@ -12,6 +12,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
+	"autoapp/executor/gate"
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/intent"
@@ -84,6 +85,7 @@ type launcher struct {
 	deliveries *delivery.Service
 	requests   *request.Service
 	chats      *chat.Service
+	gate       *gate.Gate
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -105,7 +107,13 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests})
+	// A chat turn may make one small change directly, or start a run
+	// when the person says to go ahead: each asks the person first.
+	l.gate = gate.New(time.Now)
 	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now,
+		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.gate, Candidates: l.candidates, Apps: l.apps,
+			Busy: l.runs.Busy, Log: log, Now: time.Now}),
+		Start: l.runs.Start, Gate: l.gate,
 		// When a chat turn ends, its request's journal takes what the engineer did.
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
 			if requestID == 0 {

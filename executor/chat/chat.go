@@ -7,7 +7,9 @@
 // A chat turn is offered the planning tools and the read-only source
 // tools; tools that edit or build, when Deps.EditTools offers some, are
 // wrapped by planner.GuardEdits so that a turn that planned cannot use
-// them.
+// them. GatedEditTools gives the builder's edit tools, each call asked of
+// the person first through the gate; intent.start, offered when Deps.Start
+// is set, runs the application's plan once the person approves.
 package chat
 
 import (
@@ -26,6 +28,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
+	"autoapp/executor/gate"
 	"autoapp/executor/planner"
 	"autoapp/executor/workspace"
 	"autoapp/intent"
@@ -119,10 +122,18 @@ type Deps struct {
 	Now   func() time.Time
 	// Limits of each turn; zero values take the AI layer's defaults.
 	Limits ai.Limits
-	// EditTools, when set, gives a turn of the application tools that edit
-	// or build; they are offered behind planner.GuardEdits. nil offers
-	// none.
-	EditTools func(appID string) []ai.Tool
+	// EditTools, when set, gives a turn of the application, with the turn's
+	// run id, tools that edit or build (GatedEditTools); they are offered
+	// behind planner.GuardEdits, and done, when not nil, is called once the
+	// turn has ended. nil offers none.
+	EditTools func(appID, runID string) (tools []ai.Tool, done func())
+	// Start runs an intent as Run in the Backlog does (the executor's
+	// Start). With Gate, every turn is offered intent.start, which asks the
+	// person through Gate before it calls Start.
+	Start func(ctx context.Context, intentID int64) error
+	// Gate holds intent.start's question until the person decides it in
+	// the page.
+	Gate *gate.Gate
 	// AfterTurn, when set, is called once a turn has ended and its row is
 	// written: the requests bring their journal up to what the turn did.
 	AfterTurn func(ctx context.Context, appID string, requestID int64)
@@ -310,8 +321,15 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		Log: log, Now: s.d.Now,
 	})
 	tools := append(session.Tools(), session.SourceTools()...)
+	if s.d.Start != nil && s.d.Gate != nil {
+		tools = append(tools, s.intentStart(turn.AppID, turn.RunID))
+	}
 	if s.d.EditTools != nil {
-		tools = append(tools, s.d.EditTools(turn.AppID)...)
+		edits, done := s.d.EditTools(turn.AppID, turn.RunID)
+		if done != nil {
+			defer done()
+		}
+		tools = append(tools, edits...)
 	}
 	docs, err := s.documents(bg, turn.AppID)
 	if err != nil {

@@ -16,8 +16,11 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
+	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
+	"autoapp/executor/gate"
 	"autoapp/executor/planner"
+	"autoapp/executor/preview"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/migrations"
@@ -51,25 +54,31 @@ func (b *logBook) messages() []string {
 // model as the Settings model scripted:planner and the static template's
 // application.
 type host struct {
-	db      *migrations.DB
-	apps    *app.Service
-	backlog *intent.Service
-	model   *scripted.Server
-	chat    *chat.Service
-	log     *logBook
+	db         *migrations.DB
+	apps       *app.Service
+	backlog    *intent.Service
+	candidates *candidate.Service
+	gate       *gate.Gate
+	model      *scripted.Server
+	chat       *chat.Service
+	log        *logBook
 }
 
-func newHost(t *testing.T, editTools func(appID string) []ai.Tool) *host {
+// newHost builds the host; with, when set, completes the chat's deps.
+func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
 	t.Helper()
 	root := t.TempDir()
 	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{db: db, model: scripted.New(t), log: &logBook{}}
+	h := &host{db: db, model: scripted.New(t), log: &logBook{}, gate: gate.New(time.Now)}
 	h.model.Models("planner")
 	h.apps = app.NewService(db, root, time.Now)
 	h.backlog = intent.NewService(db, root, time.Now)
+	previews := preview.NewManager(time.Now, nil)
+	t.Cleanup(previews.StopAll)
+	h.candidates = candidate.NewService(h.apps, previews, time.Now)
 	providers, err := provider.NewRegistry(root, time.Now, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +89,11 @@ func newHost(t *testing.T, editTools func(appID string) []ai.Tool) *host {
 	if err := providers.SetDefaultModel("scripted:planner"); err != nil {
 		t.Fatal(err)
 	}
-	h.chat = chat.NewService(db, chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog,
-		Log: slog.New(h.log), Now: time.Now, EditTools: editTools})
+	deps := chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog, Log: slog.New(h.log), Now: time.Now}
+	if with != nil {
+		with(h, &deps)
+	}
+	h.chat = chat.NewService(db, deps)
 	t.Cleanup(func() {
 		h.chat.Shutdown()
 		db.Close()
@@ -369,21 +381,8 @@ func TestARequestWithQuestionsBecomesASubmittedPlan(t *testing.T) {
 }
 
 func TestATurnThatPlannedCannotEdit(t *testing.T) {
-	var mu sync.Mutex
-	edits := 0
-	editTool := func(string) []ai.Tool {
-		return []ai.Tool{{Name: "source.edit", Edits: true, Description: "Edit a file.",
-			Schema:  json.RawMessage(`{"type": "object", "properties": {"path": {"type": "string"}}}`),
-			Example: json.RawMessage(`{"path": "site/index.html"}`),
-			Handler: func(context.Context, json.RawMessage) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				edits++
-				return map[string]string{"edited": "site/index.html"}, nil
-			}}}
-	}
-	h := newHost(t, editTool)
-	edit := call("source.edit", map[string]string{"path": "site/index.html"})
+	h := newHost(t, withEdits(nil))
+	edit := call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Pomodoro</h1>"}}})
 
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("intent.open", map[string]any{"restated": "A timer page."})),
@@ -395,18 +394,20 @@ func TestATurnThatPlannedCannotEdit(t *testing.T) {
 	if len(a) != 1 || a[0].OK || a[0].Problems[0].Message != planner.PlannedRefusal {
 		t.Fatalf("the edit's answer: %+v", a)
 	}
-	if edits != 0 {
-		t.Fatal("the edit ran in a turn that planned")
+	if h.gate.Waiting() || strings.Contains(h.file(t, "site/index.html"), "Pomodoro") {
+		t.Fatal("the edit was asked or ran in a turn that planned")
 	}
 	if last := turn.Lines[len(turn.Lines)-1]; last != "source.edit: refused: "+planner.PlannedRefusal {
 		t.Fatalf("the edit's line: %q", last)
 	}
 
-	// The next turn did not plan, so its edit runs.
+	// The next turn did not plan, so its edit is asked and, approved, runs.
 	h.model.On(scripted.RunID("chat-site-2"), calls(edit), scripted.Reply{Text: "Edited."})
-	turn = h.wait(t, h.send(t, "change the heading").ID)
-	if edits != 1 || turn.Lines[0] != "source.edit: done" {
-		t.Fatalf("the next turn's edit: %d edits, lines %q", edits, turn.Lines)
+	second := h.send(t, "change the heading")
+	h.decide(t, "Edit site/index.html (1 hunk)?", true)
+	turn = h.wait(t, second.ID)
+	if !strings.Contains(h.file(t, "site/index.html"), "<h1>Pomodoro</h1>") || turn.Lines[0] != "source.edit: done" {
+		t.Fatalf("the next turn's edit: lines %q", turn.Lines)
 	}
 }
 

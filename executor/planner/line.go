@@ -15,7 +15,8 @@ const MaxLine = 240
 // Line says in one line what a tool call of a chat turn did, for the
 // conversation the person reads: "intent.open: the analysis has 2 open
 // questions", "intent.task: 0002-add-tags proposed (standard)",
-// "spec.read: application", or why it was refused.
+// "spec.read: application", "intent.start: intent 4 started with 3
+// tasks", or why it was refused.
 func Line(c ai.Call) string {
 	var answer struct {
 		Result   json.RawMessage `json:"result"`
@@ -69,6 +70,10 @@ func Line(c ai.Call) string {
 		var a SubmitAnswer
 		_ = json.Unmarshal(answer.Result, &a)
 		what = fmt.Sprintf("intent %d submitted with %s", a.Intent, plural(a.Tasks, "task"))
+	case c.Name == StartTool:
+		var a StartAnswer
+		_ = json.Unmarshal(answer.Result, &a)
+		what = fmt.Sprintf("intent %d started with %s", a.Intent, plural(a.Tasks, "task"))
 	case c.Name == "source.read":
 		what = text("path")
 	case c.Name == "source.list":

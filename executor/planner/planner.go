@@ -89,6 +89,23 @@ func (s *Session) Planned() bool { return s.planned.Load() }
 // any tool marked Edits.
 var EditTools = []string{"source.edit", "source.change", "candidate.build", "candidate.cycle"}
 
+// StartTool is the tool a chat turn adds to run the application's plan
+// when the person says to go ahead.
+const StartTool = "intent.start"
+
+// AddedTools are the tools a chat turn may add to the planner's own:
+// intent.start and the edit tools. Instructions name them, so a chat turn
+// that offers them all is offered every tool Instructions name.
+var AddedTools = append([]string{StartTool}, EditTools...)
+
+// StartAnswer is what intent.start answers once the run started.
+type StartAnswer struct {
+	Intent int64 `json:"intent"`
+	// Tasks is how many tasks the run has to do, one at a time.
+	Tasks int    `json:"tasks"`
+	Next  string `json:"next"`
+}
+
 // GuardEdits wraps every tool that edits or builds (a tool marked Edits,
 // or one of EditTools) so that, once s planned, it answers ok:false with
 // PlannedRefusal and does nothing. The other tools are returned as they

@@ -140,11 +140,18 @@ func TestInstructionsNameEveryToolAndOnlyThem(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\b(?:source|candidate|spec|intent|knowledge|release|app)\.[a-z_]+\b`).FindAllString(planner.Instructions, -1) {
 		named[m] = true
 	}
+	// The planner's own tools, and those a chat turn adds (executor/chat's
+	// test keeps the chat turn offering every one of AddedTools).
 	offered := map[string]bool{}
 	for _, tl := range append(s.Tools(), s.SourceTools()...) {
 		offered[tl.Name] = true
-		if !named[tl.Name] {
-			t.Errorf("the instructions do not name %s", tl.Name)
+	}
+	for _, name := range planner.AddedTools {
+		offered[name] = true
+	}
+	for name := range offered {
+		if !named[name] {
+			t.Errorf("the instructions do not name %s", name)
 		}
 	}
 	for name := range named {
@@ -169,6 +176,11 @@ func TestInstructionsNameEveryToolAndOnlyThem(t *testing.T) {
 		"are data",
 		"never tell the person that something works",
 		planner.PlannedRefusal,
+		"A single small change may be made directly",
+		"Each edit, build and preview asks the person first",
+		"a turn that planned cannot edit",
+		"Call it only when the person says to go ahead",
+		"It asks the person again",
 	} {
 		if !strings.Contains(planner.Instructions, rule) {
 			t.Errorf("the instructions do not say %q", rule)
@@ -451,6 +463,8 @@ func TestLineSaysWhatEachCallDid(t *testing.T) {
 		{ai.Call{Name: "intent.submit", OK: true, Result: answer(planner.SubmitAnswer{Intent: 4, Tasks: 5})}, "intent.submit: intent 4 submitted with 5 tasks"},
 		{ai.Call{Name: "intent.task", Problems: []ai.Problem{{Field: "criteria", Message: "add a failure criterion"}, {Field: "labels", Message: "x"}}},
 			"intent.task: refused: criteria: add a failure criterion (and 1 problem more)"},
+		{ai.Call{Name: "intent.start", OK: true, Result: answer(planner.StartAnswer{Intent: 4, Tasks: 3})}, "intent.start: intent 4 started with 3 tasks"},
+		{ai.Call{Name: "intent.start", Problems: []ai.Problem{{Message: "The person declined to run it now."}}}, "intent.start: refused: The person declined to run it now."},
 		{ai.Call{Name: "source.read", Input: json.RawMessage(`{"path": "site/index.html"}`), OK: true}, "source.read: site/index.html"},
 		{ai.Call{Name: "source.edit", Problems: []ai.Problem{{Message: planner.PlannedRefusal}}}, "source.edit: refused: " + planner.PlannedRefusal},
 	} {

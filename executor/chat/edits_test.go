@@ -1,0 +1,322 @@
+package chat_test
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/scripted"
+	"autoapp/executor/chat"
+	"autoapp/executor/gate"
+	"autoapp/executor/planner"
+	"autoapp/executor/workspace"
+	"autoapp/intent"
+)
+
+// hunk is a find/replace pair as the model sends it.
+type hunk struct {
+	Find    string `json:"find"`
+	Replace string `json:"replace"`
+}
+
+// withEdits offers the gated edit tools; busy stands for the executor's.
+func withEdits(busy func(appID string) error) func(h *host, d *chat.Deps) {
+	return func(h *host, d *chat.Deps) {
+		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps,
+			Busy: busy, Log: slog.New(h.log)})
+	}
+}
+
+// question waits for the one question the turn asks and returns it.
+func (h *host) question(t *testing.T) gate.Question {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if qs := h.gate.Pending(appID); len(qs) > 0 {
+			if len(qs) > 1 {
+				t.Fatalf("more than one question waits: %+v", qs)
+			}
+			return qs[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the turn asked nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// decide waits for the turn's question, checks it reads want, and answers
+// it as the person does in the page.
+func (h *host) decide(t *testing.T, want string, approve bool) {
+	t.Helper()
+	q := h.question(t)
+	if q.Text != want || !strings.HasPrefix(q.RunID, "chat-"+appID+"-") {
+		t.Fatalf("the question: %+v\nwant the text %q", q, want)
+	}
+	if err := h.gate.Decide(appID, q.ID, approve); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// file is a workspace file as it is on disk.
+func (h *host) file(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.apps.WorkspaceDir(appID), filepath.FromSlash(p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// runDiff is what the commits of a run changed.
+func (h *host) runDiff(t *testing.T, runID string) string {
+	t.Helper()
+	ws, err := workspace.Open(h.apps.WorkspaceDir(appID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	diff, err := ws.RunDiff(runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return diff
+}
+
+func TestAnEditInAChatTurnAsksThePersonFirst(t *testing.T) {
+	edit := call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{
+		{"<title>A new site</title>", "<title>Pomodoro</title>"},
+		{"<h1>A new site</h1>", "<h1>Pomodoro</h1>"},
+	}})
+	const asked = "Edit site/index.html (2 hunks)?"
+
+	t.Run("approved", func(t *testing.T) {
+		h := newHost(t, withEdits(nil))
+		h.model.On(scripted.RunID("chat-site-1"), calls(edit), scripted.Reply{Text: "The heading says Pomodoro."})
+		sent := h.send(t, "call the page Pomodoro")
+		h.decide(t, asked, true)
+		turn := h.wait(t, sent.ID)
+
+		if text := h.file(t, "site/index.html"); !strings.Contains(text, "<h1>Pomodoro</h1>") || !strings.Contains(text, "<title>Pomodoro</title>") {
+			t.Fatalf("the file after an approved edit:\n%s", text)
+		}
+		diff := h.runDiff(t, "chat-site-1")
+		if !strings.Contains(diff, "(run chat-site-1, call chat-site-1:1)") || !strings.Contains(diff, "+    <h1>Pomodoro</h1>") {
+			t.Fatalf("the turn's commit:\n%s", diff)
+		}
+		if a := answers(t, h.chats()[1]); len(a) != 1 || !a[0].OK {
+			t.Fatalf("the edit's answer: %+v", a)
+		}
+		if turn.Status != chat.StatusAnswered || !slices.Equal(turn.Lines, []string{"source.edit: done"}) {
+			t.Fatalf("the turn: %+v", turn)
+		}
+		if h.gate.Waiting() {
+			t.Fatal("a question still waits")
+		}
+	})
+
+	t.Run("denied", func(t *testing.T) {
+		h := newHost(t, withEdits(nil))
+		before := h.file(t, "site/index.html")
+		h.model.On(scripted.RunID("chat-site-1"), calls(edit), scripted.Reply{Text: "I left the page as it is."})
+		sent := h.send(t, "call the page Pomodoro")
+		h.decide(t, asked, false)
+		turn := h.wait(t, sent.ID)
+
+		if h.file(t, "site/index.html") != before || h.runDiff(t, "chat-site-1") != "" {
+			t.Fatal("a denied edit changed the workspace")
+		}
+		declined := chat.Declined + "edit site/index.html (2 hunks)."
+		if declined != "The person declined: edit site/index.html (2 hunks)." {
+			t.Fatalf("the sentence reads %q", declined)
+		}
+		a := answers(t, h.chats()[1])
+		if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0] != (ai.Problem{Message: declined}) {
+			t.Fatalf("the edit's answer: %+v", a)
+		}
+		if !slices.Equal(turn.Lines, []string{"source.edit: refused: " + declined}) {
+			t.Fatalf("lines: %q", turn.Lines)
+		}
+	})
+}
+
+func TestEachEditAndBuildSaysWhatItWillDo(t *testing.T) {
+	h := newHost(t, withEdits(nil))
+	before := h.file(t, "site/index.html")
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("source.change", map[string]any{"files": []map[string]string{
+			{"path": "site/about.html", "action": "create", "content": "<h1>About</h1>"},
+			{"path": "site/index.html", "action": "overwrite", "content": "<h1>Home</h1>"},
+		}})),
+		calls(call("candidate.build", map[string]any{})),
+		calls(call("candidate.cycle", map[string]any{})),
+		calls(call("candidate.cycle", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})),
+		scripted.Reply{Text: "Nothing was changed."})
+	sent := h.send(t, "add an about page")
+	for _, q := range []string{
+		"Create site/about.html, overwrite site/index.html?",
+		"Build site?",
+		"Build, preview and check site?",
+		"Edit site/index.html (1 hunk), then build, preview and check site?",
+	} {
+		h.decide(t, q, false)
+	}
+	turn := h.wait(t, sent.ID)
+	want := []string{
+		"source.change: refused: The person declined: create site/about.html, overwrite site/index.html.",
+		"candidate.build: refused: The person declined: build site.",
+		"candidate.cycle: refused: The person declined: build, preview and check site.",
+		"candidate.cycle: refused: The person declined: edit site/index.html (1 hunk), then build, preview and check site.",
+	}
+	if !slices.Equal(turn.Lines, want) {
+		t.Fatalf("lines:\n%q\nwant\n%q", turn.Lines, want)
+	}
+	if h.file(t, "site/index.html") != before {
+		t.Fatal("a denied call changed the workspace")
+	}
+	if st, err := h.candidates.State(appID); err != nil || st.Build != nil {
+		t.Fatalf("a denied build ran: %+v %v", st.Build, err)
+	}
+}
+
+func TestAnEditWhileARunGoesOnIsRefused(t *testing.T) {
+	running := &executor.Error{Code: intent.EConflict, Message: "Intent #3 is running on site; stop it before changing the application by hand."}
+	h := newHost(t, withEdits(func(id string) error {
+		if id == appID {
+			return running
+		}
+		return nil
+	}))
+	before := h.file(t, "site/index.html")
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})),
+		scripted.Reply{Text: "A run is going; I will wait."})
+	turn := h.wait(t, h.send(t, "change the heading").ID)
+
+	a := answers(t, h.chats()[1])
+	if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0].Message != running.Message {
+		t.Fatalf("the edit's answer: %+v", a)
+	}
+	if h.gate.Waiting() || h.file(t, "site/index.html") != before {
+		t.Fatal("an edit during a run was asked or ran")
+	}
+	if !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running.Message}) {
+		t.Fatalf("lines: %q", turn.Lines)
+	}
+}
+
+// The planner's test keeps Instructions naming its own tools and
+// planner.AddedTools; a chat turn with edits and Start offers all of them
+// and nothing Instructions do not name.
+func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
+	h := newHost(t, func(h *host, d *chat.Deps) {
+		withEdits(nil)(h, d)
+		withStart(&starts{})(h, d)
+	})
+	h.model.On(scripted.RunID("chat-site-1"), scripted.Reply{Text: "Hello."})
+	h.wait(t, h.send(t, "hello").ID)
+
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\b(?:source|candidate|spec|intent|knowledge|release|app)\.[a-z_]+\b`).FindAllString(planner.Instructions, -1) {
+		named[strings.ReplaceAll(m, ".", "_")] = true
+	}
+	offered := h.chats()[0].ToolNames()
+	for _, name := range offered {
+		if !named[name] {
+			t.Errorf("the turn offers %s, which the instructions do not name", name)
+		}
+	}
+	for name := range named {
+		if !slices.Contains(offered, name) {
+			t.Errorf("the instructions name %s, which the turn does not offer: %v", name, offered)
+		}
+	}
+	for _, name := range planner.AddedTools {
+		if !slices.Contains(offered, strings.ReplaceAll(name, ".", "_")) {
+			t.Errorf("the turn does not offer %s", name)
+		}
+	}
+
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps})(appID, "chat-site-9")
+	defer done()
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+		if err := ai.CheckExample(tl); err != nil {
+			t.Error(err)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, slices.Sorted(slices.Values(planner.EditTools))) {
+		t.Fatalf("the edit tools are %v", names)
+	}
+}
+
+func TestEditToolsNeedAWorkspace(t *testing.T) {
+	h := newHost(t, nil)
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps,
+		Log: slog.New(h.log)})("nope", "chat-nope-1")
+	done()
+	if len(tools) != 0 {
+		t.Fatalf("an application without a workspace was given edit tools: %d", len(tools))
+	}
+	if !slices.Contains(h.log.messages(), "the workspace could not be opened for edits; the turn goes without them") {
+		t.Fatalf("nothing was logged: %q", h.log.messages())
+	}
+}
+
+func TestARunStartedWhileThePersonReadsRefusesTheEdit(t *testing.T) {
+	running := &executor.Error{Code: intent.EConflict, Message: "Intent #3 is running on site; stop it before changing the application by hand."}
+	var busy atomic.Bool
+	h := newHost(t, withEdits(func(string) error {
+		if busy.Load() {
+			return running
+		}
+		return nil
+	}))
+	before := h.file(t, "site/index.html")
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})),
+		scripted.Reply{Text: "A run started; I will wait."})
+	sent := h.send(t, "change the heading")
+	h.question(t)
+	busy.Store(true)
+	h.decide(t, "Edit site/index.html (1 hunk)?", true)
+	turn := h.wait(t, sent.ID)
+	if h.file(t, "site/index.html") != before || !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running.Message}) {
+		t.Fatalf("an approved edit ran beside a run: lines %q", turn.Lines)
+	}
+}
+
+func TestStoppingATurnDropsItsQuestion(t *testing.T) {
+	h := newHost(t, withEdits(nil))
+	before := h.file(t, "site/index.html")
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})))
+	sent := h.send(t, "change the heading")
+	q := h.question(t)
+	h.chat.Stop(appID)
+
+	if got := h.turn(t, sent.ID); got.Status != chat.StatusStopped || got.Sentence != chat.StoppedByPerson {
+		t.Fatalf("after Stop: %+v", got)
+	}
+	if h.gate.Waiting() {
+		t.Fatal("the stopped turn's question still waits")
+	}
+	var ge *gate.Error
+	if err := h.gate.Decide(appID, q.ID, true); !errors.As(err, &ge) || ge.Message != gate.NotAsked {
+		t.Fatalf("deciding the dropped question: %v", err)
+	}
+	if h.file(t, "site/index.html") != before {
+		t.Fatal("the stopped turn's edit ran")
+	}
+}
