@@ -1,7 +1,19 @@
-// Package knowledge will be the launcher's memory, kept in
-// <root>/launcher/knowledge.sqlite: the event log, the turns and the
-// documents each was given, build and check cases, lessons and their
-// servings. The store itself is opened and migrated by `autoapp serve`
-// (see migrations); the code that writes and reads it lands with the
-// knowledge issue.
+// Package knowledge is the launcher's memory, kept in
+// <root>/launcher/knowledge.sqlite.
+//
+// It holds the event log — every line the server and its turns logged, each
+// with the identity (run, call, application, release, revision) it had when
+// it was written, NULL when it had none — and the turns: one contexts row per
+// turn with the hash of its instructions, the words it was about, and each
+// document exactly as it was delivered, the texts kept once each as blobs by
+// their SHA-256.
+//
+// Open migrates the store and applies retention: events older than thirty
+// days, then the oldest beyond MaxEvents, and blobs older than thirty days
+// that nothing refers to. Contexts are append-only and never deleted.
+//
+// Identity travels in a context.Context (WithIdentity): a row takes the
+// identity of the context it is written under, never anything a model said.
+// Store.Handler makes the server's slog logging write here too, without
+// making the caller wait on the database.
 package knowledge

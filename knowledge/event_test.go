@@ -1,0 +1,178 @@
+package knowledge_test
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"testing"
+	"time"
+
+	"autoapp/knowledge"
+)
+
+func TestAppendStoresTheIdentityOfItsContext(t *testing.T) {
+	full := knowledge.Identity{RunID: "run-1", CallID: "call-2", AppID: "notes", ReleaseID: "rel-3", Revision: "abc123"}
+	cases := []struct {
+		name string
+		ctx  context.Context
+		// event is what the caller passes; its identity fields must not count.
+		event knowledge.Event
+		want  knowledge.Identity
+	}{
+		{"the turn's envelope", knowledge.WithIdentity(context.Background(), full), knowledge.Event{Level: knowledge.LevelInfo, Message: "built"}, full},
+		{"a line with no origin", context.Background(), knowledge.Event{Level: knowledge.LevelWarn, Message: "stderr line"}, knowledge.Identity{}},
+		{"only an application", knowledge.WithIdentity(context.Background(), knowledge.Identity{AppID: "notes"}), knowledge.Event{Level: knowledge.LevelInfo, Message: "preview started"}, knowledge.Identity{AppID: "notes"}},
+		{"identity in the event is not taken", context.Background(), knowledge.Event{Level: knowledge.LevelInfo, Message: "model said",
+			RunID: sql.NullString{String: "run-from-model-text", Valid: true}}, knowledge.Identity{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := mustOpen(t)
+			if err := e.store.Append(c.ctx, c.event); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.store.Log(context.Background(), knowledge.LogQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("got %d events, want 1", len(got))
+			}
+			if got[0].Identity() != c.want {
+				t.Errorf("identity = %+v, want %+v", got[0].Identity(), c.want)
+			}
+			// An empty field is NULL in the row, not '', and reads back as NULL.
+			nulls := count(t, e.store, `SELECT (run_id IS NULL) + (call_id IS NULL) + (app_id IS NULL) + (release_id IS NULL) + (revision IS NULL) FROM events`)
+			wantNulls := 0
+			for _, f := range []string{c.want.RunID, c.want.CallID, c.want.AppID, c.want.ReleaseID, c.want.Revision} {
+				if f == "" {
+					wantNulls++
+				}
+			}
+			if nulls != wantNulls {
+				t.Errorf("%d NULL identity columns, want %d", nulls, wantNulls)
+			}
+			if got[0].RunID.Valid != (c.want.RunID != "") || got[0].Revision.Valid != (c.want.Revision != "") {
+				t.Errorf("read back run %+v, revision %+v: NULL must stay NULL", got[0].RunID, got[0].Revision)
+			}
+			if got[0].Message != c.event.Message || !got[0].At.Equal(e.clock.now()) {
+				t.Errorf("got %q at %v, want %q at %v", got[0].Message, got[0].At, c.event.Message, e.clock.now())
+			}
+		})
+	}
+}
+
+func TestAppendRefusesAnUnknownLevel(t *testing.T) {
+	e := mustOpen(t)
+	err := e.store.Append(context.Background(), knowledge.Event{Level: "fatal", Message: "x"})
+	wantCode(t, err, knowledge.EInvalid)
+}
+
+func TestAppendKeepsAttrs(t *testing.T) {
+	e := mustOpen(t)
+	err := e.store.Append(context.Background(), knowledge.Event{Level: knowledge.LevelError, Message: "build failed",
+		Attrs: map[string]any{"stage": "go build", "problems": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.store.Log(context.Background(), knowledge.LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Attrs["stage"] != "go build" || got[0].Attrs["problems"] != float64(2) {
+		t.Errorf("attrs = %v", got[0].Attrs)
+	}
+}
+
+func TestLogFiltersByLevelAndApplicationNewestFirst(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	type row struct {
+		level knowledge.Level
+		app   string
+	}
+	var rows []row
+	levels := knowledge.Levels
+	for i := range 40 {
+		r := row{level: levels[(i*7)%4], app: []string{"notes", "shop", ""}[i%3]}
+		rows = append(rows, r)
+		e.clock.set(e.clock.now().Add(time.Second))
+		if err := e.store.Append(knowledge.WithIdentity(ctx, knowledge.Identity{AppID: r.app}),
+			knowledge.Event{Level: r.level, Message: "line"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ids are 1..40 in the order written.
+	want := func(least knowledge.Level, app string) []int64 {
+		var ids []int64
+		for i := len(rows) - 1; i >= 0; i-- {
+			r := rows[i]
+			if slices.Index(levels, r.level) >= slices.Index(levels, least) && (app == "" || r.app == app) {
+				ids = append(ids, int64(i+1))
+			}
+		}
+		return ids
+	}
+	cases := []struct {
+		name  string
+		level string
+		app   string
+	}{
+		{"everything", "", ""},
+		{"debug is everything", "debug", ""},
+		{"info and above", "info", ""},
+		{"warnings and errors", "warn", ""},
+		{"errors", "error", ""},
+		{"one application", "", "notes"},
+		{"one application's warnings and errors", "warn", "shop"},
+		{"an application with no events", "", "nobody"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			least := knowledge.Level(c.level)
+			if least == "" {
+				least = knowledge.LevelDebug
+			}
+			expected := want(least, c.app)
+			got, err := e.store.Log(ctx, knowledge.LogQuery{Level: c.level, AppID: c.app})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := idsOf(got); !slices.Equal(ids, expected) {
+				t.Fatalf("ids = %v, want %v", ids, expected)
+			}
+			// Pages of three, each starting before the last id of the one before.
+			var paged []int64
+			var before int64
+			for {
+				page, err := e.store.Log(ctx, knowledge.LogQuery{Level: c.level, AppID: c.app, Before: before, Limit: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) > 3 {
+					t.Fatalf("a page of %d, want at most 3", len(page))
+				}
+				if len(page) == 0 {
+					break
+				}
+				paged = append(paged, idsOf(page)...)
+				before = page[len(page)-1].ID
+			}
+			if !slices.Equal(paged, expected) {
+				t.Errorf("paged ids = %v, want %v", paged, expected)
+			}
+		})
+	}
+	t.Run("an unknown level is refused", func(t *testing.T) {
+		_, err := e.store.Log(ctx, knowledge.LogQuery{Level: "loud"})
+		wantCode(t, err, knowledge.EInvalid)
+	})
+}
+
+func idsOf(events []knowledge.Event) []int64 {
+	ids := make([]int64, 0, len(events))
+	for _, e := range events {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}

@@ -1,0 +1,85 @@
+package knowledge_test
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"autoapp/knowledge"
+)
+
+// clock is the store's injected clock: it stands still until a test moves it.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock {
+	return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// env is a knowledge store in a temporary root, with the real migrations.
+type env struct {
+	path  string
+	clock *clock
+	store *knowledge.Store
+}
+
+// mustOpen opens a fresh store; it is closed when the test ends.
+func mustOpen(tb testing.TB, opts ...knowledge.Options) *env {
+	tb.Helper()
+	e := &env{path: filepath.Join(tb.TempDir(), "launcher", "knowledge.sqlite"), clock: newClock()}
+	e.open(tb, opts...)
+	return e
+}
+
+// open opens the store at e.path again, which applies retention.
+func (e *env) open(tb testing.TB, opts ...knowledge.Options) {
+	tb.Helper()
+	s, err := knowledge.Open(e.path, e.clock.now, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.store = s
+	tb.Cleanup(func() { s.Close() })
+}
+
+// reopen closes the store (flushing the log handler) and opens it again.
+func (e *env) reopen(tb testing.TB, opts ...knowledge.Options) {
+	tb.Helper()
+	if err := e.store.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	e.open(tb, opts...)
+}
+
+func count(tb testing.TB, s *knowledge.Store, query string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := s.DB().Read.Get(&n, query, args...); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func wantCode(tb testing.TB, err error, code knowledge.Code) {
+	tb.Helper()
+	var ke *knowledge.Error
+	if !errors.As(err, &ke) || ke.Code != code {
+		tb.Fatalf("err = %v, want a knowledge.Error with code %s", err, code)
+	}
+}

@@ -1,0 +1,10 @@
+DROP TRIGGER cases_no_delete;
+DROP TRIGGER cases_diagnosis_once;
+DROP TRIGGER cases_resolution_immutable;
+DROP TRIGGER cases_edits_append_only;
+DROP TRIGGER cases_edits_closed;
+DROP TRIGGER cases_opening_immutable;
+DROP INDEX cases_to_distill;
+DROP INDEX cases_app;
+DROP INDEX cases_one_open;
+DROP TABLE cases;
