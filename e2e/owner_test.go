@@ -116,7 +116,7 @@ func TestTheRailReachesEveryPage(t *testing.T) {
 	pages := []struct{ rail, heading, path, says string }{
 		{"rail-apps", "Applications", "/apps", "No applications yet."},
 		{"rail-request", "Request", "/request", "No applications yet"},
-		{"rail-knowledge", "Knowledge", "/knowledge", "Nothing has been recorded yet."},
+		{"rail-knowledge", "Knowledge", "/knowledge", "Log"},
 		{"rail-settings", "Settings", "/settings", "No model provider is set up yet."},
 		{"rail-backlog", "Backlog", "/backlog", "No applications yet"},
 	}

@@ -128,6 +128,10 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 		t.Fatalf("before the kill: %s with %d attempts", d.Status, d.Attempts)
 	}
 
+	// The page polls while the run goes: leave it, so the kill cuts no
+	// request the browser would report.
+	_, err = page.Goto("about:blank")
+	must(t, err)
 	first.kill(t)
 	second := startServerAt(t, root)
 	d, err = backlog.Task(ctx, task.ID)

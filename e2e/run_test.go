@@ -145,6 +145,20 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 		t.Fatalf("the delivered index.html is not the completed one:\n%s", body)
 	}
 
+	// Knowledge: the log holds the server's lines, and each builder turn is
+	// kept with the documents it was given.
+	_, err = page.Goto(s.URL + "/knowledge")
+	must(t, err)
+	must(t, expect.Locator(page.GetByTestId("log")).ToContainText("preview started"))
+	must(t, page.GetByTestId("tab-turns").Click())
+	turn := page.GetByTestId("turn-" + run1)
+	must(t, expect.Locator(turn).ToContainText("builder"))
+	must(t, expect.Locator(turn).ToContainText("intent:site"))
+	must(t, turn.GetByRole("link").First().Click())
+	must(t, expect.Locator(page.GetByTestId("doc-intent:site")).ToContainText("0001-change-the-heading"))
+	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+
 	// The task's plan draws its passing criterion [x].
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-change-the-heading"}).First().Click())
 	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [x] The home page says Hello notes"))

@@ -63,6 +63,9 @@ type Deps struct {
 	// Requests holds each request's journal and the guided gate; nil when
 	// intents are made without a request (fixtures).
 	Requests Requests
+	// Turns keeps each builder turn's context (its documents as
+	// delivered); nil keeps none.
+	Turns TurnBook
 }
 
 // Deliveries records a done intent's artifacts.

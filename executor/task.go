@@ -223,6 +223,9 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		},
 	}
 	out.res = RunTurn(ctx, e.d.Backlog, d.AppID, turn)
+	if err := RecordContext(ctx, e.d.Turns, d.AppID, task.Slug+": "+task.Title, turn, out.res); err != nil {
+		e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
+	}
 	out.record = session.Record()
 	if out.question == "" && out.record.Question != "" {
 		out.question = out.record.Question

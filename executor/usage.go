@@ -3,9 +3,11 @@ package executor
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"autoapp/executor/ai"
 	"autoapp/intent"
+	"autoapp/knowledge"
 )
 
 // UsageBook is where every turn's usage row goes.
@@ -38,4 +40,41 @@ func modelRef(ep ai.Endpoint) string {
 		return ep.Model
 	}
 	return ep.Provider + ":" + ep.Model
+}
+
+// TurnBook keeps each turn's context: the documents exactly as delivered.
+type TurnBook interface {
+	RecordTurn(ctx context.Context, t knowledge.Turn) (int64, error)
+}
+
+// RecordContext writes a turn's contexts row: when, application, run id,
+// the instructions, and each document as it was delivered (cut where the
+// budget cut it; a dropped one was not delivered and is not kept).
+func RecordContext(ctx context.Context, book TurnBook, appID, request string, t ai.Turn, res ai.Result) error {
+	if book == nil {
+		return nil
+	}
+	texts := make(map[string]string, len(t.Documents))
+	for _, d := range t.Documents {
+		texts[d.Ref] = d.Text
+	}
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	turn := knowledge.Turn{At: now(), AppID: appID, RunID: t.RunID, Kind: knowledge.TurnKind(t.Kind),
+		Instructions: t.Instructions, Request: request}
+	for _, d := range res.Documents {
+		if d.Delivery == ai.DeliveredDropped {
+			continue
+		}
+		text := []rune(texts[d.Ref])
+		if d.Delivered < len(text) {
+			text = text[:d.Delivered]
+		}
+		turn.Documents = append(turn.Documents, knowledge.DeliveredDoc{Ref: d.Ref, Title: d.Title, Text: string(text),
+			Cut: d.Delivery == ai.DeliveredCut})
+	}
+	_, err := book.RecordTurn(context.WithoutCancel(ctx), turn)
+	return err
 }

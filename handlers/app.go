@@ -17,7 +17,6 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
-	"autoapp/views"
 )
 
 // Owners is what the handlers need of the owner service.
@@ -66,6 +65,7 @@ type Deps struct {
 	Chats      Chats
 	Requests   Requests
 	Gate       Gate
+	Knowledge  Knowledge
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -85,6 +85,7 @@ type Handlers struct {
 	chats      Chats
 	requests   Requests
 	gate       Gate
+	knowledge  Knowledge
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -94,7 +95,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -147,7 +148,10 @@ func New(d Deps) *fiber.App {
 	app.Post("/request/questions/:qid/approve", h.questionApprove)
 	app.Post("/request/questions/:qid/deny", h.questionDeny)
 	app.Post("/backlog/intents/:id/approve", h.intentApprove)
-	app.Get("/knowledge", h.plain("Knowledge", "knowledge", views.KnowledgePage))
+	app.Get("/knowledge", h.knowledgeLog)
+	app.Get("/knowledge/log", h.knowledgeLogLines)
+	app.Get("/knowledge/turns", h.knowledgeTurns)
+	app.Get("/knowledge/turns/:id", h.knowledgeTurn)
 	app.Get("/settings", h.settingsPage)
 	app.Post("/settings/providers", h.providerSave)
 	app.Post("/settings/providers/:name/on", h.providerOn)

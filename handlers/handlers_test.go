@@ -26,6 +26,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
+	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/static"
 )
@@ -107,8 +108,13 @@ func newServer(t testing.TB) *server {
 			}
 		}})
 	t.Cleanup(chats.Shutdown)
+	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests}),
+		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks}),
 		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries}
 }
 

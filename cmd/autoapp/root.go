@@ -20,6 +20,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
+	"autoapp/knowledge"
 	"autoapp/migrations"
 )
 
@@ -27,7 +28,7 @@ import (
 type stores struct {
 	root      string
 	intents   *migrations.DB
-	knowledge *migrations.DB
+	knowledge *knowledge.Store
 }
 
 // openRoot makes sure root is a folder this process can write, then opens
@@ -48,21 +49,23 @@ func openRoot(root string) (*stores, error) {
 	probe.Close()
 	os.Remove(probe.Name())
 
+	// The knowledge store opens first: it holds the log everything else writes to.
+	ks, err := knowledge.Open(filepath.Join(launcher, "knowledge.sqlite"), time.Now)
+	if err != nil {
+		return nil, err
+	}
 	intents, err := migrations.Open(filepath.Join(launcher, "intents.sqlite"), migrations.Intents)
 	if err != nil {
+		ks.Close()
 		return nil, err
 	}
-	knowledge, err := migrations.Open(filepath.Join(launcher, "knowledge.sqlite"), migrations.Knowledge)
-	if err != nil {
-		intents.Close()
-		return nil, err
-	}
-	return &stores{root: abs, intents: intents, knowledge: knowledge}, nil
+	return &stores{root: abs, intents: intents, knowledge: ks}, nil
 }
 
 func (s *stores) close() error {
-	err1 := s.knowledge.Close()
+	// The intents store first: the knowledge store keeps the log to the end.
 	err2 := s.intents.Close()
+	err1 := s.knowledge.Close()
 	if err1 != nil {
 		return err1
 	}
@@ -106,7 +109,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	}, time.Now)
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
-		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests})
+		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)

@@ -43,7 +43,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.close()
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The server's log goes to the knowledge store's event log, and to stderr.
+	log := slog.New(st.knowledge.Handler(slog.LevelInfo, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	l, err := st.launcher(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
@@ -66,7 +67,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Quit in Settings stops the server as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

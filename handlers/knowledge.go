@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/knowledge"
+	"autoapp/views"
+)
+
+// Knowledge is what the handlers read of the knowledge store.
+type Knowledge interface {
+	Log(ctx context.Context, q knowledge.LogQuery) ([]knowledge.Event, error)
+	Turns(ctx context.Context, q knowledge.TurnQuery) ([]knowledge.TurnRow, error)
+	Turn(ctx context.Context, id int64) (knowledge.TurnRow, []knowledge.DocumentText, error)
+}
+
+// logPage is how many lines the Log view shows at once.
+const logPage = 200
+
+func (h *Handlers) knowledgeLog(c *fiber.Ctx) error {
+	l, err := h.logView(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	apps, err := h.apps.List(c.UserContext())
+	if err != nil {
+		return err
+	}
+	for _, a := range apps {
+		l.Apps = append(l.Apps, appRow(a, s.AppID))
+	}
+	return render(c, views.KnowledgePageView(s, views.KnowledgeView{Tab: "log", Log: l}))
+}
+
+// knowledgeLogLines is the followed part of the Log view.
+func (h *Handlers) knowledgeLogLines(c *fiber.Ctx) error {
+	l, err := h.logView(c)
+	if err != nil {
+		return err
+	}
+	return render(c, views.KnowledgeLogLines(l))
+}
+
+func (h *Handlers) logView(c *fiber.Ctx) (views.KnowledgeLog, error) {
+	l := views.KnowledgeLog{Level: c.Query("level"), AppID: c.Query("app"), Follow: c.Query("follow") == "1"}
+	before := int64(c.QueryInt("before"))
+	events, err := h.knowledge.Log(c.UserContext(), knowledge.LogQuery{Level: l.Level, AppID: l.AppID, Before: before, Limit: logPage})
+	if err != nil {
+		return l, err
+	}
+	q := url.Values{}
+	if l.Level != "" {
+		q.Set("level", l.Level)
+	}
+	if l.AppID != "" {
+		q.Set("app", l.AppID)
+	}
+	q.Set("follow", "1")
+	l.FollowURL = "/knowledge/log?" + q.Encode()
+	var text strings.Builder
+	for _, e := range events {
+		line := views.LogLine{At: clock(e.At), Level: string(e.Level), Message: e.Message, App: e.AppID.String, Run: e.RunID.String}
+		if len(e.Attrs) > 0 {
+			b, _ := json.Marshal(e.Attrs)
+			line.Attrs = string(b)
+		}
+		l.Lines = append(l.Lines, line)
+		fmt.Fprintf(&text, "%s %s %s %s %s %s\n", line.At, line.Level, orDash(line.App), orDash(line.Run), line.Message, line.Attrs)
+	}
+	l.Text = text.String()
+	if len(events) == logPage {
+		q.Del("follow")
+		q.Set("before", fmt.Sprint(events[len(events)-1].ID))
+		l.MoreHref = "/knowledge?" + q.Encode()
+	}
+	return l, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	rows, err := h.knowledge.Turns(c.UserContext(), knowledge.TurnQuery{Limit: 100})
+	if err != nil {
+		return err
+	}
+	v := views.KnowledgeView{Tab: "turns"}
+	for _, r := range rows {
+		v.Turns = append(v.Turns, turnLine(r))
+	}
+	return render(c, views.KnowledgePageView(s, v))
+}
+
+func (h *Handlers) knowledgeTurn(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	row, docs, err := h.knowledge.Turn(c.UserContext(), id)
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such turn.")
+	}
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	line := turnLine(row)
+	v := views.KnowledgeView{Tab: "turn", Turn: &line}
+	for _, d := range docs {
+		v.Docs = append(v.Docs, views.TurnDoc{Ref: d.Ref, Title: d.Title, Text: d.Text, Cut: d.Cut, Bytes: d.Bytes})
+	}
+	return render(c, views.KnowledgePageView(s, v))
+}
+
+func turnLine(r knowledge.TurnRow) views.TurnLine {
+	l := views.TurnLine{ID: r.ID, At: clock(r.At), App: r.AppID, Run: r.RunID, Kind: string(r.Kind), Request: firstLine(r.Request, 120)}
+	for _, d := range r.Documents {
+		l.Docs = append(l.Docs, views.TurnChip{Ref: d.Ref, Title: d.Title, Cut: d.Cut})
+	}
+	return l
+}

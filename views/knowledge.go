@@ -1,0 +1,48 @@
+package views
+
+// LogLine is one event of the log as the page shows it.
+type LogLine struct {
+	At, Level, Message, App, Run, Attrs string
+}
+
+// KnowledgeLog is the Log view: newest first, filtered by level and
+// application, following (refreshing every five seconds) only when asked.
+type KnowledgeLog struct {
+	Lines     []LogLine
+	Level     string
+	AppID     string
+	Apps      []AppRow
+	Follow    bool
+	Text      string // the shown lines, for copying
+	MoreHref  string
+	FollowURL string
+}
+
+// TurnChip is one document a turn was given.
+type TurnChip struct {
+	Ref, Title string
+	Cut        bool
+}
+
+// TurnLine is one turn in the Turns view.
+type TurnLine struct {
+	ID                          int64
+	At, App, Run, Kind, Request string
+	Docs                        []TurnChip
+}
+
+// TurnDoc is one document of a turn, with its text as delivered.
+type TurnDoc struct {
+	Ref, Title, Text string
+	Cut              bool
+	Bytes            int
+}
+
+// KnowledgeView is the Knowledge page: the Log or the Turns.
+type KnowledgeView struct {
+	Tab   string // log, turns, turn
+	Log   KnowledgeLog
+	Turns []TurnLine
+	Turn  *TurnLine
+	Docs  []TurnDoc
+}
