@@ -18,6 +18,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/knowledge"
 	"autoapp/migrations"
 )
 
@@ -203,5 +204,42 @@ func TestATaskWhoseProviderIsOffFailsWithoutATurn(t *testing.T) {
 	}
 	if d.Status != intent.IntentStopped || d.StopReason != "0001-change-the-heading failed without a turn: scripted is not turned on in Settings." {
 		t.Fatalf("intent: %s %q", d.Status, d.StopReason)
+	}
+}
+
+func TestACheckThatFailsThenPassesIsACaseOpenedAndResolvedUnderItsRun(t *testing.T) {
+	h := newHost(t)
+	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ks.Close()
+	cases := knowledge.NewCases(ks.DB(), time.Now)
+	h.cands.SetObserver(executor.CaseRecorder{Cases: cases, Version: "test"})
+	id := h.plan(t, heading())
+	run := runID(id, "0001-change-the-heading", 1)
+	h.model.On(scripted.RunID(run),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
+			example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+	all, err := cases.List(context.Background(), knowledge.CaseQuery{AppID: "site"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 {
+		t.Fatalf("%d cases, want the one failed example: %+v", len(all), all)
+	}
+	c := all[0]
+	if c.Kind != knowledge.CaseCheck || c.OpenedRunID != run || !c.Resolved() || c.ResolvedRunID != run {
+		t.Fatalf("case: kind %s opened by %q resolved %v by %q", c.Kind, c.OpenedRunID, c.Resolved(), c.ResolvedRunID)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/knowledge"
 )
 
 // hostBuilt is what a task completed on the host's own build says.
@@ -222,7 +223,10 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 			})
 		},
 	}
-	out.res = RunTurn(ctx, e.d.Backlog, d.AppID, turn)
+	// What the turn's tools do carries its identity: the knowledge's
+	// cases and log rows are written with this run id, never one a model wrote.
+	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, AppID: d.AppID})
+	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
 	if err := RecordContext(ctx, e.d.Turns, d.AppID, task.Slug+": "+task.Title, turn, out.res); err != nil {
 		e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
 	}
@@ -233,7 +237,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	if out.res.Ended == ai.EndAnswered && out.question == "" && out.record.EditedAfterBuild && ctx.Err() == nil {
 		r.update(func(p *Progress) { p.Stage, p.HostBuild = "building", true })
 		e.d.Log.Info("the host builds what the turn left unbuilt", "run", runID, "request", runID+":host-build")
-		if _, err := e.d.Candidates.Cycle(bg, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":host-build"}}); err != nil {
+		hostCtx := knowledge.WithIdentity(bg, knowledge.Identity{RunID: runID, CallID: runID + ":host-build", AppID: d.AppID})
+		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":host-build"}}); err != nil {
 			e.d.Log.Error("the host build failed to run", "run", runID, "err", err)
 		} else {
 			out.hostBuilt = true

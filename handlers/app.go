@@ -66,6 +66,7 @@ type Deps struct {
 	Requests   Requests
 	Gate       Gate
 	Knowledge  Knowledge
+	Cases      Cases
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -86,6 +87,7 @@ type Handlers struct {
 	requests   Requests
 	gate       Gate
 	knowledge  Knowledge
+	cases      Cases
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -95,7 +97,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -152,6 +154,7 @@ func New(d Deps) *fiber.App {
 	app.Get("/knowledge/log", h.knowledgeLogLines)
 	app.Get("/knowledge/turns", h.knowledgeTurns)
 	app.Get("/knowledge/turns/:id", h.knowledgeTurn)
+	app.Get("/knowledge/cases", h.knowledgeCases)
 	app.Get("/settings", h.settingsPage)
 	app.Post("/settings/providers", h.providerSave)
 	app.Post("/settings/providers/:name/on", h.providerOn)

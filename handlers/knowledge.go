@@ -20,6 +20,11 @@ type Knowledge interface {
 	Turn(ctx context.Context, id int64) (knowledge.TurnRow, []knowledge.DocumentText, error)
 }
 
+// Cases is what the handlers read of the knowledge's cases.
+type Cases interface {
+	List(ctx context.Context, q knowledge.CaseQuery) ([]knowledge.Case, error)
+}
+
 // logPage is how many lines the Log view shows at once.
 const logPage = 200
 
@@ -136,4 +141,30 @@ func turnLine(r knowledge.TurnRow) views.TurnLine {
 		l.Docs = append(l.Docs, views.TurnChip{Ref: d.Ref, Title: d.Title, Cut: d.Cut})
 	}
 	return l
+}
+
+func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	v := views.KnowledgeView{Tab: "cases"}
+	if h.cases != nil {
+		list, err := h.cases.List(c.UserContext(), knowledge.CaseQuery{Limit: 200})
+		if err != nil {
+			return err
+		}
+		for _, k := range list {
+			line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
+				OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: k.Diagnosis, Where: k.Stage}
+			if k.Kind == knowledge.CaseCheck {
+				line.Where = k.ExampleID
+			}
+			if k.Resolved() {
+				line.Resolved = clock(k.ResolvedAt)
+			}
+			v.Cases = append(v.Cases, line)
+		}
+	}
+	return render(c, views.KnowledgePageView(s, v))
 }

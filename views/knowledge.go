@@ -38,9 +38,18 @@ type TurnDoc struct {
 	Bytes            int
 }
 
-// KnowledgeView is the Knowledge page: the Log or the Turns.
+// CaseLine is one case in the Cases view.
+type CaseLine struct {
+	ID                                int64
+	Kind, App, Where, Message, Opened string
+	OpenedRun, Resolved, ResolvedRun  string
+	Diagnosis                         string
+}
+
+// KnowledgeView is the Knowledge page: the Log, the Turns or the Cases.
 type KnowledgeView struct {
-	Tab   string // log, turns, turn
+	Tab   string // log, turns, turn, cases
+	Cases []CaseLine
 	Log   KnowledgeLog
 	Turns []TurnLine
 	Turn  *TurnLine

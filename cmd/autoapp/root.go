@@ -89,6 +89,7 @@ type launcher struct {
 	requests   *request.Service
 	chats      *chat.Service
 	gate       *gate.Gate
+	cases      *knowledge.Cases
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -98,6 +99,8 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l := &launcher{owners: s.owners(), apps: app.NewService(s.intents, s.root, time.Now)}
 	l.previews = preview.NewManager(time.Now, log)
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
+	l.cases = knowledge.NewCases(s.knowledge.DB(), time.Now)
+	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Version: version, Log: log})
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
 	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
 	if err != nil {

@@ -96,6 +96,10 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
 	}
 	out := build.Run(ctx, j.dir, j.manifest.Build, res.Revision, s.now)
+	// A build cut short by a Stop says nothing about its stages.
+	if s.observer != nil && ctx.Err() == nil {
+		s.observer.Built(ctx, j.appID, res.Revision, out)
+	}
 	rec := &BuildRecord{Revision: res.Revision, At: s.now(), OK: out.OK, StagesRun: out.StagesRun,
 		NotRun: out.NotRun, Problems: out.Problems, Release: lastRelease}
 	for _, p := range out.Problems {

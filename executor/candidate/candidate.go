@@ -120,7 +120,20 @@ type Service struct {
 	mu    sync.Mutex
 	busy  map[string]*sync.Mutex
 	heads map[string]headRead
+	// observer hears of every build and check, for the knowledge's cases.
+	observer Observer
 }
+
+// Observer hears what every build and every run of the checks found; the
+// knowledge store opens and resolves its cases from it. The context
+// carries the identity of the turn that asked, if any.
+type Observer interface {
+	Built(ctx context.Context, appID, revision string, out build.Result)
+	Checked(ctx context.Context, appID, revision string, results []acceptance.Result)
+}
+
+// SetObserver sets who hears of builds and checks; call it before serving.
+func (s *Service) SetObserver(o Observer) { s.observer = o }
 
 type headRead struct {
 	at       time.Time

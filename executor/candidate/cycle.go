@@ -125,6 +125,9 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 		return Result{}, fmt.Errorf("candidate: read the examples: %w", err)
 	}
 	results := acceptance.Run(ctx, info.URL, examples, nil)
+	if s.observer != nil && ctx.Err() == nil {
+		s.observer.Checked(ctx, appID, res.Revision, results)
+	}
 	checks := &ChecksRecord{Release: info.Release, PreviewSpawnedAt: info.SpawnedAt, At: s.now(), Results: results}
 	for _, r := range results {
 		if r.Passed {

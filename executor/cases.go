@@ -1,0 +1,57 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+
+	"autoapp/executor/acceptance"
+	"autoapp/executor/build"
+	"autoapp/knowledge"
+)
+
+// OwnerRun is the run id of builds and checks the owner asked for from an
+// application's page, outside any turn.
+const OwnerRun = "owner"
+
+// CaseRecorder opens and resolves the knowledge's cases from every build
+// and run of the checks: it is the candidate's observer.
+type CaseRecorder struct {
+	Cases   *knowledge.Cases
+	Version string
+	Log     *slog.Logger
+}
+
+func (c CaseRecorder) runOf(ctx context.Context) knowledge.Identity {
+	id := knowledge.IdentityFrom(ctx)
+	if id.RunID == "" {
+		id.RunID = OwnerRun
+	}
+	return id
+}
+
+// Built opens a case per distinct failure and resolves the cases of the
+// stages that ran clean.
+func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out build.Result) {
+	id := c.runOf(ctx)
+	obs := knowledge.BuildObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version,
+		StagesRun: out.StagesRun, OK: out.OK}
+	for _, p := range out.Problems {
+		obs.Problems = append(obs.Problems, knowledge.BuildProblem{Stage: p.Stage, Message: p.String()})
+	}
+	if _, _, err := c.Cases.Build(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
+		c.Log.Error("the build's cases could not be kept", "app", appID, "run", id.RunID, "err", err)
+	}
+}
+
+// Checked opens a case per failed example and resolves those whose same
+// content passed.
+func (c CaseRecorder) Checked(ctx context.Context, appID, revision string, results []acceptance.Result) {
+	id := c.runOf(ctx)
+	obs := knowledge.ChecksObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version}
+	for _, r := range results {
+		obs.Results = append(obs.Results, knowledge.ExampleResult{ID: r.ID, Hash: r.Hash, Passed: r.Passed, Failure: r.Failure})
+	}
+	if _, _, err := c.Cases.Checks(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
+		c.Log.Error("the checks' cases could not be kept", "app", appID, "run", id.RunID, "err", err)
+	}
+}
