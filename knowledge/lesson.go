@@ -1,0 +1,454 @@
+package knowledge
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"autoapp/migrations"
+)
+
+// The states of a lesson. Provisional and confirmed lessons are served;
+// retired and superseded ones are kept for the record and never served.
+const (
+	LessonProvisional = "provisional"
+	LessonConfirmed   = "confirmed"
+	LessonRetired     = "retired"
+	LessonSuperseded  = "superseded"
+)
+
+// Where a lesson came from: distilled from a case by the model, or curated
+// (written by a person).
+const (
+	OriginDistilled = "distilled"
+	OriginCurated   = "curated"
+)
+
+// The review flags: why a person should look at a lesson again. A flag
+// never changes a lesson's status; Confirm clears them.
+const (
+	FlagRecurring           = "recurring"            // its failure came back
+	FlagInstructionsChanged = "instructions_changed" // written for other instructions
+	FlagUpgraded            = "upgraded"             // distilled by another server version
+	FlagSuperseded          = "superseded"           // a newer lesson names the same cause
+)
+
+// DefaultLessonLimit is how many lessons List answers when asked for none
+// in particular; MaxLessonLimit is the most it answers.
+const (
+	DefaultLessonLimit = 100
+	MaxLessonLimit     = 1000
+)
+
+// Applies says where a lesson applies: the build stage, the files and
+// routes, and the failure's signature. Every part may be empty.
+type Applies struct {
+	Stage     string   `json:"stage,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Routes    []string `json:"routes,omitempty"`
+	Signature string   `json:"signature,omitempty"`
+}
+
+// Lesson is one thing the engineer should know. Its text never changes; a
+// correction is a new lesson that supersedes it.
+type Lesson struct {
+	ID     int64  `json:"id"`
+	Text   string `json:"text"`
+	Status string `json:"status"`
+	Origin string `json:"origin"`
+	// CaseID is the case it was distilled from; 0 for a curated lesson
+	// written from nothing.
+	CaseID           int64     `json:"caseId,omitempty"`
+	Applies          Applies   `json:"applies"`
+	InstructionsHash string    `json:"instructionsHash,omitempty"`
+	ServerVersion    string    `json:"serverVersion,omitempty"`
+	CreatedAt        time.Time `json:"createdAt"`
+	ConfirmedAt      time.Time `json:"confirmedAt,omitzero"`
+	ConfirmedBy      string    `json:"confirmedBy,omitempty"`
+	RetiredAt        time.Time `json:"retiredAt,omitzero"`
+	SupersededBy     int64     `json:"supersededBy,omitempty"`
+	Pinned           bool      `json:"pinned"`
+	// Flags are the review flags it carries, empty when it needs none.
+	Flags []string `json:"flags,omitempty"`
+}
+
+// NeedsReview reports whether a person should look at the lesson again.
+func (l Lesson) NeedsReview() bool { return len(l.Flags) > 0 }
+
+// Servable reports whether the lesson may be given to a turn.
+func (l Lesson) Servable() bool {
+	return l.Status == LessonProvisional || l.Status == LessonConfirmed
+}
+
+// Lessons keeps, reviews and matches lessons in the knowledge store. It
+// needs only the store's database, so it can be built beside the Store.
+type Lessons struct {
+	db    *migrations.DB
+	now   func() time.Time
+	cases *Cases
+}
+
+// NewLessons keeps lessons in db (the knowledge store, migrated), stamping
+// them with now.
+func NewLessons(db *migrations.DB, now func() time.Time) *Lessons {
+	return &Lessons{db: db, now: now, cases: NewCases(db, now)}
+}
+
+// LessonQuery selects lessons for List. The zero value lists the newest
+// provisional and confirmed lessons.
+type LessonQuery struct {
+	Status      string // "" for provisional and confirmed; one status otherwise
+	NeedsReview bool   // only lessons carrying a review flag
+	Limit       int    // 0 for DefaultLessonLimit; at most MaxLessonLimit
+}
+
+// lessonColumns are the columns lessonRow reads, in the order of its fields.
+const lessonColumns = `id, text, status, origin, case_id, applies_stage, applies_files, applies_routes,
+	applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by,
+	retired_at, superseded_by, pinned, flags`
+
+// lessonRow is a lessons row as SQLite holds it.
+type lessonRow struct {
+	ID               int64          `db:"id"`
+	Text             string         `db:"text"`
+	Status           string         `db:"status"`
+	Origin           string         `db:"origin"`
+	CaseID           sql.NullInt64  `db:"case_id"`
+	Stage            string         `db:"applies_stage"`
+	Files            string         `db:"applies_files"`
+	Routes           string         `db:"applies_routes"`
+	Signature        string         `db:"applies_signature"`
+	InstructionsHash string         `db:"instructions_hash"`
+	ServerVersion    string         `db:"server_version"`
+	CreatedAt        int64          `db:"created_at"`
+	ConfirmedAt      sql.NullInt64  `db:"confirmed_at"`
+	ConfirmedBy      sql.NullString `db:"confirmed_by"`
+	RetiredAt        sql.NullInt64  `db:"retired_at"`
+	SupersededBy     sql.NullInt64  `db:"superseded_by"`
+	Pinned           bool           `db:"pinned"`
+	Flags            string         `db:"flags"`
+}
+
+func (r lessonRow) toLesson() (Lesson, error) {
+	l := Lesson{
+		ID: r.ID, Text: r.Text, Status: r.Status, Origin: r.Origin, CaseID: r.CaseID.Int64,
+		Applies:          Applies{Stage: r.Stage, Signature: r.Signature},
+		InstructionsHash: r.InstructionsHash, ServerVersion: r.ServerVersion,
+		CreatedAt: time.UnixMilli(r.CreatedAt), ConfirmedBy: r.ConfirmedBy.String,
+		SupersededBy: r.SupersededBy.Int64, Pinned: r.Pinned,
+	}
+	if r.ConfirmedAt.Valid {
+		l.ConfirmedAt = time.UnixMilli(r.ConfirmedAt.Int64)
+	}
+	if r.RetiredAt.Valid {
+		l.RetiredAt = time.UnixMilli(r.RetiredAt.Int64)
+	}
+	for _, f := range []struct {
+		raw string
+		to  *[]string
+	}{{r.Files, &l.Applies.Files}, {r.Routes, &l.Applies.Routes}, {r.Flags, &l.Flags}} {
+		if err := json.Unmarshal([]byte(f.raw), f.to); err != nil {
+			return Lesson{}, fmt.Errorf("knowledge: lesson %d: %w", r.ID, err)
+		}
+	}
+	if len(l.Applies.Files) == 0 {
+		l.Applies.Files = nil
+	}
+	if len(l.Applies.Routes) == 0 {
+		l.Applies.Routes = nil
+	}
+	if len(l.Flags) == 0 {
+		l.Flags = nil
+	}
+	return l, nil
+}
+
+func toLessons(rows []lessonRow) ([]Lesson, error) {
+	out := make([]Lesson, 0, len(rows))
+	for _, r := range rows {
+		l, err := r.toLesson()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// jsonList is list as a JSON array, never null.
+func jsonList(list []string) string {
+	if list == nil {
+		list = []string{}
+	}
+	b, _ := json.Marshal(list) // a []string always marshals
+	return string(b)
+}
+
+// cleanList drops blank entries and repeats, keeping the order.
+func cleanList(list []string) []string {
+	var out []string
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Get reads one lesson.
+func (s *Lessons) Get(ctx context.Context, id int64) (Lesson, error) {
+	return getLesson(ctx, s.db.Read, id)
+}
+
+// getLesson reads lesson id through q, the read pool or a transaction.
+func getLesson(ctx context.Context, q sqlx.QueryerContext, id int64) (Lesson, error) {
+	var r lessonRow
+	err := sqlx.GetContext(ctx, q, &r, `SELECT `+lessonColumns+` FROM lessons WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lesson{}, refuse(ENotFound, "There is no lesson %d.", id)
+	}
+	if err != nil {
+		return Lesson{}, fmt.Errorf("knowledge: lesson %d: %w", id, err)
+	}
+	return r.toLesson()
+}
+
+// List answers the lessons q selects, newest first.
+func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
+	switch {
+	case q.Limit < 0:
+		return nil, refuse(EInvalid, "A limit cannot be negative.")
+	case q.Limit == 0:
+		q.Limit = DefaultLessonLimit
+	case q.Limit > MaxLessonLimit:
+		q.Limit = MaxLessonLimit
+	}
+	query := `SELECT ` + lessonColumns + ` FROM lessons`
+	var args []any
+	switch q.Status {
+	case "":
+		query += ` WHERE status IN ('provisional', 'confirmed')`
+	case LessonProvisional, LessonConfirmed, LessonRetired, LessonSuperseded:
+		query += ` WHERE status = ?`
+		args = append(args, q.Status)
+	default:
+		return nil, refuse(EInvalid, "%q is not a status of a lesson.", q.Status)
+	}
+	if q.NeedsReview {
+		query += ` AND flags <> '[]'`
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, q.Limit)
+	var rows []lessonRow
+	if err := s.db.Read.SelectContext(ctx, &rows, query, args...); err != nil {
+		return nil, fmt.Errorf("knowledge: lessons: %w", err)
+	}
+	return toLessons(rows)
+}
+
+// Add keeps l as a new provisional lesson distilled from case l.CaseID and
+// answers its id. Status, times, review and supersession fields of l are
+// ignored. A text that names a path on this machine, an address with a
+// port or anything shaped like a secret is refused (see CheckLessonText).
+func (s *Lessons) Add(ctx context.Context, l Lesson) (int64, error) {
+	if l.CaseID <= 0 {
+		return 0, refuse(EInvalid, "A distilled lesson needs the case it was distilled from.")
+	}
+	l.Status, l.Origin = LessonProvisional, OriginDistilled
+	return s.insert(ctx, l)
+}
+
+// Write keeps text as a lesson a person wrote: curated, and confirmed at
+// once by its writer, by.
+func (s *Lessons) Write(ctx context.Context, text, by string, applies Applies) (int64, error) {
+	by = strings.TrimSpace(by)
+	if by == "" {
+		return 0, refuse(EInvalid, "A written lesson needs the name of the person who wrote it.")
+	}
+	return s.insert(ctx, Lesson{
+		Text: text, Status: LessonConfirmed, Origin: OriginCurated, Applies: applies,
+		ConfirmedBy: by, ConfirmedAt: s.now(),
+	})
+}
+
+func (s *Lessons) insert(ctx context.Context, l Lesson) (int64, error) {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
+	}
+	defer tx.Rollback()
+	id, err := insertLesson(ctx, tx, s.now(), l)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
+	}
+	return id, nil
+}
+
+// insertLesson checks l's text and inserts it as it stands, created at.
+func insertLesson(ctx context.Context, tx *sqlx.Tx, at time.Time, l Lesson) (int64, error) {
+	l.Text = strings.TrimSpace(l.Text)
+	if err := CheckLessonText(l.Text); err != nil {
+		return 0, err
+	}
+	caseID := sql.NullInt64{Int64: l.CaseID, Valid: l.CaseID > 0}
+	var confirmedAt sql.NullInt64
+	var confirmedBy sql.NullString
+	if l.Status == LessonConfirmed {
+		confirmedAt = sql.NullInt64{Int64: l.ConfirmedAt.UnixMilli(), Valid: true}
+		confirmedBy = sql.NullString{String: l.ConfirmedBy, Valid: true}
+	}
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO lessons (text, status, origin, case_id, applies_stage, applies_files, applies_routes,
+			applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by, pinned)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.Text, l.Status, l.Origin, caseID, strings.TrimSpace(l.Applies.Stage),
+		jsonList(cleanList(l.Applies.Files)), jsonList(cleanList(l.Applies.Routes)),
+		strings.TrimSpace(l.Applies.Signature), l.InstructionsHash, l.ServerVersion,
+		at.UnixMilli(), confirmedAt, confirmedBy, l.Pinned)
+	if err != nil {
+		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
+	}
+	return id, nil
+}
+
+// Confirm records that by has confirmed lesson id: a provisional lesson
+// becomes confirmed, and a confirmed one carrying review flags is
+// confirmed again with its flags cleared. Confirming a confirmed lesson
+// that needs no review, or one retired or superseded, is refused with
+// EConflict.
+func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
+	by = strings.TrimSpace(by)
+	if by == "" {
+		return refuse(EInvalid, "Confirming a lesson needs the name of the person confirming it.")
+	}
+	return s.change(ctx, id, "confirm", func(tx *sqlx.Tx, l Lesson) error {
+		switch {
+		case l.Status == LessonConfirmed && !l.NeedsReview():
+			return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", id)
+		case !l.Servable():
+			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", id, l.Status)
+		}
+		_, err := tx.ExecContext(ctx,
+			`UPDATE lessons SET status = 'confirmed', confirmed_at = ?, confirmed_by = ?, flags = '[]'
+			 WHERE id = ? AND status = ?`, s.now().UnixMilli(), by, id, l.Status)
+		return err
+	})
+}
+
+// Retire takes lesson id out of service for good. Only a provisional or a
+// confirmed lesson can be retired; anything else is refused with EConflict.
+func (s *Lessons) Retire(ctx context.Context, id int64) error {
+	return s.change(ctx, id, "retire", func(tx *sqlx.Tx, l Lesson) error {
+		if !l.Servable() {
+			return refuse(EConflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
+		}
+		_, err := tx.ExecContext(ctx,
+			`UPDATE lessons SET status = 'retired', retired_at = ? WHERE id = ? AND status = ?`,
+			s.now().UnixMilli(), id, l.Status)
+		return err
+	})
+}
+
+// Flag marks lesson id with a review flag; a flag it carries already is
+// left as it is.
+func (s *Lessons) Flag(ctx context.Context, id int64, flag string) error {
+	switch flag {
+	case FlagRecurring, FlagInstructionsChanged, FlagUpgraded, FlagSuperseded:
+	default:
+		return refuse(EInvalid, "%q is not a review flag.", flag)
+	}
+	return s.change(ctx, id, "flag", func(tx *sqlx.Tx, l Lesson) error {
+		return flagLesson(ctx, tx, l, flag)
+	})
+}
+
+// flagLesson adds flag to l's flags, in tx.
+func flagLesson(ctx context.Context, tx *sqlx.Tx, l Lesson, flag string) error {
+	if slices.Contains(l.Flags, flag) {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE lessons SET flags = ? WHERE id = ?`,
+		jsonList(append(slices.Clone(l.Flags), flag)), l.ID)
+	return err
+}
+
+// Pin makes lesson id served to every turn (pinned true) or not.
+func (s *Lessons) Pin(ctx context.Context, id int64, pinned bool) error {
+	return s.change(ctx, id, "pin", func(tx *sqlx.Tx, l Lesson) error {
+		_, err := tx.ExecContext(ctx, `UPDATE lessons SET pinned = ? WHERE id = ?`, pinned, id)
+		return err
+	})
+}
+
+// Replace keeps text as a new lesson that supersedes lesson id, in one
+// transaction: the new lesson is curated and confirmed by by, applies
+// where the old one did and keeps its case; the old one becomes superseded
+// and is never served again. It answers the new lesson's id.
+func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64, error) {
+	by = strings.TrimSpace(by)
+	if by == "" {
+		return 0, refuse(EInvalid, "Replacing a lesson needs the name of the person replacing it.")
+	}
+	var newID int64
+	err := s.change(ctx, id, "replace", func(tx *sqlx.Tx, old Lesson) error {
+		if !old.Servable() {
+			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be replaced.", id, old.Status)
+		}
+		var err error
+		newID, err = insertLesson(ctx, tx, s.now(), Lesson{
+			Text: text, Status: LessonConfirmed, Origin: OriginCurated, CaseID: old.CaseID,
+			Applies: old.Applies, InstructionsHash: old.InstructionsHash, ServerVersion: old.ServerVersion,
+			ConfirmedAt: s.now(), ConfirmedBy: by, Pinned: old.Pinned,
+		})
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE lessons SET status = 'superseded', superseded_by = ? WHERE id = ? AND status = ?`,
+			newID, id, old.Status)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return newID, nil
+}
+
+// change reads lesson id in a write transaction, lets apply change it, and
+// commits. An *Error from apply is answered as it is.
+func (s *Lessons) change(ctx context.Context, id int64, what string, apply func(*sqlx.Tx, Lesson) error) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("knowledge: %s lesson %d: %w", what, id, err)
+	}
+	defer tx.Rollback()
+	l, err := getLesson(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if err := apply(tx, l); err != nil {
+		if _, ok := errors.AsType[*Error](err); ok {
+			return err
+		}
+		return fmt.Errorf("knowledge: %s lesson %d: %w", what, id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("knowledge: %s lesson %d: %w", what, id, err)
+	}
+	return nil
+}

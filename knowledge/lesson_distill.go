@@ -1,0 +1,302 @@
+package knowledge
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The numbers of distillation (DESIGN.md, "Numbers the seeds lost").
+const (
+	// DistillTimeout is how long the distillation question may take.
+	DistillTimeout = 60 * time.Second
+	// DistillMaxTries is how many times a case's question is asked
+	// before the case is marked failed.
+	DistillMaxTries = 3
+)
+
+// What the distiller can answer about whether the engineer could have
+// known: a lesson, the same cause as an existing lesson, or one of four
+// reasons there is nothing to learn.
+const (
+	KnowableLesson        = "lesson"
+	KnowableSameAs        = "same_as"
+	KnowableSpecific      = "specific"
+	KnowableNotKnowable   = "not_knowable"
+	KnowableEnvironment   = "environment"
+	KnowableMethodUnclear = "method_unclear"
+)
+
+// Ask asks the model one structured question and decodes the answer,
+// valid against schema, into out. The caller closes over ai.Ask with its
+// endpoint and DistillTimeout.
+type Ask func(ctx context.Context, instructions, message string, schema json.RawMessage, out any) error
+
+// DistillSchema is the JSON Schema of the answer to the distillation
+// question. Every field is required, lesson "" and same_as 0 when they do
+// not apply, so strict structured output can hold it.
+var DistillSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "explanation": {"type": "string", "minLength": 1, "maxLength": 2000,
+      "description": "What explains the failure, in two or three sentences, from the facts given."},
+    "knowable": {"type": "string", "enum": ["lesson", "same_as", "specific", "not_knowable", "environment", "method_unclear"],
+      "description": "lesson: a rule the engineer could have known in advance; same_as: the same cause as the existing lesson named in same_as; specific: true only of this case; not_knowable: nothing before the failure could have told; environment: the machine or a tool was at fault, not the change; method_unclear: the failure shows the way of working was unclear."},
+    "lesson": {"type": "string", "maxLength": 1000,
+      "description": "When knowable is lesson: one sentence the engineer should know next time, naming no path on this machine, no address and no secret. Otherwise empty."},
+    "same_as": {"type": "integer", "minimum": 0,
+      "description": "When knowable is same_as: the id of the existing lesson with the same cause. Otherwise 0."}
+  },
+  "required": ["explanation", "knowable", "lesson", "same_as"],
+  "additionalProperties": false
+}`)
+
+// DistillInstructions are the instructions of the distillation question.
+const DistillInstructions = `You are the distiller of Autoapp, a launcher in which an engineer model changes an application and the host builds and checks what it changed.
+A failure the host saw has been resolved. You are told the failure (its kind, stage and message), the person's request, the edits made while it was open, and the existing lessons about the same failure, with their ids.
+Answer what explains the failure, and whether the engineer could have known:
+- lesson: a rule, true beyond this case, that would have avoided it. Write it as one sentence in the lesson field.
+- same_as: the cause is the one an existing lesson already states. Give its id in same_as.
+- specific: what went wrong is true only of this case.
+- not_knowable: nothing available before the failure could have told.
+- environment: the machine, a tool or the network was at fault, not the change.
+- method_unclear: the failure shows the way of working itself was unclear.
+A lesson names no path on this machine, no address with a port and nothing like a secret. Use only the facts given.`
+
+// distillAnswer is the model's answer to the distillation question.
+type distillAnswer struct {
+	Explanation string `json:"explanation"`
+	Knowable    string `json:"knowable"`
+	Lesson      string `json:"lesson"`
+	SameAs      int64  `json:"same_as"`
+}
+
+// Outcome is what distilling one case came to. It is also what is written
+// to the case as its diagnosis, as JSON.
+type Outcome struct {
+	CaseID      int64  `json:"-"`
+	Explanation string `json:"explanation"`
+	Knowable    string `json:"knowable"`
+	// LessonID is the provisional lesson a lesson answer added; 0 when it
+	// added none.
+	LessonID int64 `json:"lessonId,omitempty"`
+	// SameAs is the existing lesson a same_as answer named, now flagged
+	// recurring.
+	SameAs int64 `json:"sameAs,omitempty"`
+	// Dropped is why a lesson the model wrote was not kept (its text named
+	// a path, an address or a secret); the diagnosis is kept all the same.
+	Dropped string `json:"dropped,omitempty"`
+	// Skipped is true when the case had a diagnosis already, so nothing
+	// was asked or written.
+	Skipped bool `json:"-"`
+}
+
+// Distill asks ask the distillation question about the resolved case c and
+// writes what it answered, in one transaction: the diagnosis (always, as
+// the Outcome's JSON) with the case's distillation done, and a provisional
+// lesson for a lesson answer, unless its text is refused, or the recurring
+// flag on the lesson a same_as answer names. A case with a diagnosis
+// already is skipped. A question that fails, or an answer that does not
+// hold together, is an error and writes nothing, so the case can be asked
+// again.
+func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error) {
+	out := Outcome{CaseID: c.ID}
+	if c.Diagnosis != "" {
+		out.Skipped = true
+		return out, nil
+	}
+	if !c.Resolved() {
+		return out, refuse(EInvalid, "Case %d is still open; only a resolved case is distilled.", c.ID)
+	}
+	var known []lessonRow
+	if err := s.db.Read.SelectContext(ctx, &known,
+		`SELECT `+lessonColumns+` FROM lessons
+		 WHERE applies_signature = ? AND status IN ('provisional', 'confirmed') ORDER BY id DESC LIMIT 5`,
+		c.Signature); err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	knownLessons, err := toLessons(known)
+	if err != nil {
+		return out, err
+	}
+
+	qctx, cancel := context.WithTimeout(ctx, DistillTimeout)
+	defer cancel()
+	var a distillAnswer
+	if err := ask(qctx, DistillInstructions, distillMessage(c, knownLessons), DistillSchema, &a); err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: the question failed: %w", c.ID, err)
+	}
+	a.Explanation, a.Lesson = strings.TrimSpace(a.Explanation), strings.TrimSpace(a.Lesson)
+	switch {
+	case a.Explanation == "":
+		return out, fmt.Errorf("knowledge: distill case %d: the answer has no explanation", c.ID)
+	case a.Knowable == KnowableLesson && a.Lesson == "":
+		return out, fmt.Errorf("knowledge: distill case %d: the answer is a lesson without its text", c.ID)
+	case a.Knowable == KnowableSameAs && a.SameAs <= 0:
+		return out, fmt.Errorf("knowledge: distill case %d: the answer is same_as without a lesson", c.ID)
+	}
+	switch a.Knowable {
+	case KnowableLesson, KnowableSameAs, KnowableSpecific, KnowableNotKnowable, KnowableEnvironment, KnowableMethodUnclear:
+	default:
+		return out, fmt.Errorf("knowledge: distill case %d: %q is not an answer to whether it was knowable", c.ID, a.Knowable)
+	}
+	out.Explanation, out.Knowable = a.Explanation, a.Knowable
+
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	defer tx.Rollback()
+	var diagnosed bool
+	err = tx.GetContext(ctx, &diagnosed, `SELECT diagnosis IS NOT NULL FROM cases WHERE id = ?`, c.ID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return out, refuse(ENotFound, "There is no case %d.", c.ID)
+	case err != nil:
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	case diagnosed:
+		// Another distillation wrote it first: a second question is a no-op.
+		return Outcome{CaseID: c.ID, Skipped: true}, nil
+	}
+	switch a.Knowable {
+	case KnowableLesson:
+		if err := CheckLessonText(a.Lesson); err != nil {
+			out.Dropped = err.Error()
+			break
+		}
+		if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson); err != nil {
+			return out, err
+		}
+	case KnowableSameAs:
+		l, err := getLesson(ctx, tx, a.SameAs)
+		if err != nil {
+			return out, fmt.Errorf("knowledge: distill case %d: the answer names lesson %d: %w", c.ID, a.SameAs, err)
+		}
+		if err := flagLesson(ctx, tx, l, FlagRecurring); err != nil {
+			return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+		}
+		out.SameAs = l.ID
+	}
+	diagnosis, err := json.Marshal(out)
+	if err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE cases SET diagnosis = ?, distill_state = ? WHERE id = ?`,
+		string(diagnosis), DistillDone, c.ID); err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	return out, nil
+}
+
+// distilledLesson inserts text as the provisional lesson of case c: where
+// it applies is the case's stage and signature, its instructions those of
+// the turn that met the failure.
+func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string) (int64, error) {
+	var hash string
+	if c.ContextID != 0 {
+		err := tx.GetContext(ctx, &hash, `SELECT instructions_hash FROM contexts WHERE id = ?`, c.ContextID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+		}
+	}
+	return insertLesson(ctx, tx, s.now(), Lesson{
+		Text: text, Status: LessonProvisional, Origin: OriginDistilled, CaseID: c.ID,
+		Applies:          Applies{Stage: c.Stage, Signature: c.Signature},
+		InstructionsHash: hash, ServerVersion: c.ServerVersion,
+	})
+}
+
+// distillMessage is the question about case c, with the existing lessons
+// about the same failure.
+func distillMessage(c Case, known []Lesson) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Case %d, a %s failure", c.ID, c.Kind)
+	if c.Stage != "" {
+		fmt.Fprintf(&b, " at stage %s", c.Stage)
+	}
+	if c.ExampleID != "" {
+		fmt.Fprintf(&b, " of example %s", c.ExampleID)
+	}
+	b.WriteString(".\n\nThe problem as first seen:\n" + c.Message + "\n")
+	if c.Request != "" {
+		b.WriteString("\nThe person's request:\n" + c.Request + "\n")
+	}
+	b.WriteString("\nThe edits made while it was open:\n")
+	if strings.TrimSpace(c.Edits) == "" {
+		b.WriteString("(none recorded)\n")
+	} else {
+		b.WriteString(c.Edits)
+	}
+	b.WriteString("\nExisting lessons about the same failure:\n")
+	if len(known) == 0 {
+		b.WriteString("(none)\n")
+	}
+	for _, l := range known {
+		fmt.Fprintf(&b, "- lesson %d (%s): %s\n", l.ID, l.Status, l.Text)
+	}
+	return b.String()
+}
+
+// DistillQueued queues every resolved case not yet asked about, then asks
+// about each pending one, oldest first, counting the try before asking. A
+// case whose question fails stays queued for a later turn, and is marked
+// failed once it has taken maxTries (0 for DistillMaxTries). It answers
+// the outcomes of the cases distilled, and the failures joined into one
+// error; a cancelled ctx stops it.
+func (s *Lessons) DistillQueued(ctx context.Context, ask Ask, maxTries int) ([]Outcome, error) {
+	if maxTries <= 0 {
+		maxTries = DistillMaxTries
+	}
+	if _, err := s.cases.QueueResolved(ctx); err != nil {
+		return nil, err
+	}
+	var rows []caseRow
+	if err := s.db.Read.SelectContext(ctx, &rows,
+		`SELECT `+caseColumns+` FROM cases
+		 WHERE distill_state IN ('queued', 'asked') AND resolved_at IS NOT NULL ORDER BY id`); err != nil {
+		return nil, fmt.Errorf("knowledge: pending distillations: %w", err)
+	}
+	var outcomes []Outcome
+	var failures []error
+	for _, c := range toCases(rows) {
+		if err := ctx.Err(); err != nil {
+			return outcomes, errors.Join(append(failures, err)...)
+		}
+		tries := c.DistillTries
+		if c.Diagnosis == "" {
+			tries++
+			if err := s.cases.MarkDistill(ctx, c.ID, DistillAsked, tries); err != nil {
+				return outcomes, errors.Join(append(failures, err)...)
+			}
+		}
+		out, err := s.Distill(ctx, c, ask)
+		if err == nil {
+			if out.Skipped {
+				err = s.cases.MarkDistill(ctx, c.ID, DistillDone, tries)
+			}
+			if err == nil {
+				outcomes = append(outcomes, out)
+				continue
+			}
+		}
+		failures = append(failures, err)
+		state := DistillQueued
+		if tries >= maxTries {
+			state = DistillFailed
+		}
+		if err := s.cases.MarkDistill(ctx, c.ID, state, tries); err != nil {
+			return outcomes, errors.Join(append(failures, err)...)
+		}
+	}
+	return outcomes, errors.Join(failures...)
+}

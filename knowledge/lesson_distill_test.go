@@ -1,0 +1,183 @@
+package knowledge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"autoapp/knowledge"
+)
+
+// resolvedCase opens a build case of app at stage compile and resolves it
+// with a passing build.
+func (s *lessonStore) resolvedCase(app string) knowledge.Case {
+	s.t.Helper()
+	ctx := context.Background()
+	opened, _, err := s.cases.Build(ctx, failedBuild(app, "r1", problem("compile", `"os" imported and not used`)))
+	if err != nil || len(opened) != 1 {
+		s.t.Fatalf("open a case: %v, %v", opened, err)
+	}
+	if _, _, err := s.cases.Build(ctx, passedBuild(app, "r2")); err != nil {
+		s.t.Fatal(err)
+	}
+	c, err := s.cases.Get(ctx, opened[0])
+	if err != nil || !c.Resolved() {
+		s.t.Fatalf("case %+v, %v", c, err)
+	}
+	return c
+}
+
+// answer is an Ask that answers with the JSON given, as the scripted model
+// would, and records what it was asked.
+type answer struct {
+	json     string
+	err      error
+	asked    int
+	messages []string
+}
+
+func (a *answer) ask(_ context.Context, instructions, message string, schema json.RawMessage, out any) error {
+	a.asked++
+	a.messages = append(a.messages, message)
+	if instructions == "" || !json.Valid(schema) {
+		return errors.New("no instructions or schema")
+	}
+	if a.err != nil {
+		return a.err
+	}
+	return json.Unmarshal([]byte(a.json), out)
+}
+
+func TestDistill(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		answer     string
+		lesson     bool   // a provisional lesson is added
+		dropped    bool   // the lesson was refused by the filter
+		sameAs     bool   // the existing lesson is flagged recurring
+		wantErr    string // the question failed; nothing is written
+		wantKnowab string
+	}{
+		{name: "lesson", answer: `{"explanation":"An import was left after its use was removed.","knowable":"lesson","lesson":"Remove an import together with its last use.","same_as":0}`, lesson: true, wantKnowab: knowledge.KnowableLesson},
+		{name: "lesson with a path is dropped", answer: `{"explanation":"The file was edited in place.","knowable":"lesson","lesson":"Never edit /home/ann/app/main.go by hand.","same_as":0}`, dropped: true, wantKnowab: knowledge.KnowableLesson},
+		{name: "same_as", answer: `{"explanation":"The same unused import again.","knowable":"same_as","lesson":"","same_as":EXISTING}`, sameAs: true, wantKnowab: knowledge.KnowableSameAs},
+		{name: "specific", answer: `{"explanation":"A typo in this one file.","knowable":"specific","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableSpecific},
+		{name: "not_knowable", answer: `{"explanation":"Nothing said the package was renamed.","knowable":"not_knowable","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableNotKnowable},
+		{name: "environment", answer: `{"explanation":"The disk was full.","knowable":"environment","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableEnvironment},
+		{name: "method_unclear", answer: `{"explanation":"The engineer never built before checking.","knowable":"method_unclear","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableMethodUnclear},
+		{name: "malformed json", answer: `{"explanation":`, wantErr: "question failed"},
+		{name: "unknown answer", answer: `{"explanation":"x","knowable":"maybe","lesson":"","same_as":0}`, wantErr: "not an answer"},
+		{name: "lesson without text", answer: `{"explanation":"x","knowable":"lesson","lesson":" ","same_as":0}`, wantErr: "without its text"},
+		{name: "same_as without id", answer: `{"explanation":"x","knowable":"same_as","lesson":"","same_as":0}`, wantErr: "without a lesson"},
+		{name: "same_as a missing lesson", answer: `{"explanation":"x","knowable":"same_as","lesson":"","same_as":999}`, wantErr: "names lesson 999"},
+		{name: "no explanation", answer: `{"explanation":"","knowable":"specific","lesson":"","same_as":0}`, wantErr: "no explanation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openLessonStore(t)
+			existing := s.write("Remove an unused import before building.", knowledge.Applies{Stage: "compile"})
+			c := s.resolvedCase("notes")
+			a := &answer{json: strings.ReplaceAll(tc.answer, "EXISTING", "1")}
+			out, err := s.lessons.Distill(ctx, c, a.ask)
+			got, _ := s.cases.Get(ctx, c.ID)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tc.wantErr)
+				}
+				if got.Diagnosis != "" {
+					t.Fatalf("a failed question wrote a diagnosis: %q", got.Diagnosis)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.asked != 1 || !strings.Contains(a.messages[0], `"os" imported and not used`) {
+				t.Fatalf("asked %d times: %q", a.asked, a.messages)
+			}
+			var written knowledge.Outcome
+			if err := json.Unmarshal([]byte(got.Diagnosis), &written); err != nil || written.Explanation == "" || written.Knowable != tc.wantKnowab {
+				t.Fatalf("diagnosis %q (%v), want the explanation and %s", got.Diagnosis, err, tc.wantKnowab)
+			}
+			if got.DistillState != knowledge.DistillDone {
+				t.Fatalf("distill state %q", got.DistillState)
+			}
+			all, _ := s.lessons.List(ctx, knowledge.LessonQuery{})
+			if tc.lesson {
+				l := s.get(out.LessonID)
+				if l.Status != knowledge.LessonProvisional || l.CaseID != c.ID || l.Applies.Stage != "compile" ||
+					l.Applies.Signature != c.Signature || l.ServerVersion != c.ServerVersion || written.LessonID != l.ID {
+					t.Fatalf("lesson %+v from case %+v", l, c)
+				}
+			} else if len(all) != 1 || out.LessonID != 0 {
+				t.Fatalf("lessons %+v, outcome %+v: want no new lesson", all, out)
+			}
+			if tc.dropped && (out.Dropped == "" || written.Dropped == "") {
+				t.Fatalf("outcome %+v: want the lesson dropped", out)
+			}
+			flagged := slices.Contains(s.get(existing).Flags, knowledge.FlagRecurring)
+			if flagged != tc.sameAs || (tc.sameAs && out.SameAs != existing) {
+				t.Fatalf("existing lesson flagged %v, outcome %+v", flagged, out)
+			}
+
+			// A second question about the same case is a no-op.
+			again, err := s.lessons.Distill(ctx, got, a.ask)
+			if err != nil || !again.Skipped || a.asked != 1 {
+				t.Fatalf("second distillation: %+v, %v, asked %d", again, err, a.asked)
+			}
+		})
+	}
+}
+
+func TestDistillQueuedRetriesThenFails(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	c := s.resolvedCase("notes")
+	broken := &answer{err: errors.New("the model timed out")}
+	for try := 1; try <= 3; try++ {
+		out, err := s.lessons.DistillQueued(ctx, broken.ask, 3)
+		if err == nil || len(out) != 0 {
+			t.Fatalf("try %d: %+v, %v; want the failure", try, out, err)
+		}
+		got, _ := s.cases.Get(ctx, c.ID)
+		want := knowledge.DistillQueued
+		if try == 3 {
+			want = knowledge.DistillFailed
+		}
+		if got.DistillState != want || got.DistillTries != try || got.Diagnosis != "" {
+			t.Fatalf("try %d: state %q, tries %d, diagnosis %q", try, got.DistillState, got.DistillTries, got.Diagnosis)
+		}
+	}
+	// A failed case is not asked again.
+	out, err := s.lessons.DistillQueued(ctx, broken.ask, 3)
+	if err != nil || len(out) != 0 || broken.asked != 3 {
+		t.Fatalf("after failing: %+v, %v, asked %d", out, err, broken.asked)
+	}
+}
+
+func TestDistillQueuedSucceedsOnALaterTry(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	c := s.resolvedCase("notes")
+	a := &answer{err: errors.New("the model timed out")}
+	if _, err := s.lessons.DistillQueued(ctx, a.ask, 0); err == nil {
+		t.Fatal("want the first failure")
+	}
+	a.err = nil
+	a.json = `{"explanation":"An import was left after its use was removed.","knowable":"lesson","lesson":"Remove an import together with its last use.","same_as":0}`
+	out, err := s.lessons.DistillQueued(ctx, a.ask, 0)
+	if err != nil || len(out) != 1 || out[0].CaseID != c.ID || out[0].LessonID == 0 {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	got, _ := s.cases.Get(ctx, c.ID)
+	if got.DistillState != knowledge.DistillDone || got.DistillTries != 2 {
+		t.Fatalf("state %q, tries %d", got.DistillState, got.DistillTries)
+	}
+	// Nothing is left to ask.
+	if out, err := s.lessons.DistillQueued(ctx, a.ask, 0); err != nil || len(out) != 0 || a.asked != 2 {
+		t.Fatalf("%+v, %v, asked %d", out, err, a.asked)
+	}
+}

@@ -1,0 +1,13 @@
+DROP TRIGGER lesson_files_no_delete;
+DROP TRIGGER lesson_files_no_update;
+DROP TRIGGER lessons_no_delete;
+DROP TRIGGER lessons_end_states;
+DROP TRIGGER lessons_text_immutable;
+DROP TRIGGER lessons_index;
+DROP TABLE lessons_fts;
+DROP TABLE lesson_files;
+DROP INDEX lessons_pinned;
+DROP INDEX lessons_signature;
+DROP INDEX lessons_case;
+DROP INDEX lessons_status;
+DROP TABLE lessons;
