@@ -66,6 +66,9 @@ type Deps struct {
 	// Turns keeps each builder turn's context (its documents as
 	// delivered); nil keeps none.
 	Turns TurnBook
+	// Distill, when set, is called after each builder turn: the cases the
+	// turn resolved are asked about and their lessons kept.
+	Distill func(ctx context.Context)
 }
 
 // Deliveries records a done intent's artifacts.

@@ -231,6 +231,9 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
 	}
 	out.record = session.Record()
+	if e.d.Distill != nil {
+		e.d.Distill(bg)
+	}
 	if out.question == "" && out.record.Question != "" {
 		out.question = out.record.Question
 	}

@@ -67,6 +67,7 @@ type Deps struct {
 	Gate       Gate
 	Knowledge  Knowledge
 	Cases      Cases
+	Lessons    Lessons
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -88,6 +89,7 @@ type Handlers struct {
 	gate       Gate
 	knowledge  Knowledge
 	cases      Cases
+	lessons    Lessons
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -97,7 +99,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -155,6 +157,11 @@ func New(d Deps) *fiber.App {
 	app.Get("/knowledge/turns", h.knowledgeTurns)
 	app.Get("/knowledge/turns/:id", h.knowledgeTurn)
 	app.Get("/knowledge/cases", h.knowledgeCases)
+	app.Get("/knowledge/lessons", h.knowledgeLessons)
+	app.Post("/knowledge/lessons", h.lessonNew)
+	app.Post("/knowledge/lessons/:id/confirm", h.lessonConfirm)
+	app.Post("/knowledge/lessons/:id/retire", h.lessonRetire)
+	app.Post("/knowledge/lessons/:id/replace", h.lessonReplace)
 	app.Get("/settings", h.settingsPage)
 	app.Post("/settings/providers", h.providerSave)
 	app.Post("/settings/providers/:name/on", h.providerOn)

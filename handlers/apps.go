@@ -17,6 +17,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/request"
+	"autoapp/knowledge"
 	"autoapp/views"
 )
 
@@ -31,7 +32,10 @@ func refusal(err error) (status int, sentence string, ok bool) {
 	var qe *request.Error
 	var he *chat.Error
 	var ge *gate.Error
+	var ke *knowledge.Error
 	switch {
+	case errors.As(err, &ke):
+		return appStatus(app.Code(ke.Code)), ke.Message, true
 	case errors.As(err, &ge):
 		return appStatus(app.Code(ge.Code)), ge.Message, true
 	case errors.As(err, &qe):

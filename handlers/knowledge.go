@@ -23,6 +23,7 @@ type Knowledge interface {
 // Cases is what the handlers read of the knowledge's cases.
 type Cases interface {
 	List(ctx context.Context, q knowledge.CaseQuery) ([]knowledge.Case, error)
+	Get(ctx context.Context, id int64) (knowledge.Case, error)
 }
 
 // logPage is how many lines the Log view shows at once.
@@ -156,7 +157,7 @@ func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
 		}
 		for _, k := range list {
 			line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
-				OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: k.Diagnosis, Where: k.Stage}
+				OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage}
 			if k.Kind == knowledge.CaseCheck {
 				line.Where = k.ExampleID
 			}
@@ -167,4 +168,119 @@ func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
 		}
 	}
 	return render(c, views.KnowledgePageView(s, v))
+}
+
+// Lessons is what the handlers need of the knowledge's lessons.
+type Lessons interface {
+	List(ctx context.Context, q knowledge.LessonQuery) ([]knowledge.Lesson, error)
+	Confirm(ctx context.Context, id int64, by string) error
+	Retire(ctx context.Context, id int64) error
+	Write(ctx context.Context, text, by string, applies knowledge.Applies) (int64, error)
+	Replace(ctx context.Context, id int64, text, by string) (int64, error)
+}
+
+// reviewer names who confirms: what "Reviewing as" holds, else the owner.
+func reviewer(c *fiber.Ctx) string {
+	if by := strings.TrimSpace(c.FormValue("by")); by != "" {
+		return by
+	}
+	if o, ok := c.Locals(localOwner).(string); ok {
+		return o
+	}
+	return "the owner"
+}
+
+func (h *Handlers) knowledgeLessons(c *fiber.Ctx) error {
+	return h.renderLessons(c, views.Refusal{})
+}
+
+func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
+	ctx := c.UserContext()
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	v := views.KnowledgeView{Tab: "lessons", LessonStatus: c.Query("status"), Review: c.Query("review") == "1", Refusal: r}
+	if h.lessons != nil {
+		list, err := h.lessons.List(ctx, knowledge.LessonQuery{Status: v.LessonStatus, NeedsReview: v.Review})
+		if err != nil {
+			return err
+		}
+		for _, l := range list {
+			line := views.LessonLine{ID: l.ID, Text: l.Text, Status: l.Status, Origin: l.Origin, Created: clock(l.CreatedAt),
+				Flags: strings.Join(l.Flags, ", "), CaseID: l.CaseID, ConfirmedBy: l.ConfirmedBy,
+				CanConfirm: l.Status == knowledge.LessonProvisional || (l.Status == knowledge.LessonConfirmed && l.NeedsReview()),
+				CanRetire:  l.Servable(), CanReplace: l.Servable()}
+			if l.CaseID != 0 && h.cases != nil {
+				if k, err := h.cases.Get(ctx, l.CaseID); err == nil {
+					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)
+				}
+			}
+			v.Lessons = append(v.Lessons, line)
+		}
+	}
+	return render(c, views.KnowledgePageView(s, v))
+}
+
+// lessonWrite runs an owner's write on the lessons and shows them, with a
+// refusal beside what it refused.
+func (h *Handlers) lessonWrite(c *fiber.Ctx, at string, write func(ctx context.Context) error) error {
+	if h.lessons == nil {
+		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no lessons.")
+	}
+	err := write(c.UserContext())
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderLessons(c, views.Refusal{At: at, Sentence: sentence})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/knowledge/lessons", fiber.StatusSeeOther)
+}
+
+func (h *Handlers) lessonNew(c *fiber.Ctx) error {
+	return h.lessonWrite(c, "write", func(ctx context.Context) error {
+		_, err := h.lessons.Write(ctx, c.FormValue("text"), reviewer(c), knowledge.Applies{Stage: strings.TrimSpace(c.FormValue("stage"))})
+		return err
+	})
+}
+
+func (h *Handlers) lessonConfirm(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Confirm(ctx, id, reviewer(c)) })
+}
+
+func (h *Handlers) lessonRetire(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Retire(ctx, id) })
+}
+
+func (h *Handlers) lessonReplace(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error {
+		_, err := h.lessons.Replace(ctx, id, c.FormValue("text"), reviewer(c))
+		return err
+	})
+}
+
+// explanation is what a distilled diagnosis says, for a person: the
+// distiller keeps it as JSON with its explanation.
+func explanation(diagnosis string) string {
+	var d struct {
+		Explanation string `json:"explanation"`
+	}
+	if strings.HasPrefix(strings.TrimSpace(diagnosis), "{") && json.Unmarshal([]byte(diagnosis), &d) == nil && d.Explanation != "" {
+		return d.Explanation
+	}
+	return diagnosis
 }

@@ -46,12 +46,27 @@ type CaseLine struct {
 	Diagnosis                         string
 }
 
-// KnowledgeView is the Knowledge page: the Log, the Turns or the Cases.
+// LessonLine is one lesson in the Lessons view.
+type LessonLine struct {
+	ID                                int64
+	Text, Status, Origin, Created     string
+	Flags                             string
+	CaseID                            int64
+	CaseProblem, Diagnosis            string
+	ConfirmedBy                       string
+	CanConfirm, CanRetire, CanReplace bool
+}
+
+// KnowledgeView is the Knowledge page: the Log, the Turns, the Cases or the Lessons.
 type KnowledgeView struct {
-	Tab   string // log, turns, turn, cases
-	Cases []CaseLine
-	Log   KnowledgeLog
-	Turns []TurnLine
-	Turn  *TurnLine
-	Docs  []TurnDoc
+	Lessons      []LessonLine
+	LessonStatus string
+	Review       bool
+	Refusal      Refusal
+	Tab          string // log, turns, turn, cases
+	Cases        []CaseLine
+	Log          KnowledgeLog
+	Turns        []TurnLine
+	Turn         *TurnLine
+	Docs         []TurnDoc
 }

@@ -1,7 +1,7 @@
 // Command autoapp is the launcher: `autoapp serve` runs the web server,
 // `autoapp owner set` creates or resets the owner from the terminal,
-// `autoapp intent list|show` prints the backlog, and `autoapp version`
-// prints the version.
+// `autoapp intent list|show` prints the backlog, `autoapp knowledge` reviews
+// the lessons, and `autoapp version` prints the version.
 package main
 
 import (
@@ -21,6 +21,11 @@ const usage = `Usage:
   autoapp owner set [--root DIR] [--name NAME]
   autoapp intent list [--root DIR] [--app ID] [--json]
   autoapp intent show N [--root DIR] [--json]
+  autoapp knowledge list [--root DIR] [--provisional|--confirmed|--review|--method] [--json]
+  autoapp knowledge show ID [--root DIR] [--json]
+  autoapp knowledge confirm ID [--root DIR] [--by NAME]
+  autoapp knowledge retire ID [--root DIR]
+  autoapp knowledge export [--root DIR] [--json]
   autoapp version
 `
 
@@ -49,6 +54,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ownerSet(ctx, args[2:], stdin, stdout, stderr)
 	case "intent":
 		return intentCmd(ctx, args[1:], stdout, stderr)
+	case "knowledge":
+		return knowledgeCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", version)
 		return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"autoapp/executor"
+	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
@@ -90,6 +92,7 @@ type launcher struct {
 	chats      *chat.Service
 	gate       *gate.Gate
 	cases      *knowledge.Cases
+	lessons    *knowledge.Lessons
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -100,6 +103,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.previews = preview.NewManager(time.Now, log)
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
 	l.cases = knowledge.NewCases(s.knowledge.DB(), time.Now)
+	l.lessons = knowledge.NewLessons(s.knowledge.DB(), time.Now)
 	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Version: version, Log: log})
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
 	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
@@ -112,7 +116,8 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	}, time.Now)
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
-		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge})
+		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
+		Distill: func(ctx context.Context) { distill(ctx, l, log) }})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)
@@ -138,4 +143,30 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// distill asks the Settings model about each case a turn resolved, one
+// structured question each within a minute, and keeps what it says; a
+// question that fails is asked again after a later turn.
+func distill(ctx context.Context, l *launcher, log *slog.Logger) {
+	ref := l.providers.DefaultModel()
+	if ref == "" {
+		return
+	}
+	ask := func(ctx context.Context, instructions, message string, schema json.RawMessage, out any) error {
+		ep, err := l.providers.Resolve(ctx, ref)
+		if err != nil {
+			return err
+		}
+		u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
+			instructions, message, schema, knowledge.DistillTimeout, out)
+		if rerr := l.backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
+			Input: u.Input, Output: u.Output, Partial: err != nil || u.Partial}); rerr != nil {
+			log.Error("usage row not written", "err", rerr)
+		}
+		return err
+	}
+	if _, err := l.lessons.DistillQueued(ctx, ask, knowledge.DistillMaxTries); err != nil {
+		log.Warn("a case could not be distilled this time", "err", err)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"autoapp/handlers"
+	"autoapp/knowledge"
 )
 
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
@@ -42,6 +43,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer st.close()
+	// One server per data folder: the lock is held until serve returns, and
+	// `knowledge confirm|retire` look for it before writing.
+	release, err := knowledge.AcquireServerLock(st.root)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 1
+	}
+	defer release()
 
 	// The server's log goes to the knowledge store's event log, and to stderr.
 	log := slog.New(st.knowledge.Handler(slog.LevelInfo, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
@@ -67,7 +76,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Quit in Settings stops the server as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

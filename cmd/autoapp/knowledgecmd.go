@@ -1,0 +1,406 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"autoapp/knowledge"
+)
+
+const knowledgeUsage = `Usage:
+  autoapp knowledge list [--root DIR] [--provisional|--confirmed|--review|--method] [--json]
+      The provisional and confirmed lessons, newest first: id, status, review flags
+      and the first line of the text. At most one filter:
+        --provisional  only provisional lessons (distilled, not yet confirmed)
+        --confirmed    only confirmed lessons
+        --review       only lessons carrying a review flag
+        --method       lessons about the way of working rather than a place in the
+                       code. A lesson records no such kind, so this lists the lessons
+                       that apply to no build stage and no files.
+  autoapp knowledge show ID [--root DIR] [--json]
+      One lesson in full, with the case it came from: the problem and the diagnosis.
+  autoapp knowledge confirm ID [--root DIR] [--by NAME]
+      Confirm a provisional lesson, or a confirmed one carrying review flags (which
+      clears them). NAME defaults to the owner's name.
+  autoapp knowledge retire ID [--root DIR]
+      Take a provisional or confirmed lesson out of service for good.
+  autoapp knowledge export [--root DIR] [--json]
+      Every provisional and confirmed lesson in full, with its case, for a backup.
+
+These read knowledge.sqlite under the data folder directly. confirm and retire
+refuse while a server serves from the same folder: use its Knowledge page then.
+`
+
+// lessonCaseJSON is the case a lesson came from, as show and export print it.
+type lessonCaseJSON struct {
+	ID         int64     `json:"id"`
+	Kind       string    `json:"kind"`
+	App        string    `json:"app"`
+	Stage      string    `json:"stage,omitempty"`
+	Signature  string    `json:"signature"`
+	Request    string    `json:"request"`
+	Problem    string    `json:"problem"`
+	Diagnosis  string    `json:"diagnosis,omitempty"`
+	Distill    string    `json:"distillState,omitempty"`
+	OpenedAt   time.Time `json:"openedAt"`
+	ResolvedAt time.Time `json:"resolvedAt,omitzero"`
+}
+
+// lessonDetailJSON is a lesson with its case, as show and export print it.
+type lessonDetailJSON struct {
+	knowledge.Lesson
+	Case *lessonCaseJSON `json:"case,omitempty"`
+}
+
+// lessonExportJSON is what `knowledge export --json` prints.
+type lessonExportJSON struct {
+	ExportedAt    time.Time          `json:"exportedAt"`
+	ServerVersion string             `json:"serverVersion"`
+	Root          string             `json:"root"`
+	Lessons       []lessonDetailJSON `json:"lessons"`
+}
+
+// knowledgeCmd reviews the lessons from the terminal, reading the knowledge
+// store directly: the same facts and the same two changes the Knowledge page
+// offers.
+func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, knowledgeUsage)
+		return 2
+	}
+	verb := args[0]
+	switch verb {
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, knowledgeUsage)
+		return 0
+	case "list", "show", "confirm", "retire", "export":
+	default:
+		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, confirm, retire or export.\n", verb)
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "autoapp knowledge %s: %s\n", verb, fmt.Sprintf(format, a...))
+		return code
+	}
+
+	// The flag package's own messages come with the whole flag list; one
+	// sentence is printed instead.
+	fs := flag.NewFlagSet("knowledge "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	root := fs.String("root", "./data", "the data folder")
+	var asJSON, provisional, confirmed, review, method bool
+	var by string
+	switch verb {
+	case "list":
+		fs.BoolVar(&provisional, "provisional", false, "only provisional lessons")
+		fs.BoolVar(&confirmed, "confirmed", false, "only confirmed lessons")
+		fs.BoolVar(&review, "review", false, "only lessons needing review")
+		fs.BoolVar(&method, "method", false, "only lessons that apply to no stage and no files")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "show", "export":
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "confirm":
+		fs.StringVar(&by, "by", "", "who confirms (default: the owner's name)")
+	}
+	// The lesson's id may come before or after the flags.
+	rest := args[1:]
+	var number string
+	takesID := verb == "show" || verb == "confirm" || verb == "retire"
+	if takesID && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		number, rest = rest[0], rest[1:]
+	}
+	if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, knowledgeUsage)
+		return 0
+	} else if err != nil {
+		return fail(2, "%v; see `autoapp knowledge help`.", err)
+	}
+	extra := fs.Args()
+	if takesID && number == "" && len(extra) > 0 {
+		number, extra = extra[0], extra[1:]
+	}
+	if len(extra) > 0 {
+		return fail(2, "unexpected argument %q; see `autoapp knowledge help`.", extra[0])
+	}
+	var id int64
+	if takesID {
+		var err error
+		if id, err = strconv.ParseInt(number, 10, 64); err != nil || id <= 0 {
+			return fail(2, "give the lesson's id, as `knowledge list` prints it.")
+		}
+	}
+	if n := countTrue(provisional, confirmed, review, method); n > 1 {
+		return fail(2, "give at most one of --provisional, --confirmed, --review and --method.")
+	}
+
+	// A server holds the lessons it serves and reviews them in its own
+	// page; a change made behind it would race the page's.
+	if verb == "confirm" || verb == "retire" {
+		abs, err := filepath.Abs(*root)
+		if err != nil {
+			return fail(1, "the data folder %q is not a usable path: %v", *root, err)
+		}
+		running, err := knowledge.ServerRunning(abs)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		if running {
+			return fail(2, "A server is running from %s; %s it in the Knowledge page, or stop the server first.", abs, verb)
+		}
+	}
+
+	st, err := openRoot(*root)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer st.close()
+	lessons := knowledge.NewLessons(st.knowledge.DB(), time.Now)
+	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
+	refused := func(err error) int {
+		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+			return fail(2, "%s", ke.Message)
+		}
+		return fail(1, "%v", err)
+	}
+
+	switch verb {
+	case "list":
+		q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: review}
+		what := "lessons"
+		switch {
+		case provisional:
+			q.Status, what = knowledge.LessonProvisional, "provisional lessons"
+		case confirmed:
+			q.Status, what = knowledge.LessonConfirmed, "confirmed lessons"
+		case review:
+			what = "lessons needing review"
+		case method:
+			what = "lessons that apply to no stage and no files"
+		}
+		list, err := lessons.List(ctx, q)
+		if err != nil {
+			return refused(err)
+		}
+		full := len(list) == knowledge.MaxLessonLimit
+		if method {
+			list = slices.DeleteFunc(list, func(l knowledge.Lesson) bool {
+				return l.Applies.Stage != "" || len(l.Applies.Files) > 0
+			})
+		}
+		if full {
+			fmt.Fprintf(stderr, "autoapp knowledge list: only the newest %d lessons were read.\n", knowledge.MaxLessonLimit)
+		}
+		if asJSON {
+			return printJSON(stdout, stderr, list)
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(stdout, "No %s.\n", what)
+			return 0
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tSTATUS\tFLAGS\tTEXT")
+		for _, l := range list {
+			flags := strings.Join(l.Flags, ",")
+			if flags == "" {
+				flags = "-"
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", l.ID, l.Status, flags, firstLineOf(l.Text, 70))
+		}
+		w.Flush()
+		return 0
+
+	case "show":
+		l, err := lessons.Get(ctx, id)
+		if err != nil {
+			return refused(err)
+		}
+		d, err := lessonDetail(ctx, cases, l)
+		if err != nil {
+			return refused(err)
+		}
+		if asJSON {
+			return printJSON(stdout, stderr, d)
+		}
+		writeLesson(stdout, d)
+		return 0
+
+	case "confirm":
+		if strings.TrimSpace(by) == "" {
+			by = "the owner"
+			if o, err := st.owners().Get(ctx); err == nil && strings.TrimSpace(o.Name) != "" {
+				by = o.Name
+			}
+		}
+		if err := lessons.Confirm(ctx, id, by); err != nil {
+			return refused(err)
+		}
+		fmt.Fprintf(stdout, "Lesson %d is confirmed by %s.\n", id, strings.TrimSpace(by))
+		return 0
+
+	case "retire":
+		if err := lessons.Retire(ctx, id); err != nil {
+			return refused(err)
+		}
+		fmt.Fprintf(stdout, "Lesson %d is retired; it will not be served again.\n", id)
+		return 0
+	}
+
+	// export: oldest first, so a backup reads in the order it was learnt.
+	out := lessonExportJSON{ExportedAt: time.Now(), ServerVersion: version, Root: st.root, Lessons: []lessonDetailJSON{}}
+	var cut []string
+	for _, status := range []string{knowledge.LessonConfirmed, knowledge.LessonProvisional} {
+		list, err := lessons.List(ctx, knowledge.LessonQuery{Status: status, Limit: knowledge.MaxLessonLimit})
+		if err != nil {
+			return refused(err)
+		}
+		if len(list) == knowledge.MaxLessonLimit {
+			cut = append(cut, status)
+		}
+		for _, l := range list {
+			d, err := lessonDetail(ctx, cases, l)
+			if err != nil {
+				return refused(err)
+			}
+			out.Lessons = append(out.Lessons, d)
+		}
+	}
+	slices.SortFunc(out.Lessons, func(a, b lessonDetailJSON) int { return cmp.Compare(a.ID, b.ID) })
+	if asJSON {
+		if code := printJSON(stdout, stderr, out); code != 0 {
+			return code
+		}
+	} else {
+		writeExport(stdout, out)
+	}
+	if len(cut) > 0 {
+		// A backup that says it is whole when it is not is worse than none.
+		return fail(1, "the export holds only the newest %d %s lessons; the store has more.",
+			knowledge.MaxLessonLimit, strings.Join(cut, " and "))
+	}
+	return 0
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// lessonDetail is l with the case it came from, when it has one.
+func lessonDetail(ctx context.Context, cases *knowledge.Cases, l knowledge.Lesson) (lessonDetailJSON, error) {
+	d := lessonDetailJSON{Lesson: l}
+	if l.CaseID == 0 {
+		return d, nil
+	}
+	c, err := cases.Get(ctx, l.CaseID)
+	if err != nil {
+		return d, err
+	}
+	d.Case = &lessonCaseJSON{ID: c.ID, Kind: c.Kind, App: c.AppID, Stage: c.Stage, Signature: c.Signature,
+		Request: c.Request, Problem: c.Message, Diagnosis: c.Diagnosis, Distill: c.DistillState,
+		OpenedAt: c.OpenedAt, ResolvedAt: c.ResolvedAt}
+	return d, nil
+}
+
+// writeLesson prints d as `knowledge show` does.
+func writeLesson(w io.Writer, d lessonDetailJSON) {
+	l := d.Lesson
+	fmt.Fprintf(w, "Lesson %d: %s, %s", l.ID, l.Status, l.Origin)
+	if l.Pinned {
+		fmt.Fprint(w, ", pinned")
+	}
+	fmt.Fprintf(w, " (written %s)\n", shownTime(l.CreatedAt))
+	if len(l.Flags) > 0 {
+		fmt.Fprintf(w, "Needs review: %s\n", strings.Join(l.Flags, ", "))
+	}
+	if !l.ConfirmedAt.IsZero() {
+		fmt.Fprintf(w, "Confirmed by %s on %s\n", l.ConfirmedBy, shownTime(l.ConfirmedAt))
+	}
+	if !l.RetiredAt.IsZero() {
+		fmt.Fprintf(w, "Retired on %s\n", shownTime(l.RetiredAt))
+	}
+	if l.SupersededBy != 0 {
+		fmt.Fprintf(w, "Superseded by lesson %d\n", l.SupersededBy)
+	}
+	fmt.Fprintf(w, "Applies to: %s\n", appliesLine(l.Applies))
+	fmt.Fprintf(w, "\n%s\n", indentLines(l.Text))
+	c := d.Case
+	if c == nil {
+		fmt.Fprintln(w, "\nWritten by hand; it comes from no case.")
+		return
+	}
+	fmt.Fprintf(w, "\nCase %d: %s of %s", c.ID, c.Kind, c.App)
+	if c.Stage != "" {
+		fmt.Fprintf(w, ", stage %s", c.Stage)
+	}
+	fmt.Fprintf(w, ", opened %s", shownTime(c.OpenedAt))
+	if c.ResolvedAt.IsZero() {
+		fmt.Fprintln(w, ", still open")
+	} else {
+		fmt.Fprintf(w, ", resolved %s\n", shownTime(c.ResolvedAt))
+	}
+	if c.Request != "" {
+		fmt.Fprintf(w, "Request: %s\n", firstLineOf(c.Request, 200))
+	}
+	fmt.Fprintf(w, "Problem:\n%s\n", indentLines(c.Problem))
+	if c.Diagnosis != "" {
+		fmt.Fprintf(w, "Diagnosis:\n%s\n", indentLines(c.Diagnosis))
+	} else {
+		fmt.Fprintln(w, "Diagnosis: none yet.")
+	}
+}
+
+// writeExport prints out as readable text: a heading, then each lesson as
+// show prints it.
+func writeExport(w io.Writer, out lessonExportJSON) {
+	n := map[string]int{}
+	for _, d := range out.Lessons {
+		n[d.Status]++
+	}
+	fmt.Fprintf(w, "Lessons of %s, exported %s by autoapp %s: %d confirmed, %d provisional.\n",
+		out.Root, shownTime(out.ExportedAt), out.ServerVersion, n[knowledge.LessonConfirmed], n[knowledge.LessonProvisional])
+	for _, d := range out.Lessons {
+		fmt.Fprintf(w, "\n%s\n\n", strings.Repeat("-", 72))
+		writeLesson(w, d)
+	}
+}
+
+func appliesLine(a knowledge.Applies) string {
+	var parts []string
+	if a.Stage != "" {
+		parts = append(parts, "stage "+a.Stage)
+	}
+	if len(a.Files) > 0 {
+		parts = append(parts, "files "+strings.Join(a.Files, ", "))
+	}
+	if len(a.Routes) > 0 {
+		parts = append(parts, "routes "+strings.Join(a.Routes, ", "))
+	}
+	if a.Signature != "" {
+		parts = append(parts, "signature "+a.Signature)
+	}
+	if len(parts) == 0 {
+		return "anything (no stage, files or routes)"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func shownTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04") }
+
+func indentLines(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

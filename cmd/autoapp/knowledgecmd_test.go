@@ -1,0 +1,397 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"autoapp/knowledge"
+)
+
+// lessonIDs are the lessons lessonRoot keeps.
+type lessonIDs struct {
+	caseID      int64
+	provisional int64 // distilled from caseID, stage compile, file main.go, flagged recurring
+	curated     int64 // confirmed, applies to files under views/
+	general     int64 // confirmed, applies to no stage and no files
+	retired     int64 // curated, then retired
+}
+
+// lessonRoot is a data folder with a failed build's case, diagnosed, and
+// the lessons lessonIDs names.
+func lessonRoot(t *testing.T) (string, lessonIDs) {
+	t.Helper()
+	root := t.TempDir()
+	st, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	ctx := context.Background()
+	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
+	lessons := knowledge.NewLessons(st.knowledge.DB(), time.Now)
+	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{
+		AppID: "notes", RunID: "intent-1-0001-add-tags-a1", Revision: "rev-1", ReleaseBefore: "rel-1",
+		Request: "Add tags to notes.", Model: "m", ServerVersion: "test", StagesRun: []string{"compile"},
+		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag"}},
+	})
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("a failed build opened %v, %v", opened, err)
+	}
+	var ids lessonIDs
+	ids.caseID = opened[0]
+	if err := cases.Diagnose(ctx, ids.caseID, "The handler used the Tag type before the model declared it."); err != nil {
+		t.Fatal(err)
+	}
+	if ids.provisional, err = lessons.Add(ctx, knowledge.Lesson{CaseID: ids.caseID,
+		Text:    "Declare a type in the model before a handler uses it.\nThe compile stage reads the whole package.",
+		Applies: knowledge.Applies{Stage: "compile", Files: []string{"main.go"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lessons.Flag(ctx, ids.provisional, knowledge.FlagRecurring); err != nil {
+		t.Fatal(err)
+	}
+	if ids.curated, err = lessons.Write(ctx, "Templates live under views and are generated.", "Ada",
+		knowledge.Applies{Files: []string{"views/notes.templ"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids.general, err = lessons.Write(ctx, "Read the task's criteria before the first edit.", "Ada", knowledge.Applies{}); err != nil {
+		t.Fatal(err)
+	}
+	if ids.retired, err = lessons.Write(ctx, "An old habit, given up.", "Ada", knowledge.Applies{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lessons.Retire(ctx, ids.retired); err != nil {
+		t.Fatal(err)
+	}
+	return root, ids
+}
+
+// lessonNow reads lesson id from root as it stands.
+func lessonNow(t *testing.T, root string, id int64) knowledge.Lesson {
+	t.Helper()
+	st, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	l, err := knowledge.NewLessons(st.knowledge.DB(), time.Now).Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestKnowledgeListFilters(t *testing.T) {
+	root, ids := lessonRoot(t)
+	for _, tc := range []struct {
+		name string
+		flag string
+		want []int64
+	}{
+		{"provisional and confirmed", "", []int64{ids.general, ids.curated, ids.provisional}},
+		{"provisional", "--provisional", []int64{ids.provisional}},
+		{"confirmed", "--confirmed", []int64{ids.general, ids.curated}},
+		{"needing review", "--review", []int64{ids.provisional}},
+		{"about the method", "--method", []int64{ids.general}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"knowledge", "list", "--root", root, "--json"}
+			if tc.flag != "" {
+				args = append(args, tc.flag)
+			}
+			code, out, errOut := runCLI(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got []knowledge.Lesson
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v in %s", err, out)
+			}
+			var gotIDs []int64
+			for _, l := range got {
+				gotIDs = append(gotIDs, l.ID)
+			}
+			if !slices.Equal(gotIDs, tc.want) {
+				t.Fatalf("listed %v, want %v", gotIDs, tc.want)
+			}
+		})
+	}
+
+	t.Run("as text", func(t *testing.T) {
+		code, out, errOut := runCLI(t, "", "knowledge", "list", "--root", root)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
+			t.Fatalf("want a heading and three lessons:\n%s", out)
+		}
+		row := lines[3]
+		for _, want := range []string{strconv.FormatInt(ids.provisional, 10), "provisional", "recurring",
+			"Declare a type in the model before a handler uses it. …"} {
+			if !strings.Contains(row, want) {
+				t.Fatalf("the provisional lesson's row lacks %q: %q", want, row)
+			}
+		}
+		if strings.Contains(out, "compile stage reads") || strings.Contains(out, "An old habit") {
+			t.Fatalf("list shows more than first lines of servable lessons:\n%s", out)
+		}
+	})
+
+	t.Run("nothing to list", func(t *testing.T) {
+		code, out, _ := runCLI(t, "", "knowledge", "list", "--root", t.TempDir(), "--review")
+		if code != 0 || strings.TrimSpace(out) != "No lessons needing review." {
+			t.Fatalf("exit %d, %q", code, out)
+		}
+	})
+}
+
+func TestKnowledgeShowPrintsTheLessonWithItsCase(t *testing.T) {
+	root, ids := lessonRoot(t)
+	id := strconv.FormatInt(ids.provisional, 10)
+
+	code, out, errOut := runCLI(t, "", "knowledge", "show", id, "--root", root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Lesson " + id + ": provisional, distilled",
+		"Needs review: recurring",
+		"stage compile; files main.go",
+		"The compile stage reads the whole package.",
+		fmt.Sprintf("Case %d: build of notes, stage compile", ids.caseID),
+		"Request: Add tags to notes.",
+		"main.go:12: undefined: Tag",
+		"The handler used the Tag type before the model declared it.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errOut = runCLI(t, "", "knowledge", "show", "--root", root, "--json", id)
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	var got lessonDetailJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if got.ID != ids.provisional || got.Case == nil || got.Case.ID != ids.caseID ||
+		got.Case.Problem != "main.go:12: undefined: Tag" || !strings.Contains(got.Case.Diagnosis, "before the model declared it") {
+		t.Fatalf("show --json: %s", out)
+	}
+
+	t.Run("a lesson written by hand", func(t *testing.T) {
+		code, out, _ := runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.curated, 10), "--root", root)
+		if code != 0 || !strings.Contains(out, "Confirmed by Ada") || !strings.Contains(out, "Written by hand") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+}
+
+func TestKnowledgeExportHoldsEveryServableLesson(t *testing.T) {
+	root, ids := lessonRoot(t)
+	want := []int64{ids.provisional, ids.curated, ids.general}
+
+	code, out, errOut := runCLI(t, "", "knowledge", "export", "--root", root, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got lessonExportJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	var gotIDs []int64
+	for _, d := range got.Lessons {
+		gotIDs = append(gotIDs, d.ID)
+	}
+	if !slices.Equal(gotIDs, want) {
+		t.Fatalf("exported %v, want %v oldest first", gotIDs, want)
+	}
+	if got.Lessons[0].Text == "" || got.Lessons[0].Case == nil || got.Lessons[0].Case.Problem == "" {
+		t.Fatalf("the distilled lesson is exported without its text or case: %+v", got.Lessons[0])
+	}
+
+	code, out, errOut = runCLI(t, "", "knowledge", "export", "--root", root)
+	if code != 0 {
+		t.Fatalf("text: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "2 confirmed, 1 provisional") {
+		t.Fatalf("the heading does not count the lessons:\n%s", out)
+	}
+	for _, text := range []string{"The compile stage reads the whole package.", "Templates live under views", "Read the task's criteria"} {
+		if !strings.Contains(out, text) {
+			t.Fatalf("the export lacks %q:\n%s", text, out)
+		}
+	}
+	if strings.Contains(out, "An old habit") {
+		t.Fatalf("the export holds a retired lesson:\n%s", out)
+	}
+}
+
+func TestKnowledgeConfirmAndRetireChangeTheStatus(t *testing.T) {
+	root, ids := lessonRoot(t)
+
+	code, out, errOut := runCLI(t, "", "knowledge", "confirm", strconv.FormatInt(ids.provisional, 10), "--root", root, "--by", "Grace")
+	if code != 0 || !strings.Contains(out, "confirmed by Grace") {
+		t.Fatalf("confirm: exit %d, %q %q", code, out, errOut)
+	}
+	l := lessonNow(t, root, ids.provisional)
+	if l.Status != knowledge.LessonConfirmed || l.ConfirmedBy != "Grace" || l.NeedsReview() {
+		t.Fatalf("after confirm: %+v", l)
+	}
+
+	code, out, errOut = runCLI(t, "", "knowledge", "retire", "--root", root, strconv.FormatInt(ids.curated, 10))
+	if code != 0 || !strings.Contains(out, "retired") {
+		t.Fatalf("retire: exit %d, %q %q", code, out, errOut)
+	}
+	if l := lessonNow(t, root, ids.curated); l.Status != knowledge.LessonRetired || l.RetiredAt.IsZero() {
+		t.Fatalf("after retire: %+v", l)
+	}
+
+	t.Run("a second time is refused", func(t *testing.T) {
+		for _, verb := range []string{"confirm", "retire"} {
+			id := map[string]int64{"confirm": ids.provisional, "retire": ids.curated}[verb]
+			code, _, errOut := runCLI(t, "", "knowledge", verb, strconv.FormatInt(id, 10), "--root", root)
+			if code != 2 {
+				t.Fatalf("%s again: exit %d", verb, code)
+			}
+			oneSentence(t, errOut)
+		}
+	})
+}
+
+func TestKnowledgeConfirmIsByTheOwnerUnlessNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		owner string
+		want  string
+	}{
+		{"no owner yet", "", "the owner"},
+		{"the owner's name", "Ada Lovelace", "Ada Lovelace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, ids := lessonRoot(t)
+			if tc.owner != "" {
+				code, _, errOut := runCLI(t, "a long password\na long password\n", "owner", "set", "--root", root, "--name", tc.owner)
+				if code != 0 {
+					t.Fatalf("owner set: exit %d, %s", code, errOut)
+				}
+			}
+			code, _, errOut := runCLI(t, "", "knowledge", "confirm", strconv.FormatInt(ids.provisional, 10), "--root", root)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if l := lessonNow(t, root, ids.provisional); l.ConfirmedBy != tc.want {
+				t.Fatalf("confirmed by %q, want %q", l.ConfirmedBy, tc.want)
+			}
+		})
+	}
+}
+
+func TestKnowledgeConfirmAndRetireRefuseWhileAServerHoldsTheRoot(t *testing.T) {
+	root, ids := lessonRoot(t)
+	release, err := knowledge.AcquireServerLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	id := strconv.FormatInt(ids.provisional, 10)
+	for _, verb := range []string{"confirm", "retire"} {
+		t.Run(verb, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", "knowledge", verb, id, "--root", root)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			oneSentence(t, errOut)
+			want := fmt.Sprintf("A server is running from %s; %s it in the Knowledge page, or stop the server first.", root, verb)
+			if !strings.Contains(errOut, want) {
+				t.Fatalf("got %q, want %q", errOut, want)
+			}
+			if l := lessonNow(t, root, ids.provisional); l.Status != knowledge.LessonProvisional {
+				t.Fatalf("the lesson changed behind the server: %+v", l)
+			}
+		})
+	}
+	t.Run("reading is not refused", func(t *testing.T) {
+		for _, verb := range []string{"list", "export"} {
+			if code, _, errOut := runCLI(t, "", "knowledge", verb, "--root", root); code != 0 {
+				t.Fatalf("%s: exit %d, %s", verb, code, errOut)
+			}
+		}
+		if code, _, errOut := runCLI(t, "", "knowledge", "show", id, "--root", root); code != 0 {
+			t.Fatalf("show: exit %d, %s", code, errOut)
+		}
+	})
+	t.Run("after the server stops", func(t *testing.T) {
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := runCLI(t, "", "knowledge", "confirm", id, "--root", root); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	})
+}
+
+func TestKnowledgeRefusesUnknownIdsAndBadArguments(t *testing.T) {
+	root, ids := lessonRoot(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"show an unknown id", []string{"show", "999"}, "There is no lesson 999."},
+		{"confirm an unknown id", []string{"confirm", "999"}, "There is no lesson 999."},
+		{"retire an unknown id", []string{"retire", "999"}, "There is no lesson 999."},
+		{"retire a retired lesson", []string{"retire", strconv.FormatInt(ids.retired, 10)}, "is retired already"},
+		{"an id that is no number", []string{"show", "tags"}, "give the lesson's id"},
+		{"no id", []string{"confirm"}, "give the lesson's id"},
+		{"an unknown flag", []string{"list", "--stale"}, "flag provided but not defined: -stale"},
+		{"a flag of another verb", []string{"retire", "1", "--by", "Ada"}, "flag provided but not defined: -by"},
+		{"two filters", []string{"list", "--provisional", "--review"}, "at most one of"},
+		{"an argument too many", []string{"show", "1", "2"}, `unexpected argument "2"`},
+		{"an unknown verb", []string{"links"}, `"links" is not a subcommand`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"knowledge"}, tc.args...)
+			args = append(args, "--root", root)
+			code, _, errOut := runCLI(t, "", args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2: %s", code, errOut)
+			}
+			oneSentence(t, errOut)
+			if !strings.Contains(errOut, tc.want) {
+				t.Fatalf("got %q, want it to say %q", errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestServeRefusesASecondServerOnTheSameRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(root+"/launcher", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	release, err := knowledge.AcquireServerLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	code, out, errOut := runCLI(t, "", "serve", "--root", root, "--addr", "127.0.0.1:0")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s %s", code, out, errOut)
+	}
+	oneSentence(t, errOut)
+	want := fmt.Sprintf("Another autoapp serve is running from %s (pid %d); stop it first.", root, os.Getpid())
+	if !strings.Contains(errOut, want) {
+		t.Fatalf("got %q, want %q", errOut, want)
+	}
+}

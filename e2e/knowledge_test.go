@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/migrations"
+)
+
+// TestAFailureTheNextAttemptRepairsBecomesALesson runs a task whose first
+// attempt writes an example the page does not pass yet (a case opens) and
+// whose second attempt repairs it (the case is resolved); the distiller
+// draws a provisional lesson, which the owner sees and confirms in the
+// Knowledge page.
+func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models("engineer")
+	page := newPage(t)
+	createOwner(t, page, s)
+	_, err := page.Goto(s.URL + "/settings")
+	must(t, err)
+	form := page.GetByTestId("provider-form")
+	must(t, form.GetByLabel("Name").Fill("scripted"))
+	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
+	must(t, form.GetByTestId("save-provider").Click())
+	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:engineer"))
+	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+
+	ctx := context.Background()
+	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
+	must(t, err)
+	t.Cleanup(func() { db.Close() })
+	apps := app.NewService(db, s.Root, time.Now)
+	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
+	must(t, err)
+	must(t, apps.Select(ctx, "site"))
+	backlog := intent.NewService(db, s.Root, time.Now)
+	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers.", intent.Analysis{Restated: []string{"A greeting."}})
+	must(t, err)
+	_, err = backlog.AddTask(ctx, in.ID, plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
+		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "A greeting.",
+		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
+	must(t, err)
+	must(t, backlog.Submit(ctx, in.ID))
+
+	prefix := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-greet-the-readers-a"
+	model.On(scripted.RunID(prefix+"1"),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-greet-the-readers-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "The example is written."})
+	model.On(scripted.RunID(prefix+"2"),
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "The page says Hello notes now."})
+	model.On(scripted.Contains("You are the distiller of Autoapp"),
+		scripted.Reply{Text: `{"explanation": "The example expected text the page did not have yet.", "knowable": "lesson", "lesson": "Make the page say what an example expects before cycling, or the check fails.", "same_as": 0}`})
+
+	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+
+	// The case: opened by the first attempt, resolved by the second.
+	_, err = page.Goto(s.URL + "/knowledge/cases")
+	must(t, err)
+	cases := page.GetByTestId("cases")
+	must(t, expect.Locator(cases).ToContainText("0001-greet-the-readers-c1"))
+	must(t, expect.Locator(cases).ToContainText(prefix+"1"))
+	must(t, expect.Locator(cases.GetByTestId("case-resolved")).ToHaveCount(1))
+	must(t, expect.Locator(cases).ToContainText(prefix+"2"))
+
+	// The provisional lesson, confirmed through the page by the reviewer named.
+	must(t, page.GetByTestId("tab-lessons").Click())
+	lesson := page.Locator("section.lesson").First()
+	must(t, expect.Locator(lesson).ToContainText("Make the page say what an example expects before cycling"))
+	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("provisional"))
+	must(t, page.GetByTestId("reviewing-as").Fill("Ada the reviewer"))
+	must(t, lesson.GetByTestId("confirm-lesson").Click())
+	lesson = page.Locator("section.lesson").First()
+	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("confirmed"))
+	must(t, expect.Locator(lesson).ToContainText("confirmed by Ada the reviewer"))
+}
