@@ -14,11 +14,15 @@ import (
 const OwnerRun = "owner"
 
 // CaseRecorder opens and resolves the knowledge's cases from every build
-// and run of the checks: it is the candidate's observer.
+// and run of the checks, and tells the servings of the turn's run what
+// each found: it is the candidate's observer.
 type CaseRecorder struct {
-	Cases   *knowledge.Cases
-	Version string
-	Log     *slog.Logger
+	Cases *knowledge.Cases
+	// Servings, when set, hears every build and run of the checks of a
+	// turn; the owner's (OwnerRun) serve no lessons and are not told.
+	Servings *knowledge.Servings
+	Version  string
+	Log      *slog.Logger
 }
 
 func (c CaseRecorder) runOf(ctx context.Context) knowledge.Identity {
@@ -41,6 +45,7 @@ func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out bui
 	if _, _, err := c.Cases.Build(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
 		c.Log.Error("the build's cases could not be kept", "app", appID, "run", id.RunID, "err", err)
 	}
+	c.closeServings(ctx, appID, id.RunID, knowledge.BuildObservation(obs))
 }
 
 // Checked opens a case per failed example and resolves those whose same
@@ -53,5 +58,16 @@ func (c CaseRecorder) Checked(ctx context.Context, appID, revision string, resul
 	}
 	if _, _, err := c.Cases.Checks(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
 		c.Log.Error("the checks' cases could not be kept", "app", appID, "run", id.RunID, "err", err)
+	}
+	c.closeServings(ctx, appID, id.RunID, knowledge.ChecksObservation(obs))
+}
+
+// closeServings tells the run's servings what a build or the checks found.
+func (c CaseRecorder) closeServings(ctx context.Context, appID, runID string, o knowledge.Observation) {
+	if c.Servings == nil || runID == OwnerRun {
+		return
+	}
+	if err := c.Servings.Close(context.WithoutCancel(ctx), appID, runID, o); err != nil && c.Log != nil {
+		c.Log.Error("the run's servings could not be closed", "app", appID, "run", runID, "err", err)
 	}
 }

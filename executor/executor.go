@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/request"
+	"autoapp/knowledge"
 )
 
 // Sentences the person sees when a run stops.
@@ -69,6 +71,30 @@ type Deps struct {
 	// Distill, when set, is called after each builder turn: the cases the
 	// turn resolved are asked about and their lessons kept.
 	Distill func(ctx context.Context)
+	// Lessons are matched for each builder turn and given to it as the
+	// lessons:<appId> document, and read by its knowledge.show; nil gives
+	// none.
+	Lessons LessonBook
+	// Servings records the lessons a builder turn was actually delivered,
+	// and closes them when the turn ends; nil records none.
+	Servings ServingBook
+	// TaskContext is the path of task-context.json, read for every
+	// builder turn; "" is <root>/launcher/task-context.json beside the
+	// applications' folder.
+	TaskContext string
+}
+
+// LessonBook answers the lessons a turn is given and reads one
+// (*knowledge.Lessons).
+type LessonBook interface {
+	Match(ctx context.Context, q knowledge.MatchQuery) ([]knowledge.Served, error)
+	Get(ctx context.Context, id int64) (knowledge.Lesson, error)
+}
+
+// ServingBook records servings (*knowledge.Servings).
+type ServingBook interface {
+	Record(ctx context.Context, runID string, contextID int64, served []knowledge.Served) error
+	End(ctx context.Context, runID string) error
 }
 
 // Deliveries records a done intent's artifacts.
@@ -139,6 +165,9 @@ func New(d Deps) *Executor {
 	}
 	if d.AdviceTimeout == 0 {
 		d.AdviceTimeout = 60 * time.Second
+	}
+	if d.TaskContext == "" && d.Apps != nil {
+		d.TaskContext = filepath.Join(filepath.Dir(d.Apps.Dir("")), "launcher", TaskContextFile)
 	}
 	return &Executor{d: d}
 }

@@ -2,9 +2,12 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"unicode/utf8"
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
@@ -179,7 +182,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	markdown := plan.Markdown(task.Task.Task, passed)
 	questions := len(task.Answers)
-	session, err := builder.NewSession(builder.Config{
+	cfg := builder.Config{
 		AppID: d.AppID, IntentID: d.ID, RunID: runID, Task: task.Task.Task,
 		WorkspaceDir: e.d.Apps.WorkspaceDir(d.AppID), Candidates: e.d.Candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
@@ -193,13 +196,17 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 			return "", nil
 		},
 		Now: e.d.Now,
-	})
+	}
+	if e.d.Lessons != nil {
+		cfg.Lessons = e.d.Lessons
+	}
+	session, err := builder.NewSession(cfg)
 	if err != nil {
 		out.res = ai.Result{Ended: ai.EndProvider, Sentence: "The builder's tools could not be prepared: " + err.Error()}
 		return out
 	}
 	defer session.Close()
-	docs := e.documents(bg, d, task)
+	docs, lessons := e.documents(bg, d, task)
 	turn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
 		Kind:         ai.KindBuilder,
@@ -227,8 +234,25 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	// cases and log rows are written with this run id, never one a model wrote.
 	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, AppID: d.AppID})
 	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
-	if err := RecordContext(ctx, e.d.Turns, d.AppID, task.Slug+": "+task.Title, turn, out.res); err != nil {
-		e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
+	var contextID int64
+	if e.d.Turns != nil {
+		book := &keptTurn{book: e.d.Turns}
+		if err := RecordContext(ctx, book, d.AppID, task.Slug+": "+task.Title, turn, out.res); err != nil {
+			e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
+		}
+		contextID = book.id
+	}
+	if e.d.Servings != nil {
+		// Only now does the turn say what it delivered; its builds so far
+		// were heard by the servings and close what is recorded here.
+		if err := e.d.Servings.Record(bg, runID, contextID, lessons.delivered(out.res.Documents)); err != nil {
+			e.d.Log.Error("the turn's servings could not be kept", "run", runID, "err", err)
+		}
+		defer func() {
+			if err := e.d.Servings.End(bg, runID); err != nil {
+				e.d.Log.Error("the turn's servings could not be closed", "run", runID, "err", err)
+			}
+		}()
 	}
 	out.record = session.Record()
 	if e.d.Distill != nil {
@@ -252,17 +276,27 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 }
 
 // documents are what a builder turn is given, in order: the orientation
-// digest, the attempts document, the intent document and the evidence.
-func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) []ai.Document {
+// digest, the attempts document, the intent document, the lessons and the
+// evidence. task-context.json can leave out the attempts document and the
+// lessons.
+func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ([]ai.Document, lessonsDocument) {
 	var docs []ai.Document
+	tc := readTaskContext(e.d.TaskContext)
 	_, m, _, _ := e.d.Apps.Manifest(d.AppID)
 	if o, err := e.d.Candidates.Observe(ctx, d.AppID); err == nil {
 		docs = append(docs, verdict.Orientation(d.AppID, o, m.Name))
 	}
-	if len(task.RunIDs) > 0 {
+	if len(task.RunIDs) > 0 && tc.Attempts {
 		docs = append(docs, e.attemptsDocument(ctx, d, task))
 	}
 	docs = append(docs, intentDocument(d))
+	var lessons lessonsDocument
+	if e.d.Lessons != nil && tc.Lessons {
+		lessons = e.lessonsDocument(ctx, d, task, tc.Related)
+		if len(lessons.served) > 0 {
+			docs = append(docs, lessons.doc)
+		}
+	}
 	if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
 		if ev, err := verdict.Evidence(ws, task.Task.Task, 0); err == nil {
 			ev.Ref = "evidence:" + d.AppID
@@ -270,7 +304,122 @@ func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task in
 		}
 		ws.Close()
 	}
-	return docs
+	return docs, lessons
+}
+
+// TaskContextFile is the file in the launcher's folder that turns parts
+// of a builder turn's context off, read for every turn:
+// {"attempts": false} leaves out the attempts document, {"related": false}
+// the lessons related by file, {"lessons": false} every lesson. A missing
+// or unreadable file, or a field that is not false, means on.
+const TaskContextFile = "task-context.json"
+
+// taskContext is what task-context.json turns on.
+type taskContext struct {
+	Attempts, Related, Lessons bool
+}
+
+func readTaskContext(path string) taskContext {
+	tc := taskContext{Attempts: true, Related: true, Lessons: true}
+	if path == "" {
+		return tc
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return tc
+	}
+	var file map[string]any
+	if json.Unmarshal(b, &file) != nil {
+		return tc
+	}
+	off := func(key string) bool { v, ok := file[key].(bool); return ok && !v }
+	tc.Attempts = !off("attempts")
+	tc.Related = !off("related")
+	tc.Lessons = !off("lessons")
+	return tc
+}
+
+// lessonsDocument is the lessons:<appId> document and the lessons it
+// gives, with where each one's line ends in its text (in characters), so
+// that a lesson whose line the budget cut is not counted as served.
+type lessonsDocument struct {
+	doc    ai.Document
+	served []knowledge.Served
+	ends   []int
+}
+
+// lessonsPreamble opens the lessons document.
+const lessonsPreamble = "Lessons from earlier work in this launcher, each with its id. They are what a person or the host learned from earlier failures: " +
+	"a provisional one is not yet confirmed by a person. knowledge.show with a lesson's id reads it in full.\n"
+
+// lessonsDocument matches the task's lessons on its own words (title,
+// summary, criteria) and, when related is on, the files it locks or an
+// earlier attempt changed.
+func (e *Executor) lessonsDocument(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, related bool) lessonsDocument {
+	words := []string{task.Title, task.Summary}
+	for _, c := range task.Criteria {
+		words = append(words, c.Text)
+	}
+	q := knowledge.MatchQuery{Words: strings.Join(words, "\n")}
+	if related {
+		q.Files = append(q.Files, task.Locks...)
+		if len(task.RunIDs) > 0 {
+			if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
+				for _, id := range task.RunIDs {
+					changed, _ := verdict.RunChanges(ws, id)
+					q.Files = append(q.Files, changed...)
+				}
+				ws.Close()
+			}
+		}
+	}
+	served, err := e.d.Lessons.Match(ctx, q)
+	if err != nil {
+		e.d.Log.Error("the task's lessons could not be matched", "task", task.Slug, "err", err)
+		return lessonsDocument{}
+	}
+	out := lessonsDocument{served: served}
+	text := lessonsPreamble
+	for _, sv := range served {
+		text += "- " + sv.Line() + "\n"
+		out.ends = append(out.ends, utf8.RuneCountInString(text))
+	}
+	out.doc = ai.Document{Ref: "lessons:" + d.AppID, Title: "Lessons for " + task.Slug, Text: text}
+	return out
+}
+
+// delivered are the lessons whose whole line reached the model, by what
+// the turn reported of the document.
+func (l lessonsDocument) delivered(docs []ai.DeliveredDocument) []knowledge.Served {
+	if len(l.served) == 0 {
+		return nil
+	}
+	for _, doc := range docs {
+		if doc.Ref != l.doc.Ref {
+			continue
+		}
+		var out []knowledge.Served
+		for i, sv := range l.served {
+			if doc.Delivery == ai.DeliveredWhole || (doc.Delivery == ai.DeliveredCut && l.ends[i] <= doc.Delivered) {
+				out = append(out, sv)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// keptTurn is a TurnBook that keeps the id of the contexts row it wrote,
+// for the servings to name.
+type keptTurn struct {
+	book TurnBook
+	id   int64
+}
+
+func (k *keptTurn) RecordTurn(ctx context.Context, t knowledge.Turn) (int64, error) {
+	id, err := k.book.RecordTurn(ctx, t)
+	k.id = id
+	return id, err
 }
 
 // attemptsDocument tells a retry what each earlier attempt did.

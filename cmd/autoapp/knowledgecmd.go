@@ -36,6 +36,17 @@ const knowledgeUsage = `Usage:
       Take a provisional or confirmed lesson out of service for good.
   autoapp knowledge export [--root DIR] [--json]
       Every provisional and confirmed lesson in full, with its case, for a backup.
+  autoapp knowledge links [--root DIR] [--app ID] [--rebuild] [--json]
+      The relationship index, per relation: which task ran as which run, which
+      task, run and case edited which file, which file a task planned (its locks
+      that name a file; the others are skipped), which runs opened and resolved a
+      case, which case a lesson came from and which runs it was served to, and
+      each run's turns. Every row names the row it was read from.
+        --app ID     only the links of one application
+        --rebuild    rebuild the index from both stores first. The server rebuilds
+                     it when it opens and whenever a task's attempt ends; a rebuild
+                     here only rewrites that derived table, so it is safe while a
+                     server runs.
 
 These read knowledge.sqlite under the data folder directly. confirm and retire
 refuse while a server serves from the same folder: use its Knowledge page then.
@@ -83,9 +94,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, knowledgeUsage)
 		return 0
-	case "list", "show", "confirm", "retire", "export":
+	case "list", "show", "confirm", "retire", "export", "links":
 	default:
-		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, confirm, retire or export.\n", verb)
+		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, confirm, retire, export or links.\n", verb)
 		return 2
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -98,8 +109,8 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("knowledge "+verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	root := fs.String("root", "./data", "the data folder")
-	var asJSON, provisional, confirmed, review, method bool
-	var by string
+	var asJSON, provisional, confirmed, review, method, rebuild bool
+	var by, appID string
 	switch verb {
 	case "list":
 		fs.BoolVar(&provisional, "provisional", false, "only provisional lessons")
@@ -111,6 +122,10 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	case "confirm":
 		fs.StringVar(&by, "by", "", "who confirms (default: the owner's name)")
+	case "links":
+		fs.StringVar(&appID, "app", "", "only the links of one application")
+		fs.BoolVar(&rebuild, "rebuild", false, "rebuild the index first")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	}
 	// The lesson's id may come before or after the flags.
 	rest := args[1:]
@@ -174,6 +189,25 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	switch verb {
+	case "links":
+		if rebuild {
+			if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {
+				return refused(err)
+			}
+		}
+		links, err := knowledge.Links(ctx, st.knowledge.DB(), knowledge.LinkQuery{AppID: appID})
+		if err != nil {
+			return refused(err)
+		}
+		if asJSON {
+			if links == nil {
+				links = []knowledge.Link{}
+			}
+			return printJSON(stdout, stderr, links)
+		}
+		writeLinks(stdout, links, appID, rebuild)
+		return 0
+
 	case "list":
 		q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: review}
 		what := "lessons"
@@ -288,6 +322,36 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			knowledge.MaxLessonLimit, strings.Join(cut, " and "))
 	}
 	return 0
+}
+
+// writeLinks prints links per relation: a heading, then one row each.
+func writeLinks(w io.Writer, links []knowledge.Link, appID string, rebuilt bool) {
+	if len(links) == 0 {
+		what := "The index holds no links"
+		if appID != "" {
+			what += " of " + appID
+		}
+		if !rebuilt {
+			what += "; --rebuild builds it from the stores"
+		}
+		fmt.Fprintln(w, what+".")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, l := range links {
+		if i == 0 || l.Kind != links[i-1].Kind {
+			if i > 0 {
+				fmt.Fprintln(tw)
+			}
+			fmt.Fprintf(tw, "%s\nFROM\tTO\tAPP\tREAD FROM\n", l.Kind)
+		}
+		app := l.AppID
+		if app == "" {
+			app = "-"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s %s\t%s\t%s\n", l.FromKind, l.FromID, l.ToKind, l.ToID, app, l.Source())
+	}
+	tw.Flush()
 }
 
 func countTrue(bs ...bool) int {

@@ -358,7 +358,7 @@ func TestKnowledgeRefusesUnknownIdsAndBadArguments(t *testing.T) {
 		{"a flag of another verb", []string{"retire", "1", "--by", "Ada"}, "flag provided but not defined: -by"},
 		{"two filters", []string{"list", "--provisional", "--review"}, "at most one of"},
 		{"an argument too many", []string{"show", "1", "2"}, `unexpected argument "2"`},
-		{"an unknown verb", []string{"links"}, `"links" is not a subcommand`},
+		{"an unknown verb", []string{"forget"}, `"forget" is not a subcommand`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"knowledge"}, tc.args...)
@@ -393,5 +393,60 @@ func TestServeRefusesASecondServerOnTheSameRoot(t *testing.T) {
 	want := fmt.Sprintf("Another autoapp serve is running from %s (pid %d); stop it first.", root, os.Getpid())
 	if !strings.Contains(errOut, want) {
 		t.Fatalf("got %q, want %q", errOut, want)
+	}
+}
+
+func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
+	root, _ := backlogRoot(t) // 0001-add-tags of notes ran as intent-1-0001-add-tags-a1
+	const run = "intent-1-0001-add-tags-a1"
+	st, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
+	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run, Revision: "rev-1",
+		StagesRun: []string{"compile"}, Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:3: undefined: Tag"}}})
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("a failed build opened %v, %v", opened, err)
+	}
+	if err := cases.AppendEdit(ctx, "notes", run, "source.edit main.go"); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	c := strconv.FormatInt(opened[0], 10)
+
+	code, out, errOut := runCLI(t, "", "knowledge", "links", "--root", root)
+	if code != 0 || !strings.Contains(out, "--rebuild builds it") {
+		t.Fatalf("before a rebuild: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", "knowledge", "links", "--root", root, "--rebuild")
+	if code != 0 {
+		t.Fatalf("links --rebuild: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"ran-as\n", "task 0001-add-tags", "run " + run, "task_runs:" + run,
+		"edited\n", "file main.go", "opened-in\n", "case " + c, "cases:" + c} {
+		if !strings.Contains(out, want) {
+			t.Errorf("links does not print %q:\n%s", want, out)
+		}
+	}
+
+	code, out, _ = runCLI(t, "", "knowledge", "links", "--root", root, "--app", "notes", "--json")
+	var links []knowledge.Link
+	if code != 0 || json.Unmarshal([]byte(out), &links) != nil {
+		t.Fatalf("links --json: exit %d\n%s", code, out)
+	}
+	want := knowledge.Link{Kind: knowledge.LinkRanAs, FromKind: knowledge.NodeTask, FromID: "0001-add-tags",
+		ToKind: knowledge.NodeRun, ToID: run, AppID: "notes", SourceTable: "task_runs", SourceID: run}
+	if len(links) == 0 || !slices.ContainsFunc(links, func(l knowledge.Link) bool { l.ID = 0; return l == want }) {
+		t.Fatalf("links --json lacks %+v: %+v", want, links)
+	}
+	code, out, _ = runCLI(t, "", "knowledge", "links", "--root", root, "--app", "blog", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("another application's links: exit %d %q", code, out)
+	}
+	code, _, errOut = runCLI(t, "", "knowledge", "links", "--root", root, "extra")
+	if code != 2 || !strings.Contains(errOut, "unexpected argument") {
+		t.Fatalf("an extra argument: exit %d %q", code, errOut)
 	}
 }

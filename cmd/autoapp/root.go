@@ -93,6 +93,7 @@ type launcher struct {
 	gate       *gate.Gate
 	cases      *knowledge.Cases
 	lessons    *knowledge.Lessons
+	servings   *knowledge.Servings
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -104,7 +105,9 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
 	l.cases = knowledge.NewCases(s.knowledge.DB(), time.Now)
 	l.lessons = knowledge.NewLessons(s.knowledge.DB(), time.Now)
-	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Version: version, Log: log})
+	// One Servings for both: it remembers each run's first build and check.
+	l.servings = knowledge.NewServings(s.knowledge.DB(), time.Now)
+	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Servings: l.servings, Version: version, Log: log})
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
 	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
 	if err != nil {
@@ -117,7 +120,14 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
-		Distill: func(ctx context.Context) { distill(ctx, l, log) }})
+		Lessons: l.lessons, Servings: l.servings,
+		Distill: func(ctx context.Context) {
+			distill(ctx, l, log)
+			// The relationship index is derived; it follows each attempt.
+			if _, err := knowledge.RebuildLinks(ctx, s.knowledge.DB(), s.intents); err != nil {
+				log.Error("the knowledge links could not be rebuilt", "err", err)
+			}
+		}})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)

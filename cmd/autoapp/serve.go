@@ -69,6 +69,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if tasks+intents > 0 {
 		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
 	}
+	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
+	if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {
+		log.Error("the knowledge links could not be rebuilt", "err", err)
+	}
 	if _, err := l.chats.Recover(ctx); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: recovering the chat turns the last launcher left: %v\n", err)
 		return 1

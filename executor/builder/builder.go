@@ -4,7 +4,8 @@
 // verdict reads.
 //
 // The tools are source.list, source.read, source.search, source.edit,
-// source.change, candidate.build, candidate.cycle, spec.read and intent.ask.
+// source.change, candidate.build, candidate.cycle, spec.read, intent.ask and
+// knowledge.show.
 // Every input is validated and refused with each field named; every edit is
 // committed with the turn's run id and a call id (<runId>:<n>, n counting
 // the turn's calls).
@@ -62,6 +63,8 @@ type Config struct {
 	Ask func(ctx context.Context, question string) (string, error)
 	// Now dates the commits; nil is time.Now.
 	Now func() time.Time
+	// Lessons answers knowledge.show; nil answers that no lessons are kept.
+	Lessons LessonGetter
 }
 
 // Session is one builder turn's tools and what they saw. Its tools are
@@ -156,7 +159,7 @@ func (s *Session) Close() error {
 func (s *Session) Tools() []ai.Tool {
 	return []ai.Tool{
 		s.sourceList(), s.sourceRead(), s.sourceSearch(), s.sourceEdit(), s.sourceChange(),
-		s.candidateCycle(), s.candidateBuild(), s.specRead(), s.intentAsk(),
+		s.candidateCycle(), s.candidateBuild(), s.specRead(), s.intentAsk(), s.knowledgeShow(),
 	}
 }
 

@@ -32,7 +32,7 @@ func TestEveryToolsExampleHoldsToItsSchema(t *testing.T) {
 		}
 	}
 	want := []string{"source.list", "source.read", "source.search", "source.edit", "source.change",
-		"candidate.cycle", "candidate.build", "spec.read", "intent.ask"}
+		"candidate.cycle", "candidate.build", "spec.read", "intent.ask", "knowledge.show"}
 	for _, name := range want {
 		if !seen[strings.ReplaceAll(name, ".", "_")] {
 			t.Errorf("no tool %s", name)

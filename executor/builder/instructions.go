@@ -23,6 +23,7 @@ Your tools (on the wire a dot in a tool's name is an underscore: source.read is 
 - candidate.build builds the workspace as it is, without a preview or checks.
 - spec.read gives the manifest (autoapp.json), the acceptance example format and the task's plan.
 - intent.ask asks the person one question and ends the turn until they answer.
+- knowledge.show reads one lesson in full by the id a lesson line or a hint names ([lesson 12]); there is no list of lessons.
 Every edit is committed under your run id. You have no shell; you cannot change autoapp.json, activate a release, or reach anything outside this application.
 
 The rules:

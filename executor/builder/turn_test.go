@@ -67,7 +67,7 @@ func TestAScriptedTurnWritesItsExampleAndCyclesToAPass(t *testing.T) {
 
 	// The model was offered every tool under its wire name, and told the rules.
 	first := m.Requests()[0]
-	if got := strings.Join(first.ToolNames(), " "); got != "source_list source_read source_search source_edit source_change candidate_cycle candidate_build spec_read intent_ask" {
+	if got := strings.Join(first.ToolNames(), " "); got != "source_list source_read source_search source_edit source_change candidate_cycle candidate_build spec_read intent_ask knowledge_show" {
 		t.Fatalf("tools offered: %s", got)
 	}
 	if !strings.HasPrefix(first.LastUser(), "Application: site") || first.Messages[0].Content != builder.Instructions {

@@ -1,0 +1,72 @@
+package builder_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"autoapp/executor/ai"
+	"autoapp/executor/builder"
+	"autoapp/knowledge"
+)
+
+func TestKnowledgeShowReadsOneLesson(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t)
+	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	lessons := knowledge.NewLessons(ks.DB(), time.Now)
+	id, err := lessons.Write(ctx, "Declare a field on the Note type before a view reads it.", "ann",
+		knowledge.Applies{Stage: "typecheck", Files: []string{"src/notes.ts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := builder.NewSession(builder.Config{
+		AppID: appID, IntentID: 1, RunID: runID, Task: task(),
+		WorkspaceDir: h.apps.WorkspaceDir(appID), Candidates: h.candidates,
+		Ask: (&asker{}).ask, Lessons: lessons,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+
+	t.Run("a lesson kept", func(t *testing.T) {
+		raw, err := call(t, s, "knowledge.show", `{"id": `+strconv.FormatInt(id, 10)+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		applies, _ := got["applies"].(map[string]any)
+		if got["text"] != "Declare a field on the Note type before a view reads it." || got["status"] != knowledge.LessonConfirmed ||
+			applies["stage"] != "typecheck" {
+			t.Fatalf("answer: %s", raw)
+		}
+		if _, named := got["confirmedBy"]; named {
+			t.Fatalf("the answer names the reviewer: %s", raw)
+		}
+	})
+	t.Run("no such lesson", func(t *testing.T) {
+		_, err := call(t, s, "knowledge.show", `{"id": 999}`)
+		if r, ok := errors.AsType[*ai.Refusal](err); !ok || len(r.Problems) != 1 || r.Problems[0].Field != "id" {
+			t.Fatalf("answer: %v", err)
+		}
+	})
+	t.Run("no lessons kept", func(t *testing.T) {
+		bare := newSession(t, h, nil)
+		raw, err := call(t, bare, "knowledge.show", `{"id": 1}`)
+		if err != nil || string(raw) != `"`+builder.NoLessons+`"` {
+			t.Fatalf("answer: %s %v", raw, err)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package executor
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"autoapp/executor/ai"
+	"autoapp/knowledge"
+)
+
+func TestOnlyDeliveredLessonsAreServed(t *testing.T) {
+	served := []knowledge.Served{
+		{Lesson: knowledge.Lesson{ID: 1, Text: "First lesson."}, Reason: knowledge.ReasonPinned},
+		{Lesson: knowledge.Lesson{ID: 2, Text: "Second lesson."}, Reason: knowledge.ReasonWords},
+	}
+	doc := lessonsDocument{doc: ai.Document{Ref: "lessons:site"}, served: served}
+	text := lessonsPreamble
+	for _, sv := range served {
+		text += "- " + sv.Line() + "\n"
+		doc.ends = append(doc.ends, len([]rune(text)))
+	}
+	for _, tc := range []struct {
+		name string
+		docs []ai.DeliveredDocument
+		want []int64
+	}{
+		{"whole", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredWhole, Delivered: doc.ends[1]}}, []int64{1, 2}},
+		{"cut inside the second line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[1] - 3}}, []int64{1}},
+		{"cut inside the first line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[0] - 1}}, nil},
+		{"dropped", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredDropped}}, nil},
+		{"not reported", []ai.DeliveredDocument{{Ref: "intent:site", Delivery: ai.DeliveredWhole}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int64
+			for _, sv := range doc.delivered(tc.docs) {
+				got = append(got, sv.Lesson.ID)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("served %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadTaskContext(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		want       taskContext
+	}{
+		{"missing", "", taskContext{true, true, true}},
+		{"unreadable", "{not json", taskContext{true, true, true}},
+		{"attempts and lessons off", `{"attempts": false, "lessons": false}`, taskContext{false, true, false}},
+		{"related off", `{"related": false}`, taskContext{true, false, true}},
+		{"a value that is not false", `{"attempts": "no", "lessons": true}`, taskContext{true, true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := dir + "/" + tc.name + ".json"
+			if tc.file != "" {
+				writeFile(t, path, tc.file)
+			}
+			if got := readTaskContext(path); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package executor_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/knowledge"
+)
+
+// lessonHost is a host whose builder turns are given the lessons of a
+// knowledge store, record their contexts and servings, and whose builds and
+// checks close them.
+type lessonHost struct {
+	*host
+	store    *knowledge.Store
+	lessons  *knowledge.Lessons
+	servings *knowledge.Servings
+}
+
+func newLessonHost(t *testing.T) *lessonHost {
+	t.Helper()
+	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	lh := &lessonHost{store: ks, lessons: knowledge.NewLessons(ks.DB(), time.Now), servings: knowledge.NewServings(ks.DB(), time.Now)}
+	lh.host = newHost(t, func(d *executor.Deps) { d.Turns, d.Lessons, d.Servings = ks, lh.lessons, lh.servings })
+	lh.cands.SetObserver(executor.CaseRecorder{Cases: knowledge.NewCases(ks.DB(), time.Now), Servings: lh.servings, Version: "test"})
+	return lh
+}
+
+// runHeading runs the heading task to completion and answers its run id.
+func (lh *lessonHost) runHeading(t *testing.T) string {
+	t.Helper()
+	id := lh.plan(t, heading())
+	run := runID(id, "0001-change-the-heading", 1)
+	lh.model.On(scripted.RunID(run),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
+			example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if err := lh.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if d := lh.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+	return run
+}
+
+// documentsOf is the documents block the turn's first request carried.
+func documentsOf(t *testing.T, h *host, run string) string {
+	t.Helper()
+	reqs := turnRequests(h, run)
+	if len(reqs) == 0 {
+		t.Fatalf("the model heard nothing of %s", run)
+	}
+	for _, m := range reqs[0].Messages {
+		if m.Role == "user" && strings.Contains(m.Content, "<document ref=") {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+func TestABuilderTurnIsGivenItsLessonsAndTheirServingsAreClosed(t *testing.T) {
+	ctx := context.Background()
+	lh := newLessonHost(t)
+	// Shares "home", "page" and "greets" with the task; the other shares
+	// one word only and is not given.
+	lesson, err := lh.lessons.Write(ctx, "The home page greets readers from site/index.html; keep its heading there.", "ann", knowledge.Applies{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lh.lessons.Write(ctx, "A tags filter needs an index on the notes column.", "ann", knowledge.Applies{}); err != nil {
+		t.Fatal(err)
+	}
+	run := lh.runHeading(t)
+
+	docs := documentsOf(t, lh.host, run)
+	at := strings.Index(docs, `<document ref="lessons:site"`)
+	if at < 0 || !strings.Contains(docs, "- [lesson 1] The home page greets readers") || strings.Contains(docs, "[lesson 2]") {
+		t.Fatalf("the turn's documents:\n%s", docs)
+	}
+	if in, ev := strings.Index(docs, `<document ref="intent:site"`), strings.Index(docs, `<document ref="evidence:site"`); in > at || (ev >= 0 && ev < at) {
+		t.Fatalf("the lessons document is not between the intent and the evidence:\n%s", docs)
+	}
+
+	got, err := lh.servings.ForRun(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := lh.store.Turns(ctx, knowledge.TurnQuery{AppID: "site"})
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns: %+v %v", turns, err)
+	}
+	// A lesson naming no stage or signature: the turn's first build says
+	// nothing about it.
+	if len(got) != 1 || got[0].LessonID != lesson || got[0].Reason != knowledge.ReasonWords || got[0].ContextID != turns[0].ID ||
+		got[0].Outcome != knowledge.OutcomeInconclusive || got[0].ClosedByRun != run {
+		t.Fatalf("servings: %+v", got)
+	}
+}
+
+func TestTaskContextTurnsTheLessonsOff(t *testing.T) {
+	ctx := context.Background()
+	lh := newLessonHost(t)
+	if _, err := lh.lessons.Write(ctx, "The home page greets readers from site/index.html; keep its heading there.", "ann", knowledge.Applies{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(lh.root, "launcher", executor.TaskContextFile)
+	if err := os.WriteFile(path, []byte(`{"attempts": false, "lessons": false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := lh.runHeading(t)
+	if docs := documentsOf(t, lh.host, run); strings.Contains(docs, "lessons:site") || !strings.Contains(docs, "intent:site") {
+		t.Fatalf("the turn's documents:\n%s", docs)
+	}
+	if got, err := lh.servings.ForRun(ctx, run); err != nil || len(got) != 0 {
+		t.Fatalf("servings: %+v %v", got, err)
+	}
+}

@@ -1,0 +1,215 @@
+package knowledge_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/knowledge"
+	"autoapp/migrations"
+)
+
+// linkStores is a knowledge store and an intents store under one root.
+type linkStores struct {
+	root      string
+	knowledge *knowledge.Store
+	intents   *migrations.DB
+	now       func() time.Time
+}
+
+func openLinkStores(t *testing.T) *linkStores {
+	t.Helper()
+	root := t.TempDir()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	now := func() time.Time { return at }
+	ks, err := knowledge.Open(filepath.Join(root, "launcher", "knowledge.sqlite"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	is, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { is.Close() })
+	return &linkStores{root: root, knowledge: ks, intents: is, now: now}
+}
+
+// taskRan makes application notes with one running task, 0001-add-tags,
+// whose plan locks locks, in progress as run runID.
+func (s *linkStores) taskRan(t *testing.T, runID string, locks ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := app.NewService(s.intents, s.root, s.now).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+		t.Fatal(err)
+	}
+	backlog := intent.NewService(s.intents, s.root, s.now)
+	in, err := backlog.OpenDraft(ctx, "notes", "Add tags to notes.", intent.Analysis{Restated: []string{"Tags on notes."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := backlog.AddTask(ctx, in.ID, plan.Task{Title: "Add tags", Priority: "high", Labels: []string{"views"},
+		EstimatedLines: 30, Locks: locks, Risk: "normal", Reasoning: "low", Summary: "Tags on notes.",
+		Criteria: []plan.Criterion{{Text: "The tags show"}}, NoFailurePath: "nothing to refuse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range []error{
+		backlog.Submit(ctx, in.ID),
+		backlog.MoveIntent(ctx, in.ID, intent.IntentRunning, "run"),
+		backlog.MoveTask(ctx, task.ID, intent.TaskInQueue, intent.Move{Reason: "a run starts"}),
+		backlog.MoveTask(ctx, task.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID}),
+	} {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+}
+
+// shown is a link as the tests compare it: every column but the id.
+func shown(l knowledge.Link) string {
+	return fmt.Sprintf("%s %s:%s -> %s:%s app=%s from %s", l.Kind, l.FromKind, l.FromID, l.ToKind, l.ToID, l.AppID, l.Source())
+}
+
+func shownLinks(t *testing.T, db *migrations.DB, q knowledge.LinkQuery) []string {
+	t.Helper()
+	links, err := knowledge.Links(context.Background(), db, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, l := range links {
+		out = append(out, shown(l))
+	}
+	return out
+}
+
+func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
+	ctx := context.Background()
+	s := openLinkStores(t)
+	const run1, run2 = "intent-1-0001-add-tags-a1", "intent-1-0001-add-tags-a2"
+	s.taskRan(t, run1, "views/notes.templ", "notes", "views/*.templ")
+	kdb := s.knowledge.DB()
+
+	turn, err := s.knowledge.RecordTurn(ctx, knowledge.Turn{AppID: "notes", RunID: run1, Kind: knowledge.TurnBuilder,
+		Instructions: "build", Request: "Add tags to notes."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.knowledge.RecordTurn(ctx, knowledge.Turn{AppID: "notes", Kind: knowledge.TurnChat, Instructions: "chat"}); err != nil {
+		t.Fatal(err) // a turn with no run links nothing
+	}
+	cases := knowledge.NewCases(kdb, s.now)
+	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run1, Revision: "rev-1",
+		ContextID: turn, StagesRun: []string{"compile"},
+		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag"}}})
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("a failed build opened %v, %v", opened, err)
+	}
+	for _, edit := range []struct{ run, summary string }{
+		{run1, "source.edit main.go\n(2 hunks)"},
+		{run2, "source.change create views/tags.templ, modify main.go"},
+		{"", "source.edit README.md"},
+		{run2, "candidate.build"},
+	} {
+		if err := cases.AppendEdit(ctx, "notes", edit.run, edit.summary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, resolved, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run2, Revision: "rev-2",
+		StagesRun: []string{"compile", "vet", "test"}, OK: true})
+	if err != nil || len(resolved) != 1 {
+		t.Fatalf("a passing build resolved %v, %v", resolved, err)
+	}
+	lesson, err := knowledge.NewLessons(kdb, s.now).Add(ctx, knowledge.Lesson{CaseID: opened[0],
+		Text: "Declare a type before a handler uses it.", Applies: knowledge.Applies{Stage: "compile", Files: []string{"main.go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := knowledge.RebuildLinks(ctx, kdb, s.intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, l, tr := fmt.Sprint(opened[0]), fmt.Sprint(lesson), fmt.Sprint(turn)
+	want := []string{
+		"ran-as task:0001-add-tags -> run:" + run1 + " app=notes from task_runs:" + run1,
+		"planned task:0001-add-tags -> file:views/notes.templ app=notes from tasks:1",
+		"edited case:" + c + " -> file:README.md app=notes from cases:" + c,
+		"edited case:" + c + " -> file:main.go app=notes from cases:" + c,
+		"edited case:" + c + " -> file:views/tags.templ app=notes from cases:" + c,
+		"edited run:" + run1 + " -> file:main.go app=notes from cases:" + c,
+		"edited run:" + run2 + " -> file:main.go app=notes from cases:" + c,
+		"edited run:" + run2 + " -> file:views/tags.templ app=notes from cases:" + c,
+		"edited task:0001-add-tags -> file:main.go app=notes from cases:" + c,
+		"opened-in case:" + c + " -> run:" + run1 + " app=notes from cases:" + c,
+		"resolved-in case:" + c + " -> run:" + run2 + " app=notes from cases:" + c,
+		"distilled-from lesson:" + l + " -> case:" + c + " app=notes from lessons:" + l,
+		"turn run:" + run1 + " -> turn:" + tr + " app=notes from contexts:" + tr,
+	}
+	got := shownLinks(t, kdb, knowledge.LinkQuery{})
+	if !slices.Equal(got, want) || n != len(want) {
+		t.Fatalf("rebuild wrote %d links:\n%s\nwant:\n%s", n, join(got), join(want))
+	}
+	if got := shownLinks(t, kdb, knowledge.LinkQuery{AppID: "blog"}); len(got) != 0 {
+		t.Errorf("another application's links: %q", got)
+	}
+
+	t.Run("a second rebuild writes the same rows", func(t *testing.T) {
+		before, err := knowledge.Links(ctx, kdb, knowledge.LinkQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := knowledge.RebuildLinks(ctx, kdb, s.intents)
+		if err != nil || again != n {
+			t.Fatalf("second rebuild: %d, %v; want %d", again, err, n)
+		}
+		after, err := knowledge.Links(ctx, kdb, knowledge.LinkQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(before, after) {
+			t.Fatalf("rows changed:\n%v\n%v", before, after)
+		}
+	})
+
+	t.Run("servings are read when the table exists", func(t *testing.T) {
+		var exists int
+		if err := kdb.Read.Get(&exists, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'servings'`); err != nil {
+			t.Fatal(err)
+		}
+		insert := `INSERT INTO servings (id, lesson_id, run_id, served_at, reason) VALUES (7, ?, ?, 0, 'words')`
+		if exists == 0 {
+			// A store from before servings: the index reads the columns it
+			// needs from whatever table there is.
+			if _, err := kdb.Write.Exec(`CREATE TABLE servings (id INTEGER PRIMARY KEY, lesson_id INTEGER, run_id TEXT)`); err != nil {
+				t.Fatal(err)
+			}
+			insert = `INSERT INTO servings (id, lesson_id, run_id) VALUES (7, ?, ?)`
+		}
+		if _, err := kdb.Write.Exec(insert, lesson, run2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := knowledge.RebuildLinks(ctx, kdb, s.intents); err != nil {
+			t.Fatal(err)
+		}
+		served := "served-to lesson:" + l + " -> run:" + run2 + " app=notes from servings:7"
+		if got := shownLinks(t, kdb, knowledge.LinkQuery{AppID: "notes"}); !slices.Contains(got, served) {
+			t.Fatalf("no %q in:\n%s", served, join(got))
+		}
+	})
+}
+
+func join(lines []string) string {
+	out := ""
+	for _, l := range lines {
+		out += "  " + l + "\n"
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package knowledge_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"autoapp/knowledge"
+)
+
+const servedRun = "intent-1-0001-tags-a1"
+
+// typeMessage is the typecheck failure the build lessons below are about.
+const typeMessage = "src/tags.ts:12: Property 'tag' does not exist on type 'Note'."
+
+func servingsOf(t *testing.T, sv *knowledge.Servings, run string) []knowledge.Serving {
+	t.Helper()
+	got, err := sv.ForRun(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func built(ok bool, stages []string, problems ...knowledge.BuildProblem) knowledge.Observation {
+	return knowledge.BuildObservation(knowledge.BuildObserved{AppID: "notes", RunID: servedRun, OK: ok, StagesRun: stages, Problems: problems})
+}
+
+func checked(results ...knowledge.ExampleResult) knowledge.Observation {
+	return knowledge.ChecksObservation(knowledge.ChecksObserved{AppID: "notes", RunID: servedRun, Results: results})
+}
+
+func TestServingOutcomes(t *testing.T) {
+	ctx := context.Background()
+	buildLesson := knowledge.Applies{Stage: "typecheck", Signature: knowledge.BuildSignature("typecheck", typeMessage)}
+	stageLesson := knowledge.Applies{Stage: "typecheck"}
+	checkLesson := knowledge.Applies{Signature: knowledge.CheckSignature("abc123")}
+	otherProblem := knowledge.BuildProblem{Stage: "typecheck", Message: "src/notes.ts:3: Cannot find name 'list'."}
+
+	for _, tc := range []struct {
+		name    string
+		applies knowledge.Applies
+		// seen are what the run observed, in order, before End.
+		seen []knowledge.Observation
+		want string
+	}{
+		{"resolved: the stage ran clean", buildLesson,
+			[]knowledge.Observation{built(false, []string{"install", "typecheck", "test"}, knowledge.BuildProblem{Stage: "test", Message: "1 failing"})}, knowledge.OutcomeResolved},
+		{"resolved: the build passed", stageLesson,
+			[]knowledge.Observation{built(true, []string{"install", "typecheck"})}, knowledge.OutcomeResolved},
+		{"recurred: the same signature failed again", buildLesson,
+			[]knowledge.Observation{built(false, []string{"install", "typecheck"},
+				knowledge.BuildProblem{Stage: "typecheck", Message: "src/tags.ts:40: Property 'label' does not exist on type 'Note'."})}, knowledge.OutcomeRecurred},
+		{"blocked: the build stopped before the stage", buildLesson,
+			[]knowledge.Observation{built(false, []string{"install"}, knowledge.BuildProblem{Stage: "install", Message: "npm ci failed"})}, knowledge.OutcomeBlocked},
+		{"unrelated: another failure at its stage", buildLesson,
+			[]knowledge.Observation{built(false, []string{"install", "typecheck"}, otherProblem)}, knowledge.OutcomeUnrelated},
+		{"a build never closes a check serving: inconclusive at the end", checkLesson,
+			[]knowledge.Observation{built(true, []string{"install"})}, knowledge.OutcomeInconclusive},
+		{"check resolved: the same content passed", checkLesson,
+			[]knowledge.Observation{built(true, []string{"install"}), checked(knowledge.ExampleResult{ID: "0001-tags-c1", Hash: "abc123", Passed: true})}, knowledge.OutcomeResolved},
+		{"check recurred: the same content failed", checkLesson,
+			[]knowledge.Observation{checked(knowledge.ExampleResult{ID: "0001-tags-c2", Hash: "abc123", Failure: "status 500"})}, knowledge.OutcomeRecurred},
+		{"check unrelated: another example failed", checkLesson,
+			[]knowledge.Observation{checked(knowledge.ExampleResult{ID: "0002-x-c1", Hash: "fff", Failure: "status 404"})}, knowledge.OutcomeUnrelated},
+		{"check inconclusive: its example did not run", checkLesson,
+			[]knowledge.Observation{checked(knowledge.ExampleResult{ID: "0002-x-c1", Hash: "fff", Passed: true})}, knowledge.OutcomeInconclusive},
+		{"a lesson naming neither stage nor signature is inconclusive", knowledge.Applies{},
+			[]knowledge.Observation{built(false, []string{"install"}, knowledge.BuildProblem{Stage: "install", Message: "x"})}, knowledge.OutcomeInconclusive},
+		{"none: the turn ended with no build", buildLesson, nil, knowledge.OutcomeNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, recordFirst := range []bool{true, false} {
+				s := openLessonStore(t)
+				sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
+				id := s.add("Declare the tag field on the Note type before using it.", tc.applies)
+				served := []knowledge.Served{{Lesson: s.get(id), Reason: knowledge.ReasonWords}}
+				// The turn's builds come before the turn reports what it
+				// delivered; a serving recorded first is closed as they come.
+				if recordFirst {
+					if err := sv.Record(ctx, servedRun, 7, served); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, o := range tc.seen {
+					if err := sv.Close(ctx, "notes", servedRun, o); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !recordFirst {
+					if err := sv.Record(ctx, servedRun, 7, served); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := sv.End(ctx, servedRun); err != nil {
+					t.Fatal(err)
+				}
+				got := servingsOf(t, sv, servedRun)
+				if len(got) != 1 {
+					t.Fatalf("%d servings", len(got))
+				}
+				g := got[0]
+				if g.Outcome != tc.want || g.ClosedByRun != servedRun || g.ClosedAt.IsZero() || g.LessonID != id || g.ContextID != 7 || g.Reason != "words" {
+					t.Fatalf("recorded first %v: %+v, want outcome %s", recordFirst, g, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestAServingIsClosedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
+	sig := knowledge.BuildSignature("typecheck", typeMessage)
+	id := s.add("Declare the tag field on the Note type before using it.", knowledge.Applies{Stage: "typecheck", Signature: sig})
+	if err := sv.Record(ctx, servedRun, 0, []knowledge.Served{{Lesson: s.get(id), Reason: "related:src/tags.ts"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first build closes it; the later ones, and the end, change nothing.
+	if err := sv.Close(ctx, "notes", servedRun, built(false, []string{"install", "typecheck"},
+		knowledge.BuildProblem{Stage: "typecheck", Message: typeMessage})); err != nil {
+		t.Fatal(err)
+	}
+	if err := sv.Close(ctx, "notes", servedRun, built(true, []string{"install", "typecheck"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := sv.End(ctx, servedRun); err != nil {
+		t.Fatal(err)
+	}
+	got := servingsOf(t, sv, servedRun)
+	if len(got) != 1 || got[0].Outcome != knowledge.OutcomeRecurred || got[0].Reason != "related" || got[0].RelatedFile != "src/tags.ts" || got[0].ContextID != 0 {
+		t.Fatalf("servings: %+v", got)
+	}
+
+	for _, tc := range []struct{ name, stmt string }{
+		{"outcome", `UPDATE servings SET outcome = 'resolved' WHERE id = ?`},
+		{"closed_by_run", `UPDATE servings SET closed_by_run = 'other' WHERE id = ?`},
+		{"lesson", `UPDATE servings SET lesson_id = 2 WHERE id = ?`},
+		{"delete", `DELETE FROM servings WHERE id = ?`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.store.DB().Write.ExecContext(ctx, tc.stmt, got[0].ID); err == nil {
+				t.Fatalf("%s was allowed", tc.stmt)
+			}
+		})
+	}
+}
+
+func TestServingsRecordRefuses(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
+	id := s.add("Declare the tag field on the Note type before using it.", knowledge.Applies{})
+	for _, tc := range []struct {
+		name   string
+		run    string
+		served []knowledge.Served
+	}{
+		{"no run", "", []knowledge.Served{{Lesson: s.get(id), Reason: knowledge.ReasonPinned}}},
+		{"no lesson", servedRun, []knowledge.Served{{Reason: knowledge.ReasonPinned}}},
+		{"an unknown reason", servedRun, []knowledge.Served{{Lesson: s.get(id), Reason: "liked"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sv.Record(ctx, tc.run, 0, tc.served)
+			if e, ok := errors.AsType[*knowledge.Error](err); !ok || e.Code != knowledge.EInvalid {
+				t.Fatalf("Record: %v", err)
+			}
+		})
+	}
+	if got := servingsOf(t, sv, servedRun); len(got) != 0 {
+		t.Fatalf("servings written: %+v", got)
+	}
+}
