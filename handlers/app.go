@@ -68,6 +68,7 @@ type Deps struct {
 	Knowledge  Knowledge
 	Cases      Cases
 	Lessons    Lessons
+	Servings   Servings
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -90,6 +91,7 @@ type Handlers struct {
 	knowledge  Knowledge
 	cases      Cases
 	lessons    Lessons
+	servings   Servings
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -99,7 +101,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -157,6 +159,7 @@ func New(d Deps) *fiber.App {
 	app.Get("/knowledge/turns", h.knowledgeTurns)
 	app.Get("/knowledge/turns/:id", h.knowledgeTurn)
 	app.Get("/knowledge/cases", h.knowledgeCases)
+	app.Get("/knowledge/cases/:id", h.knowledgeCase)
 	app.Get("/knowledge/lessons", h.knowledgeLessons)
 	app.Post("/knowledge/lessons", h.lessonNew)
 	app.Post("/knowledge/lessons/:id/confirm", h.lessonConfirm)

@@ -110,7 +110,21 @@ func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
 	}
 	v := views.KnowledgeView{Tab: "turns"}
 	for _, r := range rows {
-		v.Turns = append(v.Turns, turnLine(r))
+		line := turnLine(r)
+		if h.servings != nil {
+			served, err := h.servings.ForRun(c.UserContext(), r.RunID)
+			if err != nil {
+				return err
+			}
+			for _, sv := range served {
+				outcome := sv.Outcome
+				if outcome == "" {
+					outcome = "open"
+				}
+				line.Lessons = append(line.Lessons, fmt.Sprintf("lesson %d: %s", sv.LessonID, outcome))
+			}
+		}
+		v.Turns = append(v.Turns, line)
 	}
 	return render(c, views.KnowledgePageView(s, v))
 }
@@ -156,15 +170,7 @@ func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
 			return err
 		}
 		for _, k := range list {
-			line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
-				OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage}
-			if k.Kind == knowledge.CaseCheck {
-				line.Where = k.ExampleID
-			}
-			if k.Resolved() {
-				line.Resolved = clock(k.ResolvedAt)
-			}
-			v.Cases = append(v.Cases, line)
+			v.Cases = append(v.Cases, caseLine(k))
 		}
 	}
 	return render(c, views.KnowledgePageView(s, v))
@@ -177,6 +183,54 @@ type Lessons interface {
 	Retire(ctx context.Context, id int64) error
 	Write(ctx context.Context, text, by string, applies knowledge.Applies) (int64, error)
 	Replace(ctx context.Context, id int64, text, by string) (int64, error)
+}
+
+// Servings is what the handlers read of where lessons were served.
+type Servings interface {
+	ForRun(ctx context.Context, runID string) ([]knowledge.Serving, error)
+	ForLesson(ctx context.Context, lessonID int64) ([]knowledge.Serving, error)
+}
+
+func servingLine(sv knowledge.Serving) string {
+	outcome := sv.Outcome
+	if outcome == "" {
+		outcome = "open"
+	}
+	return fmt.Sprintf("%s to %s (%s): %s", clock(sv.ServedAt), sv.RunID, sv.Reason, outcome)
+}
+
+func (h *Handlers) knowledgeCase(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if h.cases == nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such case.")
+	}
+	k, err := h.cases.Get(c.UserContext(), id)
+	if err != nil {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such case.")
+	}
+	s, err := h.page(c, "Knowledge", "knowledge")
+	if err != nil {
+		return err
+	}
+	d := &views.CaseDetail{CaseLine: caseLine(k), Signature: k.Signature, Request: k.Request, Edits: k.Edits, Model: k.Model,
+		RevisionBefore: k.RevisionBefore, ResolvedRevision: k.ResolvedRevision}
+	d.Message = k.Message
+	return render(c, views.KnowledgePageView(s, views.KnowledgeView{Tab: "case", Case: d}))
+}
+
+func caseLine(k knowledge.Case) views.CaseLine {
+	line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
+		OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage}
+	if k.Kind == knowledge.CaseCheck {
+		line.Where = k.ExampleID
+	}
+	if k.Resolved() {
+		line.Resolved = clock(k.ResolvedAt)
+	}
+	return line
 }
 
 // reviewer names who confirms: what "Reviewing as" holds, else the owner.
@@ -214,6 +268,15 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 			if l.CaseID != 0 && h.cases != nil {
 				if k, err := h.cases.Get(ctx, l.CaseID); err == nil {
 					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)
+				}
+			}
+			if h.servings != nil {
+				served, err := h.servings.ForLesson(ctx, l.ID)
+				if err != nil {
+					return err
+				}
+				for _, sv := range served {
+					line.Servings = append(line.Servings, servingLine(sv))
 				}
 			}
 			v.Lessons = append(v.Lessons, line)

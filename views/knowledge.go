@@ -29,6 +29,8 @@ type TurnLine struct {
 	ID                          int64
 	At, App, Run, Kind, Request string
 	Docs                        []TurnChip
+	// Lessons are the lessons served to the turn, each with its outcome.
+	Lessons []string
 }
 
 // TurnDoc is one document of a turn, with its text as delivered.
@@ -55,10 +57,20 @@ type LessonLine struct {
 	CaseProblem, Diagnosis            string
 	ConfirmedBy                       string
 	CanConfirm, CanRetire, CanReplace bool
+	// Servings say where the lesson was given and what came of it.
+	Servings []string
+}
+
+// CaseDetail is one case opened.
+type CaseDetail struct {
+	CaseLine
+	Signature, Request, Edits, Model string
+	RevisionBefore, ResolvedRevision string
 }
 
 // KnowledgeView is the Knowledge page: the Log, the Turns, the Cases or the Lessons.
 type KnowledgeView struct {
+	Case         *CaseDetail
 	Lessons      []LessonLine
 	LessonStatus string
 	Review       bool
