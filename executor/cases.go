@@ -6,6 +6,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
+	"autoapp/executor/candidate"
 	"autoapp/knowledge"
 )
 
@@ -23,6 +24,52 @@ type CaseRecorder struct {
 	Servings *knowledge.Servings
 	Version  string
 	Log      *slog.Logger
+	// Candidates, when set, gives the revision the application's previous
+	// build built: a case opened by a build records it as the revision
+	// before the repair. Unset, the built revision stands for it.
+	Candidates CandidateStates
+}
+
+// CandidateStates reads an application's candidate.json
+// (*candidate.Service).
+type CandidateStates interface {
+	State(appID string) (candidate.State, error)
+}
+
+// caseTurn is what the executor knows of the turn a build or a check
+// belongs to, for the cases it opens: the request the turn works on, the
+// model it runs on, and its contexts row once written (0 until then).
+type caseTurn struct {
+	request   string
+	model     string
+	contextID int64
+}
+
+type caseTurnKey struct{}
+
+// withCaseTurn returns ctx carrying what a case opened under it records of
+// its turn.
+func withCaseTurn(ctx context.Context, t caseTurn) context.Context {
+	return context.WithValue(ctx, caseTurnKey{}, t)
+}
+
+func caseTurnFrom(ctx context.Context) caseTurn {
+	t, _ := ctx.Value(caseTurnKey{}).(caseTurn)
+	return t
+}
+
+// revisionBefore is the revision appID's previous build built, or revision
+// when none is known. The observer hears of a build before candidate.json
+// records it, so the state still holds the previous one.
+func (c CaseRecorder) revisionBefore(appID, revision string) string {
+	if c.Candidates == nil {
+		return revision
+	}
+	st, err := c.Candidates.State(appID)
+	if err != nil || st.Build == nil || st.Build.Revision == "" {
+		return revision
+	}
+	return st.Build.Revision
 }
 
 func (c CaseRecorder) runOf(ctx context.Context) knowledge.Identity {
@@ -36,9 +83,12 @@ func (c CaseRecorder) runOf(ctx context.Context) knowledge.Identity {
 // Built opens a case per distinct failure and resolves the cases of the
 // stages that ran clean.
 func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out build.Result) {
-	id := c.runOf(ctx)
+	id, turn := c.runOf(ctx), caseTurnFrom(ctx)
 	obs := knowledge.BuildObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version,
-		StagesRun: out.StagesRun, OK: out.OK}
+		StagesRun: out.StagesRun, OK: out.OK, Request: turn.request, Model: turn.model, ContextID: turn.contextID}
+	if !out.OK {
+		obs.RevisionBefore = c.revisionBefore(appID, revision)
+	}
 	for _, p := range out.Problems {
 		obs.Problems = append(obs.Problems, knowledge.BuildProblem{Stage: p.Stage, Message: p.String()})
 	}
@@ -51,8 +101,9 @@ func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out bui
 // Checked opens a case per failed example and resolves those whose same
 // content passed.
 func (c CaseRecorder) Checked(ctx context.Context, appID, revision string, results []acceptance.Result) {
-	id := c.runOf(ctx)
-	obs := knowledge.ChecksObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version}
+	id, turn := c.runOf(ctx), caseTurnFrom(ctx)
+	obs := knowledge.ChecksObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version,
+		Request: turn.request, Model: turn.model, ContextID: turn.contextID}
 	for _, r := range results {
 		obs.Results = append(obs.Results, knowledge.ExampleResult{ID: r.ID, Hash: r.Hash, Passed: r.Passed, Failure: r.Failure})
 	}

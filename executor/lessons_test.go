@@ -2,6 +2,8 @@ package executor_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +129,100 @@ func TestTaskContextTurnsTheLessonsOff(t *testing.T) {
 	}
 	if got, err := lh.servings.ForRun(ctx, run); err != nil || len(got) != 0 {
 		t.Fatalf("servings: %+v %v", got, err)
+	}
+}
+
+// overwrite writes site/index.html whole.
+func overwrite(content string) scripted.Call {
+	args, _ := json.Marshal(map[string]any{"files": []map[string]string{{"path": "site/index.html", "action": "overwrite", "content": content}}})
+	return scripted.Call{Name: "source_change", Args: string(args)}
+}
+
+func TestAFailedBuildCarriesItsHintsAndOpensACaseWithTheRequestAndModel(t *testing.T) {
+	ctx := context.Background()
+	lh := newLessonHost(t)
+	cases := knowledge.NewCases(lh.store.DB(), time.Now)
+	lh.cands.SetObserver(executor.CaseRecorder{Cases: cases, Servings: lh.servings, Version: "test", Candidates: lh.cands})
+	hint, err := lh.lessons.Write(ctx, "The check stage fails when site/index.html is empty: keep the page whole.", "ann", knowledge.Applies{Stage: "check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shares the same words, but names another stage: never a hint.
+	if _, err := lh.lessons.Write(ctx, "The compile stage fails when a check is empty.", "ann", knowledge.Applies{Stage: "compile"}); err != nil {
+		t.Fatal(err)
+	}
+	id := lh.plan(t, heading())
+	run := runID(id, "0001-change-the-heading", 1)
+	lh.model.On(scripted.RunID(run),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
+			example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{overwrite("")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{overwrite("<h1>A new site</h1>\n<p>Hello notes</p>\n")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if err := lh.exec.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if d := lh.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+
+	// The model read the hint in the failed build's answer, and only there.
+	reqs := turnRequests(lh.host, run)
+	line := fmt.Sprintf("hint %d: The check stage fails", hint)
+	heard := -1
+	for i, r := range reqs {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, line) && strings.Contains(m.Content, "knowledge.show") {
+				heard = i
+			}
+			if strings.Contains(m.Content, "The compile stage fails") {
+				t.Fatalf("a lesson of another stage was hinted: %s", m.Content)
+			}
+		}
+		if heard >= 0 {
+			break
+		}
+	}
+	if heard != 4 {
+		t.Fatalf("the hint was first heard in request %d of %d, want 4 (after the failed build)", heard, len(reqs))
+	}
+
+	// One serving, as a hint, closed by the build that passed.
+	got, err := lh.servings.ForRun(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].LessonID != hint || got[0].Reason != knowledge.ReasonHint || got[0].Outcome != knowledge.OutcomeResolved {
+		t.Fatalf("servings: %+v", got)
+	}
+
+	// The build case records the turn's request and model, and the
+	// revision the previous build built.
+	all, err := cases.List(ctx, knowledge.CaseQuery{AppID: "site"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var build *knowledge.Case
+	for i := range all {
+		if all[i].Kind == knowledge.CaseBuild {
+			build = &all[i]
+		}
+	}
+	if build == nil {
+		t.Fatalf("no build case among %+v", all)
+	}
+	if build.Request != "0001-change-the-heading: Change the heading" || build.Model != "scripted:builder" ||
+		build.OpenedRunID != run || !build.Resolved() {
+		t.Fatalf("build case: request %q model %q run %q resolved %v", build.Request, build.Model, build.OpenedRunID, build.Resolved())
+	}
+	st, err := lh.cands.State("site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if build.RevisionBefore == "" || build.RevisionBefore == build.ResolvedRevision || build.RevisionBefore == st.Build.Revision {
+		t.Fatalf("revision before %q, resolved at %q, last built %q", build.RevisionBefore, build.ResolvedRevision, st.Build.Revision)
 	}
 }

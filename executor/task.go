@@ -181,6 +181,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		passed[n] = task.ExampleHashes[n+1] != ""
 	}
 	markdown := plan.Markdown(task.Task.Task, passed)
+	request := task.Slug + ": " + task.Title
 	questions := len(task.Answers)
 	cfg := builder.Config{
 		AppID: d.AppID, IntentID: d.ID, RunID: runID, Task: task.Task.Task,
@@ -199,6 +200,18 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	if e.d.Lessons != nil {
 		cfg.Lessons = e.d.Lessons
+		// *knowledge.Lessons finds hints too; a LessonBook that cannot
+		// gives none.
+		if h, ok := e.d.Lessons.(builder.HintGetter); ok {
+			cfg.Hints = h
+		}
+	}
+	if hb, ok := e.d.Servings.(hintBook); ok {
+		cfg.Hinted = func(ctx context.Context, hints []knowledge.Served) {
+			if err := hb.RecordHints(context.WithoutCancel(ctx), runID, hints); err != nil {
+				e.d.Log.Error("the turn's hints could not be kept as servings", "run", runID, "err", err)
+			}
+		}
 	}
 	session, err := builder.NewSession(cfg)
 	if err != nil {
@@ -232,12 +245,15 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	// What the turn's tools do carries its identity: the knowledge's
 	// cases and log rows are written with this run id, never one a model wrote.
+	// The cases they open record the request and the model; the contexts
+	// row is written only when the turn ends, so they name none.
 	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, AppID: d.AppID})
+	turnCtx = withCaseTurn(turnCtx, caseTurn{request: request, model: modelRef(turn.Endpoint)})
 	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
 	var contextID int64
 	if e.d.Turns != nil {
 		book := &keptTurn{book: e.d.Turns}
-		if err := RecordContext(ctx, book, d.AppID, task.Slug+": "+task.Title, turn, out.res); err != nil {
+		if err := RecordContext(ctx, book, d.AppID, request, turn, out.res); err != nil {
 			e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
 		}
 		contextID = book.id
@@ -265,6 +281,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		r.update(func(p *Progress) { p.Stage, p.HostBuild = "building", true })
 		e.d.Log.Info("the host builds what the turn left unbuilt", "run", runID, "request", runID+":host-build")
 		hostCtx := knowledge.WithIdentity(bg, knowledge.Identity{RunID: runID, CallID: runID + ":host-build", AppID: d.AppID})
+		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
 		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":host-build"}}); err != nil {
 			e.d.Log.Error("the host build failed to run", "run", runID, "err", err)
 		} else {
@@ -407,6 +424,12 @@ func (l lessonsDocument) delivered(docs []ai.DeliveredDocument) []knowledge.Serv
 		return out
 	}
 	return nil
+}
+
+// hintBook records the hints a failed build's answer gave a turn
+// (*knowledge.Servings).
+type hintBook interface {
+	RecordHints(ctx context.Context, runID string, hints []knowledge.Served) error
 }
 
 // keptTurn is a TurnBook that keeps the id of the contexts row it wrote,

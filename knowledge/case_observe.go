@@ -11,17 +11,21 @@ import (
 
 // BuildObserved is one build as the host saw it, with what a case it opens
 // records: the request the turn worked on, its contexts row, the revision
-// built (the revision before the repair, for a case it opens) and the
-// release that was current, the model and the server's version.
+// before the repair and the release that was current, the model and the
+// server's version.
 type BuildObserved struct {
-	AppID         string
-	RunID         string
-	Revision      string
-	ReleaseBefore string
-	Request       string
-	ContextID     int64 // 0 when the turn recorded none
-	Model         string
-	ServerVersion string
+	AppID    string
+	RunID    string
+	Revision string
+	// RevisionBefore is the workspace's revision before the change this
+	// build tried (the previous build's), which a case it opens records;
+	// "" is Revision.
+	RevisionBefore string
+	ReleaseBefore  string
+	Request        string
+	ContextID      int64 // 0 when the turn recorded none
+	Model          string
+	ServerVersion  string
 	// StagesRun are the stages that ran, the failing one included
 	// (build.Result.StagesRun).
 	StagesRun []string
@@ -108,6 +112,10 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 		}
 	}
 
+	before := b.RevisionBefore
+	if before == "" {
+		before = b.Revision
+	}
 	at := s.now()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -140,7 +148,7 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 			kind: CaseBuild, signature: sig, appID: b.AppID,
 			stage:   sql.NullString{String: p.Stage, Valid: true},
 			message: p.Message, request: b.Request, contextID: b.ContextID,
-			revision: b.Revision, release: b.ReleaseBefore,
+			revision: before, release: b.ReleaseBefore,
 			model: b.Model, serverVersion: b.ServerVersion, runID: b.RunID,
 		})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -93,6 +94,12 @@ type Lessons struct {
 	db    *migrations.DB
 	now   func() time.Time
 	cases *Cases
+
+	// mu guards running.
+	mu sync.Mutex
+	// running are the instructions' hash and the server version a lesson
+	// distilled now records when its case does not say (SetRunning).
+	running struct{ instructionsHash, serverVersion string }
 }
 
 // NewLessons keeps lessons in db (the knowledge store, migrated), stamping

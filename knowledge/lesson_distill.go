@@ -200,7 +200,8 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 
 // distilledLesson inserts text as the provisional lesson of case c: where
 // it applies is the case's stage and signature, its instructions those of
-// the turn that met the failure.
+// the turn that met the failure and its version the server's that opened
+// the case, or the running ones (SetRunning) when the case does not say.
 func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string) (int64, error) {
 	var hash string
 	if c.ContextID != 0 {
@@ -209,10 +210,18 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 			return 0, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 		}
 	}
+	runningHash, runningVersion := s.runningNow()
+	version := c.ServerVersion
+	if hash == "" {
+		hash = runningHash
+	}
+	if version == "" {
+		version = runningVersion
+	}
 	return insertLesson(ctx, tx, s.now(), Lesson{
 		Text: text, Status: LessonProvisional, Origin: OriginDistilled, CaseID: c.ID,
 		Applies:          Applies{Stage: c.Stage, Signature: c.Signature},
-		InstructionsHash: hash, ServerVersion: c.ServerVersion,
+		InstructionsHash: hash, ServerVersion: version,
 	})
 }
 

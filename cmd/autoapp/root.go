@@ -12,6 +12,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
+	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
@@ -105,9 +106,11 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
 	l.cases = knowledge.NewCases(s.knowledge.DB(), time.Now)
 	l.lessons = knowledge.NewLessons(s.knowledge.DB(), time.Now)
+	// Distilled lessons record the instructions and the version they were learned under.
+	l.lessons.SetRunning(builder.InstructionsHash(), version)
 	// One Servings for both: it remembers each run's first build and check.
 	l.servings = knowledge.NewServings(s.knowledge.DB(), time.Now)
-	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Servings: l.servings, Version: version, Log: log})
+	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Servings: l.servings, Candidates: l.candidates, Version: version, Log: log})
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
 	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"autoapp/executor/builder"
 	"autoapp/handlers"
 	"autoapp/knowledge"
 )
@@ -68,6 +69,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	} else if tasks+intents > 0 {
 		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
+	}
+	// Lessons learned under other instructions or another version ask for review.
+	if n, err := l.lessons.Review(ctx, builder.InstructionsHash(), version); err != nil {
+		log.Error("the lessons could not be reviewed", "err", err)
+	} else if n > 0 {
+		log.Info("lessons need review", "flagged", n)
 	}
 	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
 	if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {

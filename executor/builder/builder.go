@@ -39,6 +39,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/knowledge"
 )
 
 // Config is what a builder turn's tools need.
@@ -65,6 +66,12 @@ type Config struct {
 	Now func() time.Time
 	// Lessons answers knowledge.show; nil answers that no lessons are kept.
 	Lessons LessonGetter
+	// Hints finds the lessons a failed build's answer carries beside its
+	// problems; nil gives none.
+	Hints HintGetter
+	// Hinted hears the hints an answer carried, each lesson once a turn,
+	// to record as servings; nil records none.
+	Hinted func(ctx context.Context, hints []knowledge.Served)
 }
 
 // Session is one builder turn's tools and what they saw. Its tools are
@@ -111,6 +118,8 @@ type state struct {
 	refused   []Refused
 	question  string
 	lastCycle *candidate.Result
+	// hinted are the lessons given as hints so far.
+	hinted map[int64]bool
 }
 
 // NewSession opens the workspace for a builder turn.
@@ -146,7 +155,7 @@ func NewSession(cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("builder: %w", err)
 	}
 	return &Session{cfg: cfg, ws: ws, root: root, st: state{
-		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{},
+		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{}, hinted: map[int64]bool{},
 	}}, nil
 }
 

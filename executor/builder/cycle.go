@@ -50,6 +50,9 @@ type cycleAnswer struct {
 	SameAsLastCheck bool                `json:"sameAsLastCheck,omitempty"`
 	// Missing are the task's example ids that did not run.
 	Missing []string `json:"missing,omitempty"`
+	// Hints are lessons from earlier work beside a failed build, one line
+	// each, and a last line saying how to read one.
+	Hints []string `json:"hints,omitempty"`
 
 	Next string `json:"next"`
 }
@@ -108,6 +111,7 @@ func (s *Session) candidateCycle() ai.Tool {
 			}
 			s.st.lastCycle = &res
 			a := s.answer(res)
+			s.hint(ctx, &a, res)
 			if sig := failure(res); sig != "" {
 				s.st.failures[sig]++
 				if s.st.failures[sig] >= MaxSameFailures {
@@ -136,6 +140,7 @@ func (s *Session) candidateBuild() ai.Tool {
 				s.buildRan()
 			}
 			a := s.answer(res)
+			s.hint(ctx, &a, res)
 			if res.Step == candidate.StepBuilt {
 				a.Next = BuiltNotChecked
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"autoapp/executor/ai"
+	"autoapp/executor/candidate"
 	"autoapp/executor/workspace"
 	"autoapp/knowledge"
 )
@@ -14,6 +15,62 @@ import (
 // LessonGetter reads one lesson (*knowledge.Lessons).
 type LessonGetter interface {
 	Get(ctx context.Context, id int64) (knowledge.Lesson, error)
+}
+
+// HintGetter finds the lessons that stand beside a failed build's problems
+// at stage (*knowledge.Lessons).
+type HintGetter interface {
+	Hints(ctx context.Context, stage string, problems []string) ([]knowledge.Served, error)
+}
+
+// ReadAHint ends the hints of a failed build's answer.
+const ReadAHint = "These are lessons from earlier work, facts to weigh; read one in full with knowledge.show and its id."
+
+// InstructionsHash is the hash of Instructions as a turn's contexts row
+// and a lesson written under them record it.
+func InstructionsHash() string { return knowledge.Hash(Instructions) }
+
+// hint adds to a's answer the lessons standing beside a failed build's
+// problems: those of the first failing stage, at most knowledge.MaxServed.
+// Each lesson is told to Hinted once a turn. A hint that cannot be found
+// leaves the answer as it is: the build's own problems are what matter.
+func (s *Session) hint(ctx context.Context, a *cycleAnswer, res candidate.Result) {
+	if s.cfg.Hints == nil || res.Step != candidate.StepBuildFailed || res.Build == nil {
+		return
+	}
+	var stage string
+	var problems []string
+	for _, p := range res.Build.Problems {
+		if stage == "" {
+			stage = p.Stage
+		}
+		if p.Stage == stage {
+			problems = append(problems, p.String())
+		}
+	}
+	if stage == "" {
+		return
+	}
+	hints, err := s.cfg.Hints.Hints(ctx, stage, problems)
+	if err != nil || len(hints) == 0 {
+		return
+	}
+	var fresh []knowledge.Served
+	for _, h := range hints {
+		line := fmt.Sprintf("hint %d: %s", h.Lesson.ID, h.Lesson.Text)
+		if h.Label != "" {
+			line += " " + h.Label
+		}
+		a.Hints = append(a.Hints, line)
+		if !s.st.hinted[h.Lesson.ID] {
+			s.st.hinted[h.Lesson.ID] = true
+			fresh = append(fresh, h)
+		}
+	}
+	a.Hints = append(a.Hints, ReadAHint)
+	if s.cfg.Hinted != nil && len(fresh) > 0 {
+		s.cfg.Hinted(ctx, fresh)
+	}
 }
 
 // NoLessons is knowledge.show's answer when the launcher keeps no lessons.

@@ -1,0 +1,2 @@
+ALTER TABLE lessons DROP COLUMN reviewed_server_version;
+ALTER TABLE lessons DROP COLUMN reviewed_instructions_hash;
