@@ -145,6 +145,12 @@ func TestTheGoldenPath(t *testing.T) {
 	if hex.EncodeToString(sum[:]) != shown || string(body) != pomodoro {
 		t.Fatalf("the downloaded index.html (sha256 %x) is not the delivered one (%s)", sum, shown)
 	}
+	// Knowledge keeps the chat turns and the builder turns alike.
+	_, err = page.Goto(s.URL + "/knowledge/turns")
+	must(t, err)
+	must(t, expect.Locator(page.GetByTestId("turn-chat-timer-1")).ToContainText("chat"))
+	must(t, expect.Locator(page.GetByTestId("turn-intent-1-0001-show-the-timer-on-the-home-a1")).ToContainText("builder"))
+
 	// The Request page shows the delivery too.
 	must(t, page.GetByTestId("rail-request").Click())
 	must(t, expect.Locator(page.GetByTestId("delivery")).ToContainText("site/index.html"))

@@ -68,6 +68,9 @@ type Deps struct {
 	// Turns keeps each builder turn's context (its documents as
 	// delivered); nil keeps none.
 	Turns TurnBook
+	// Cases, when set, keeps every edit a builder turn lands in the
+	// application's open cases.
+	Cases CaseBook
 	// Distill, when set, is called after each builder turn: the cases the
 	// turn resolved are asked about and their lessons kept.
 	Distill func(ctx context.Context)
@@ -95,6 +98,11 @@ type LessonBook interface {
 type ServingBook interface {
 	Record(ctx context.Context, runID string, contextID int64, served []knowledge.Served) error
 	End(ctx context.Context, runID string) error
+}
+
+// CaseBook appends an edit to the application's open cases.
+type CaseBook interface {
+	AppendEdit(ctx context.Context, appID, runID, summary string) error
 }
 
 // Deliveries records a done intent's artifacts.

@@ -213,6 +213,14 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 			}
 		}
 	}
+	cfg.Edited = func(summary string) {
+		if e.d.Cases == nil {
+			return
+		}
+		if err := e.d.Cases.AppendEdit(bg, d.AppID, runID, summary); err != nil {
+			e.d.Log.Error("the open cases could not keep an edit", "run", runID, "err", err)
+		}
+	}
 	session, err := builder.NewSession(cfg)
 	if err != nil {
 		out.res = ai.Result{Ended: ai.EndProvider, Sentence: "The builder's tools could not be prepared: " + err.Error()}

@@ -123,7 +123,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
-		Lessons: l.lessons, Servings: l.servings,
+		Lessons: l.lessons, Servings: l.servings, Cases: l.cases,
 		Distill: func(ctx context.Context) {
 			distill(ctx, l, log)
 			// The relationship index is derived; it follows each attempt.
@@ -137,7 +137,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.gate, Candidates: l.candidates, Apps: l.apps,
 			Busy: l.runs.Busy, Log: log, Now: time.Now}),
-		Start: l.runs.Start, Gate: l.gate,
+		Start: l.runs.Start, Gate: l.gate, Turns: s.knowledge,
 		// When a chat turn ends, its request's journal takes what the engineer did.
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
 			if requestID == 0 {

@@ -72,6 +72,9 @@ type Config struct {
 	// Hinted hears the hints an answer carried, each lesson once a turn,
 	// to record as servings; nil records none.
 	Hinted func(ctx context.Context, hints []knowledge.Served)
+	// Edited, when set, hears of every edit that landed, as one line
+	// ("source.edit site/index.html"); the open cases keep it.
+	Edited func(summary string)
 }
 
 // Session is one builder turn's tools and what they saw. Its tools are
@@ -247,7 +250,15 @@ func refusal(err error) error {
 }
 
 // landed counts an edit that was committed with the files it changed.
-func (s *Session) landed(files []string) {
+func (s *Session) landed(tool string, files []string) {
+	if s.cfg.Edited != nil && len(files) > 0 {
+		line := tool + " " + strings.Join(files, ", ")
+		if tool == "source.change" {
+			// source.change <action> <paths>, as the links index reads it.
+			line = tool + " change " + strings.Join(files, ", ")
+		}
+		s.cfg.Edited(line)
+	}
 	s.st.edits++
 	s.st.lastEdit = s.st.calls
 	s.st.unverified++

@@ -104,7 +104,7 @@ func (s *Session) candidateCycle() ai.Tool {
 				return nil, ai.Refuse(s.withMissNote(problems(res.PatchProblems), in.Path, in.Hunks)...)
 			}
 			if res.Patch != nil {
-				s.landed(res.Patch.Files)
+				s.landed("candidate.cycle", res.Patch.Files)
 			}
 			if res.Build != nil {
 				s.buildRan()

@@ -174,7 +174,7 @@ func (s *Session) sourceEdit() ai.Tool {
 			if err != nil {
 				return nil, err
 			}
-			s.landed(r.Files)
+			s.landed("source.edit", r.Files)
 			return editAnswer{EditResult: r, Verification: s.verification()}, nil
 		}),
 	}
@@ -197,7 +197,7 @@ func (s *Session) sourceChange() ai.Tool {
 			if err != nil {
 				return nil, refusal(err)
 			}
-			s.landed(r.Files)
+			s.landed("source.change", r.Files)
 			return editAnswer{EditResult: r, Verification: s.verification()}, nil
 		}),
 	}

@@ -33,6 +33,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/knowledge"
 	"autoapp/migrations"
 )
 
@@ -134,6 +135,9 @@ type Deps struct {
 	// Gate holds intent.start's question until the person decides it in
 	// the page.
 	Gate *gate.Gate
+	// Turns, when set, keeps each chat turn's context (its documents as
+	// delivered).
+	Turns executor.TurnBook
 	// AfterTurn, when set, is called once a turn has ended and its row is
 	// written: the requests bring their journal up to what the turn did.
 	AfterTurn func(ctx context.Context, appID string, requestID int64)
@@ -340,7 +344,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		log.Error("the earlier turns could not be read; the turn goes without them", "err", err)
 	}
 
-	res := executor.RunTurn(ctx, s.d.Usage, turn.AppID, ai.Turn{
+	aiTurn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
 		Kind:         ai.KindChat,
 		RunID:        turn.RunID,
@@ -357,7 +361,13 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 				log.Error("a tool call's line could not be kept", "err", err)
 			}
 		},
-	})
+	}
+	// What the turn's tools do carries its identity, never one a model wrote.
+	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: turn.RunID, AppID: turn.AppID})
+	res := executor.RunTurn(turnCtx, s.d.Usage, turn.AppID, aiTurn)
+	if err := executor.RecordContext(ctx, s.d.Turns, turn.AppID, turn.Message, aiTurn, res); err != nil {
+		log.Error("the turn's context could not be kept", "err", err)
+	}
 
 	status, sentence := ending(ctx, res)
 	if res.Ended == ai.EndProvider && res.Err != nil {
