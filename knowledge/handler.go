@@ -71,6 +71,7 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 			return true
 		})
 		attrs := withAttrs(h.attrs, h.groups, own)
+		ctx = identityFromAttrs(ctx, attrs)
 		e := stamped(ctx, Event{At: r.Time, Level: LevelOf(r.Level), Message: r.Message}, h.store.now())
 		if !h.store.enqueue(pending{event: e, attrs: attrsJSON(attrs)}) && !nextTakes {
 			fmt.Fprintf(h.store.stderr, "%s %s %s %s\n", e.At.Format(time.RFC3339), strings.ToUpper(string(e.Level)), e.Message, attrsJSON(attrs))
@@ -269,4 +270,29 @@ func (s *Store) writeBatch(batch []pending) {
 	if err != nil {
 		fmt.Fprintf(s.stderr, "knowledge: %d log lines could not be recorded: %v\n", len(batch), err)
 	}
+}
+
+// identityFromAttrs fills, for a record whose context carries no identity,
+// the identity host code named in its top-level attributes ("run", "call",
+// "app"): those are set by the run loop from its own envelope, never from
+// what a model wrote.
+func identityFromAttrs(ctx context.Context, attrs map[string]any) context.Context {
+	id := IdentityFrom(ctx)
+	if id != (Identity{}) {
+		return ctx
+	}
+	str := func(key string) string {
+		switch v := attrs[key].(type) {
+		case string:
+			return v
+		case int64:
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	id = Identity{RunID: str("run"), CallID: str("call"), AppID: str("app")}
+	if id == (Identity{}) {
+		return ctx
+	}
+	return WithIdentity(ctx, id)
 }
