@@ -45,6 +45,11 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 		t.Fatalf("the preview does not answer before the restart: %v", err)
 	}
 
+	// The preview's own output reaches the log, as a line with no origin.
+	_, err = page.Goto(first.URL + "/knowledge")
+	must(t, err)
+	must(t, expect.Locator(page.GetByTestId("log")).ToContainText("listening on 127.0.0.1:"))
+
 	first.stop(t)
 	if resp, err := http.Get(previewURL + "health"); err == nil {
 		resp.Body.Close()

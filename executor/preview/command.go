@@ -1,15 +1,18 @@
 package preview
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -46,7 +49,7 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
 	env = append(env, "PORT="+strconv.Itoa(port))
-	proc, err := spawn(dir, pv.Command, env, cleanup)
+	proc, err := spawn(dir, pv.Command, env, cleanup, &outputLog{log: m.log, preview: appID})
 	if err != nil {
 		cleanup()
 		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)
@@ -164,7 +167,7 @@ type process struct {
 }
 
 // spawn starts argv in dir; cleanup runs once the process group is gone.
-func spawn(dir string, argv, env []string, cleanup func()) (*process, error) {
+func spawn(dir string, argv, env []string, cleanup func(), lines io.Writer) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -187,7 +190,7 @@ func spawn(dir string, argv, env []string, cleanup func()) (*process, error) {
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		_, _ = io.Copy(p.output, r)
+		_, _ = io.Copy(io.MultiWriter(p.output, lines), r)
 	}()
 	go func() {
 		err := cmd.Wait()
@@ -237,5 +240,47 @@ func (p *process) stop() {
 	case <-grace.C:
 		p.signal(syscall.SIGKILL)
 		<-p.exited
+	}
+}
+
+// maxLoggedLines bounds how much of one preview's output reaches the event
+// log, so a chatty preview cannot push everything else out of it.
+const maxLoggedLines = 1000
+
+// outputLog writes a preview's output to the server's log a line at a
+// time. The lines name the preview in an attribute but carry no run or
+// application identity: they have no origin in a turn, and keep NULL.
+type outputLog struct {
+	log     *slog.Logger
+	preview string
+	partial []byte
+	lines   int
+}
+
+func (o *outputLog) Write(p []byte) (int, error) {
+	o.partial = append(o.partial, p...)
+	for {
+		i := bytes.IndexByte(o.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimRight(string(o.partial[:i]), "\r")
+		o.partial = o.partial[i+1:]
+		o.emit(line)
+	}
+	if len(o.partial) > 4096 {
+		o.emit(string(o.partial))
+		o.partial = o.partial[:0]
+	}
+	return len(p), nil
+}
+
+func (o *outputLog) emit(line string) {
+	o.lines++
+	switch {
+	case o.lines < maxLoggedLines:
+		o.log.Info(line, "preview", o.preview)
+	case o.lines == maxLoggedLines:
+		o.log.Warn("the preview's output is cut here in the log; the rest is only in its own tail", "preview", o.preview)
 	}
 }
