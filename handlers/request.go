@@ -122,9 +122,16 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 	return nil
 }
 
-// requestSend starts a request, or sends the next message of the open one,
-// and starts the engineer's turn. A repeated submit starts nothing.
-func (h *Handlers) requestSend(c *fiber.Ctx) error {
+// words is what the owner sent from the Request page.
+type words struct {
+	appID, text, op string
+	id              int64
+	seen            int
+}
+
+// talk journals the owner's words with write and starts the engineer's
+// turn with them; a refusal is shown on the Request page.
+func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (request.State, error)) error {
 	ctx := c.UserContext()
 	appID, err := h.apps.Selected(ctx)
 	if err != nil {
@@ -133,15 +140,10 @@ func (h *Handlers) requestSend(c *fiber.Ctx) error {
 	if appID == "" {
 		return h.renderRequest(c.Status(fiber.StatusConflict), views.Refusal{At: "request", Sentence: "Choose an application first."}, false)
 	}
-	text, op := c.FormValue("text"), c.FormValue("op")
-	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
-	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	err = h.sendToEngineer(ctx, appID, op, func() (request.State, error) {
-		if id == 0 {
-			return h.requests.Create(ctx, appID, text, c.FormValue("mode"), op)
-		}
-		return h.requests.Message(ctx, id, seen, op, text)
-	}, text)
+	w := words{appID: appID, text: c.FormValue("text"), op: c.FormValue("op")}
+	w.id, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
+	w.seen, _ = strconv.Atoi(c.FormValue("seen"))
+	err = h.sendToEngineer(ctx, appID, w.op, func() (request.State, error) { return write(ctx, w) }, w.text)
 	if status, sentence, ok := refusal(err); ok {
 		c.Status(status)
 		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
@@ -152,28 +154,24 @@ func (h *Handlers) requestSend(c *fiber.Ctx) error {
 	return c.Redirect("/request", fiber.StatusSeeOther)
 }
 
+// requestSend starts a request, or sends the next message of the open one,
+// and starts the engineer's turn. A repeated submit starts nothing.
+func (h *Handlers) requestSend(c *fiber.Ctx) error {
+	mode := c.FormValue("mode")
+	return h.talk(c, func(ctx context.Context, w words) (request.State, error) {
+		if w.id == 0 {
+			return h.requests.Create(ctx, w.appID, w.text, mode, w.op)
+		}
+		return h.requests.Message(ctx, w.id, w.seen, w.op, w.text)
+	})
+}
+
 // requestAnswer answers the engineer's questions: a new turn in which it
 // folds the answers into its analysis.
 func (h *Handlers) requestAnswer(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	appID, err := h.apps.Selected(ctx)
-	if err != nil {
-		return err
-	}
-	text, op := c.FormValue("text"), c.FormValue("op")
-	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
-	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	err = h.sendToEngineer(ctx, appID, op, func() (request.State, error) {
-		return h.requests.Answer(ctx, id, seen, op, text)
-	}, text)
-	if status, sentence, ok := refusal(err); ok {
-		c.Status(status)
-		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
-	}
-	if err != nil {
-		return err
-	}
-	return c.Redirect("/request", fiber.StatusSeeOther)
+	return h.talk(c, func(ctx context.Context, w words) (request.State, error) {
+		return h.requests.Answer(ctx, w.id, w.seen, w.op, w.text)
+	})
 }
 
 // sendToEngineer journals the owner's words and starts a chat turn with
