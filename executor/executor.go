@@ -327,15 +327,26 @@ func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) erro
 // or something stops it.
 func (e *Executor) loop(ctx context.Context, r *run) {
 	log := e.d.Log.With("intent", r.intentID, "app", r.appID)
+	// Whatever ends the run, the interventions sent before it ended are
+	// applied: an intent stopped or done keeps its state, recorded as held.
+	defer e.boundary(context.WithoutCancel(ctx), r)
 	for {
 		if ctx.Err() != nil {
 			e.stopIntent(r, stopCause(ctx))
+			return
+		}
+		// A safe boundary: after the last verdict, before the next turn.
+		if e.boundary(context.WithoutCancel(ctx), r) {
 			return
 		}
 		d, err := e.d.Backlog.Get(context.WithoutCancel(ctx), r.intentID)
 		if err != nil {
 			log.Error("the run could not read its intent", "err", err)
 			e.stopIntent(r, "The run could not read its intent; the launcher's log has the detail.")
+			return
+		}
+		if d.Status != intent.IntentRunning {
+			// An intervention stopped it at a boundary inside the task.
 			return
 		}
 		next, waiting := nextTask(d)
@@ -383,6 +394,21 @@ func stopCause(ctx context.Context) string {
 		return LauncherStopped
 	}
 	return StoppedByPerson
+}
+
+// boundary applies the interventions the person sent the intent, as the
+// executor does at every safe boundary: never while a model call is in
+// flight. It answers whether they stopped the run.
+func (e *Executor) boundary(ctx context.Context, r *run) bool {
+	a, err := e.d.Backlog.ApplyInterventions(ctx, r.intentID)
+	if err != nil {
+		e.d.Log.Error("the interventions could not be applied", "intent", r.intentID, "err", err)
+		return false
+	}
+	for _, rc := range a.Receipts {
+		e.d.Log.Info("an intervention was applied", "intent", r.intentID, "kind", string(rc.Kind), "request", rc.ID, "order", rc.Order)
+	}
+	return a.Stopped
 }
 
 func (e *Executor) stopIntent(r *run, reason string) {

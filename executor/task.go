@@ -49,6 +49,11 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		if ctx.Err() != nil {
 			return stopCause(ctx)
 		}
+		// A safe boundary between a retry's verdict and its next turn (the
+		// run's loop has one before the first).
+		if turns > 0 && e.boundary(bg, r) {
+			return ""
+		}
 		turns++
 		runID := fmt.Sprintf("intent-%d-%s-a%d", r.intentID, t.Slug, len(task.RunIDs)+1)
 

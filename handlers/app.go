@@ -140,6 +140,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/backlog/intents/:id/withdraw", h.intentWithdraw)
 	app.Post("/backlog/intents/:id/run", h.intentRun)
 	app.Post("/backlog/intents/:id/stop", h.intentStop)
+	app.Post("/backlog/intents/:id/interventions", h.intentIntervene)
 	app.Get("/backlog/intents/:id/delivery/artifact", h.deliveryArtifact)
 	app.Get("/backlog/intents/:id/delivery/workspace.tar.gz", h.deliveryArchive)
 	app.Post("/backlog/tasks/:id/answer", h.taskAnswer)

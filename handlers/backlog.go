@@ -29,6 +29,8 @@ type Backlog interface {
 	Withdraw(ctx context.Context, opID string, intentID int64) error
 	TierModels() (map[string]string, error)
 	SetTierModels(ctx context.Context, opID string, m map[string]string) error
+	SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind intent.InterventionKind, text string) (intent.Receipt, bool, error)
+	Interventions(ctx context.Context, intentID int64) (pending, applied []intent.Receipt, err error)
 }
 
 // Runs is what the handlers need of the executor.
@@ -153,6 +155,13 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 			v.CanApprove = submitted && !st.Approval.Valid && !d.BeingWritten() &&
 				(d.Status == intent.IntentDraft || d.Status == intent.IntentStopped)
 		}
+	}
+	pending, applied, err := h.backlog.Interventions(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, rc := range append(pending, applied...) {
+		v.Interventions = append(v.Interventions, receiptRow(rc))
 	}
 	if d.Status == intent.IntentDone && h.deliveries != nil {
 		if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
@@ -366,6 +375,29 @@ func (h *Handlers) intentAction(c *fiber.Ctx, id int64, at string, act func() er
 		return err
 	}
 	return c.Redirect(fmt.Sprintf("/backlog/intents/%d", id), fiber.StatusSeeOther)
+}
+
+// intentIntervene queues feedback or a pause for the running intent: a
+// receipt in its inbox, applied at the run's next safe boundary. The form's
+// request id makes a repeated submit the same receipt.
+func (h *Handlers) intentIntervene(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	return h.intentAction(c, id, "intervention", func() error {
+		_, _, err := h.backlog.SubmitIntervention(c.UserContext(), id, c.FormValue("request_id"),
+			intent.InterventionKind(c.FormValue("kind")), c.FormValue("text"))
+		return err
+	})
+}
+
+func receiptRow(rc intent.Receipt) views.ReceiptRow {
+	row := views.ReceiptRow{Order: rc.Order, Kind: string(rc.Kind), Text: rc.Text, Submitted: clock(rc.SubmittedAt), Held: rc.Held}
+	if rc.AppliedAt != nil {
+		row.Applied = clock(*rc.AppliedAt)
+	}
+	return row
 }
 
 func (h *Handlers) taskAnswer(c *fiber.Ctx) error {

@@ -148,6 +148,9 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 	case in.Status != IntentDraft && in.Status != IntentStopped:
 		return refuse(EConflict, "Only a submitted draft or a stopped intent can run; this one is %s.", in.Status)
 	}
+	if err := pendingFeedback(ctx, tx, intentID); err != nil {
+		return err
+	}
 	tasks, err := intentTasks(ctx, tx, intentID)
 	if err != nil {
 		return err

@@ -22,6 +22,11 @@ type Service struct {
 	db   *migrations.DB
 	root string
 	now  func() time.Time
+	// onFeedback is what else applied feedback changes (OnFeedback).
+	onFeedback FeedbackHook
+	// afterApply, in tests, runs between applying interventions and
+	// acknowledging them: where a crash is tested.
+	afterApply func()
 }
 
 // NewService builds the service over the intents store; root is the data

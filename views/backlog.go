@@ -86,6 +86,17 @@ type IntentView struct {
 	Polling bool
 	Refusal Refusal
 	Op      string
+	// Interventions are the feedback and pauses sent while it ran,
+	// pending first, then applied, each in order.
+	Interventions []ReceiptRow
+}
+
+// ReceiptRow is one intervention: Applied is "" while it waits for a
+// boundary; Held is the stop it found and kept.
+type ReceiptRow struct {
+	Order                    int64
+	Kind, Text               string
+	Submitted, Applied, Held string
 }
 
 // EventRow is one line of a task's history.

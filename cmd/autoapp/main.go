@@ -1,7 +1,8 @@
 // Command autoapp is the launcher: `autoapp serve` runs the web server,
 // `autoapp owner set` creates or resets the owner from the terminal,
 // `autoapp intent list|show` prints the backlog, `autoapp knowledge` reviews
-// the lessons, and `autoapp version` prints the version.
+// the lessons, `autoapp intervention` queues feedback or a pause for a
+// running intent, and `autoapp version` prints the version.
 package main
 
 import (
@@ -26,6 +27,8 @@ const usage = `Usage:
   autoapp knowledge confirm ID [--root DIR] [--by NAME]
   autoapp knowledge retire ID [--root DIR]
   autoapp knowledge export [--root DIR] [--json]
+  autoapp intervention submit --intent N --request-id ID --kind feedback|pause [--text T] [--root DIR] [--json]
+  autoapp intervention inspect --intent N [--root DIR] [--json]
   autoapp version
 `
 
@@ -56,6 +59,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return intentCmd(ctx, args[1:], stdout, stderr)
 	case "knowledge":
 		return knowledgeCmd(ctx, args[1:], stdout, stderr)
+	case "intervention":
+		return interventionCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", version)
 		return 0

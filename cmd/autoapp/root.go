@@ -121,6 +121,8 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 		return workspace.Open(l.apps.WorkspaceDir(id), time.Now)
 	}, time.Now)
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
+	// Applied feedback voids the guided approval, in the same transaction.
+	l.backlog.OnFeedback(l.requests.VoidApproval)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
 		Lessons: l.lessons, Servings: l.servings, Cases: l.cases,

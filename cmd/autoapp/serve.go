@@ -70,6 +70,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if tasks+intents > 0 {
 		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
 	}
+	// Recovery is a safe boundary: interventions sent before the stop are
+	// applied (each intent keeps the stop it is in, as held), and those
+	// applied just before a crash are only acknowledged.
+	if n, err := l.backlog.ApplyAllInterventions(ctx); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: applying the interventions the last launcher left: %v\n", err)
+		return 1
+	} else if n > 0 {
+		log.Info("interventions sent before the stop were applied", "applied", n)
+	}
 	// Lessons learned under other instructions or another version ask for review.
 	if n, err := l.lessons.Review(ctx, builder.InstructionsHash(), version); err != nil {
 		log.Error("the lessons could not be reviewed", "err", err)

@@ -339,6 +339,13 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	if err != nil {
 		log.Error("the intent document could not be made; the turn goes without it", "err", err)
 	}
+	feedback, err := s.d.Backlog.FeedbackForChat(bg, turn.AppID)
+	if err != nil {
+		log.Error("the person's feedback could not be read; the turn goes without it", "err", err)
+	}
+	if len(feedback) > 0 {
+		docs = append(docs, feedbackDocument(turn.AppID, feedback))
+	}
 	history, err := s.history(bg, turn.AppID, turn.ID)
 	if err != nil {
 		log.Error("the earlier turns could not be read; the turn goes without them", "err", err)
@@ -369,6 +376,15 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		log.Error("the turn's context could not be kept", "err", err)
 	}
 
+	if len(feedback) > 0 && res.Ended != ai.EndProvider {
+		orders := make([]int64, len(feedback))
+		for n, f := range feedback {
+			orders[n] = f.Order
+		}
+		if err := s.d.Backlog.FeedbackGiven(bg, orders, turn.RunID); err != nil {
+			log.Error("the feedback given to the turn could not be recorded", "err", err)
+		}
+	}
 	status, sentence := ending(ctx, res)
 	if res.Ended == ai.EndProvider && res.Err != nil {
 		log.Warn("the provider failed a chat turn", "detail", res.Err.Detail())
@@ -427,6 +443,18 @@ func (s *Service) documents(ctx context.Context, appID string) ([]ai.Document, e
 		return nil, nil
 	}
 	return []ai.Document{{Ref: "intent:" + appID, Title: "The backlog for " + appID, Text: plan.Document(appID, intents)}}, nil
+}
+
+// feedbackDocument gives a turn the feedback the person sent running
+// intents, which stopped for it: the engineer is asked to revise the plan.
+func feedbackDocument(appID string, feedback []intent.Feedback) ai.Document {
+	var b strings.Builder
+	b.WriteString("The person sent feedback while a run went; the run stopped for it at a safe boundary, keeping the work done so far.\n")
+	b.WriteString("Revise the plan of the intent it names to take the feedback into account (replace or add tasks), and say what you changed.\n")
+	for _, f := range feedback {
+		fmt.Fprintf(&b, "\nFeedback on intent #%d:\n%s\n", f.IntentID, f.Text)
+	}
+	return ai.Document{Ref: "feedback:" + appID, Title: "The person's feedback on a run of " + appID, Text: b.String()}
 }
 
 // history is the conversation before the turn: the application's last

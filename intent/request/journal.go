@@ -28,6 +28,9 @@ type (
 	approvalBody struct {
 		Hash string `json:"hash"`
 		Plan int    `json:"plan"` // the revision of the plan entry approved
+		// Voided, on an entry the host writes, withdraws the last
+		// approval (Hash is then ""), saying why.
+		Voided string `json:"voided,omitempty"`
 	}
 	modeBody struct {
 		Mode string `json:"mode"`
@@ -54,6 +57,8 @@ type journal struct {
 	State
 	snapshots    map[int][]planRow
 	approvedPlan int
+	// voided is why the host withdrew the last approval, if it did.
+	voided string
 }
 
 // load reads a request and folds its journal, in the caller's transaction.
@@ -133,7 +138,7 @@ func (j *journal) apply(e entryRow) error {
 		if err := decode(&b); err != nil {
 			return err
 		}
-		j.Approved, j.approvedPlan = b.Hash, b.Plan
+		j.Approved, j.approvedPlan, j.voided = b.Hash, b.Plan, b.Voided
 	case KindMode:
 		var b modeBody
 		if err := decode(&b); err != nil {
@@ -154,7 +159,7 @@ func (j *journal) apply(e entryRow) error {
 // now, and when it does not, what changed since.
 func (j journal) approval(rows []planRow, current string) Approval {
 	if j.Approved == "" {
-		return Approval{}
+		return Approval{Voided: j.voided}
 	}
 	last, _ := j.LastPlan()
 	if current == j.Approved && last.Hash == j.Approved {

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jmoiron/sqlx"
+
 	"autoapp/intent"
 	"autoapp/migrations"
 )
@@ -420,10 +422,39 @@ func (s *Service) CanRun(ctx context.Context, id int64) error {
 	switch {
 	case st.Mode != ModeGuided:
 		return nil
+	case st.Approved == "" && st.Approval.Voided != "":
+		return refuse(EConflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
 	case st.Approved == "":
 		return refuse(EConflict, "Approve the plan before Run: this request is guided.")
 	case !st.Approval.Valid:
 		return refuse(EConflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
 	}
 	return nil
+}
+
+// FeedbackVoided is why applied feedback withdrew a guided approval.
+const FeedbackVoided = "Your feedback voided the approval: the engineer revises the plan with it."
+
+// VoidApproval withdraws the approval of the request the intent answers,
+// in the caller's transaction: applied feedback calls it (an
+// intent.FeedbackHook). A request with no approval, or no request, is left
+// as it is.
+func (s *Service) VoidApproval(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
+	var id int64
+	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("request: void approval: %w", err)
+	}
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if j.Approved == "" {
+		return nil
+	}
+	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
+		At: at.UnixMilli(), Body: string(mustJSON(approvalBody{Voided: FeedbackVoided}))})
 }

@@ -1,0 +1,2 @@
+DROP TABLE intervention_applied;
+DROP TABLE interventions;
