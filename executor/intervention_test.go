@@ -1,0 +1,99 @@
+package executor_test
+
+import (
+	"context"
+	"testing"
+
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+)
+
+// submitDuring is a scripted reply's Before: it sends an intervention while
+// the model call is in flight, and records what the run looked like then.
+type submitDuring struct {
+	h      *host
+	t      *testing.T
+	id     int64
+	kind   intent.InterventionKind
+	text   string
+	status intent.IntentStatus
+	err    error
+}
+
+func (s *submitDuring) send() {
+	ctx := context.Background()
+	_, _, s.err = s.h.backlog.SubmitIntervention(ctx, s.id, "during-the-turn", s.kind, s.text)
+	d, _ := s.h.backlog.Get(ctx, s.id)
+	s.status = d.Status
+}
+
+// pendingWhile records whether the receipt still waited during a later
+// call of the same turn.
+func pendingWhile(h *host, id int64, pending *int) func() {
+	return func() {
+		p, _, _ := h.backlog.Interventions(context.Background(), id)
+		*pending = len(p)
+	}
+}
+
+func TestFeedbackSentMidTurnIsAppliedOnlyAfterTheTurnsVerdict(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading(), about())
+	sub := &submitDuring{h: h, t: t, id: id, kind: intent.InterventionFeedback, text: "Greet readers by name."}
+	laterPending := -1
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{Before: sub.send, ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{Before: pendingWhile(h, id, &laterPending), ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	d := h.run(t, id)
+	if sub.err != nil {
+		t.Fatal(sub.err)
+	}
+	if sub.status != intent.IntentRunning || laterPending != 1 {
+		t.Fatalf("during the turn the intent was %s with %d pending; want running with the receipt waiting", sub.status, laterPending)
+	}
+	wantStopped(t, d, intent.StoppedForFeedback)
+	// The turn ran to its end and was judged: the feedback did not cut it.
+	heading := h.task(t, id, headingSlug)
+	wantTask(t, heading, intent.TaskCompleted, 1)
+	wantUntouched(t, h, h.task(t, id, aboutSlug))
+	pending, applied, err := h.backlog.Interventions(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 0 || len(applied) != 1 || applied[0].Text != "Greet readers by name." {
+		t.Fatalf("pending %+v, applied %+v", pending, applied)
+	}
+	if applied[0].AppliedAt.Before(heading.Events[len(heading.Events)-1].At) {
+		t.Fatalf("applied at %s, before the verdict at %s", applied[0].AppliedAt, heading.Events[len(heading.Events)-1].At)
+	}
+}
+
+func TestAPauseStopsAfterTheTaskInHandAndRunFinishes(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading(), about())
+	sub := &submitDuring{h: h, t: t, id: id, kind: intent.InterventionPause}
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{Before: sub.send, ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	d := h.run(t, id)
+	if sub.err != nil {
+		t.Fatal(sub.err)
+	}
+	wantStopped(t, d, intent.PausedByPerson)
+	wantTask(t, h.task(t, id, headingSlug), intent.TaskCompleted, 1)
+	wantUntouched(t, h, h.task(t, id, aboutSlug))
+
+	h.model.On(scripted.RunID(runID(id, aboutSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{
+			change("acceptance/0002-add-an-about-page-c1.json", example("The about page says About notes", "/about.html", "About notes")),
+			change("site/about.html", "<!DOCTYPE html><title>About</title><h1>About notes</h1>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if d := h.run(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("Run after the pause: %s (%s)", d.Status, d.StopReason)
+	}
+}
