@@ -51,40 +51,8 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	page := newPage(t)
 	createOwner(t, page, s)
 
-	// Settings: the scripted provider and its model.
-	_, err := page.Goto(s.URL + "/settings")
-	must(t, err)
-	form := page.GetByTestId("provider-form")
-	must(t, form.GetByLabel("Name").Fill("scripted"))
-	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
-	must(t, form.GetByTestId("save-provider").Click())
-	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:builder"))
-	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
-
-	// The plan, written through the service as the engineer would.
-	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, s.Root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
-	must(t, err)
-	must(t, apps.Select(ctx, "site"))
-	backlog := intent.NewService(db, s.Root, time.Now)
-	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers, and add an about page.", intent.Analysis{Restated: []string{"A new heading and an about page."}})
-	must(t, err)
-	for _, p := range []plan.Task{
-		{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5, Risk: "normal", Reasoning: "low",
-			Summary: "The home page greets notes readers.", Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}},
-			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open the home page and read the heading."}},
-		{Title: "Add an about page", Priority: "medium", Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low",
-			BlockedBy: []string{"0001-change-the-heading"}, Summary: "An about page.", Criteria: []plan.Criterion{{Text: "The about page says About notes"}},
-			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open /about.html."}},
-	} {
-		_, err := backlog.AddTask(ctx, in.ID, p)
-		must(t, err)
-	}
-	must(t, backlog.Submit(ctx, in.ID))
+	connectModel(t, page, s, model, "scripted:builder")
+	in := twoTaskPlan(t, s)
 
 	// The builder of each task: write the example, make the change, cycle.
 	release := make(chan struct{})
@@ -104,7 +72,7 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
 
-	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 	must(t, err)
 	must(t, page.GetByTestId("run").Locator("summary").Click())
 	must(t, page.GetByTestId("run-confirm").Click())
@@ -166,4 +134,49 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	attempt := page.GetByTestId("attempt-" + run1)
 	must(t, attempt.Locator("summary").Click())
 	must(t, expect.Locator(attempt).ToContainText("+    <p class=\"greeting\">Hello notes</p>"))
+}
+
+// connectModel turns on the scripted provider in Settings and makes ref
+// the Settings model.
+func connectModel(t *testing.T, page playwright.Page, s *server, model *scripted.Server, ref string) {
+	t.Helper()
+	_, err := page.Goto(s.URL + "/settings")
+	must(t, err)
+	form := page.GetByTestId("provider-form")
+	must(t, form.GetByLabel("Name").Fill("scripted"))
+	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
+	must(t, form.GetByTestId("save-provider").Click())
+	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill(ref))
+	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+}
+
+// twoTaskPlan makes the static template's application site and a submitted
+// intent for it, written through the service as the engineer would: a new
+// heading, then an about page blocked by it.
+func twoTaskPlan(t *testing.T, s *server) intent.Intent {
+	t.Helper()
+	ctx := context.Background()
+	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
+	must(t, err)
+	t.Cleanup(func() { db.Close() })
+	apps := app.NewService(db, s.Root, time.Now)
+	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
+	must(t, err)
+	must(t, apps.Select(ctx, "site"))
+	backlog := intent.NewService(db, s.Root, time.Now)
+	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers, and add an about page.", intent.Analysis{Restated: []string{"A new heading and an about page."}})
+	must(t, err)
+	for _, p := range []plan.Task{
+		{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5, Risk: "normal", Reasoning: "low",
+			Summary: "The home page greets notes readers.", Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open the home page and read the heading."}},
+		{Title: "Add an about page", Priority: "medium", Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low",
+			BlockedBy: []string{"0001-change-the-heading"}, Summary: "An about page.", Criteria: []plan.Criterion{{Text: "The about page says About notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open /about.html."}},
+	} {
+		_, err := backlog.AddTask(ctx, in.ID, p)
+		must(t, err)
+	}
+	must(t, backlog.Submit(ctx, in.ID))
+	return in
 }

@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"autoapp/executor/ai/scripted"
+)
+
+// TestPauseARunningIntentFromItsPage pauses a running two-task intent while
+// the first task's turn is in flight: the turn runs to its verdict, the
+// intent stops after that task with "Paused by the person.", the second
+// task waits untouched, and Run again finishes it.
+func TestPauseARunningIntentFromItsPage(t *testing.T) {
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models("builder")
+	page := newPage(t)
+	createOwner(t, page, s)
+	connectModel(t, page, s, model, "scripted:builder")
+	in := twoTaskPlan(t, s)
+
+	release := make(chan struct{})
+	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
+	run2 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0002-add-an-about-page-a1"
+	model.On(scripted.RunID(run1),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
+			example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{Before: func() { <-release }, ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+
+	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("last-tool")).ToHaveText("source.change"))
+
+	// The pause is queued while the model call is in flight: the run goes on.
+	must(t, page.GetByTestId("pause").Click())
+	must(t, expect.Locator(page.GetByTestId("intervention-pending")).ToBeVisible())
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("running"))
+	must(t, expect.Locator(page.GetByTestId("progress")).ToContainText("0001-change-the-heading"))
+	close(release)
+
+	// After the first task's verdict the run stops, paused.
+	long := playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("stopped", long))
+	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("Paused by the person."))
+	must(t, expect.Locator(page.GetByTestId("intervention-applied")).ToBeVisible())
+	must(t, expect.Locator(page.GetByTestId("task-0001-change-the-heading").GetByTestId("status")).ToHaveText("completed"))
+	must(t, expect.Locator(page.GetByTestId("task-0002-add-an-about-page").GetByTestId("status")).ToHaveText("in-queue"))
+	for _, r := range model.Requests() {
+		if r.Header.Get(scripted.RunHeader) == run2 {
+			t.Fatal("the paused run started the second task")
+		}
+	}
+
+	// Run again: the second task runs and the intent is done.
+	model.On(scripted.RunID(run2),
+		scripted.Reply{ToolCalls: []scripted.Call{
+			change("acceptance/0002-add-an-about-page-c1.json", example("The about page says About notes", "/about.html", "About notes")),
+			change("site/about.html", "<!DOCTYPE html><title>About</title><h1>About notes</h1>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	_, err = page.Reload()
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", long))
+	must(t, expect.Locator(page.GetByTestId("task-0002-add-an-about-page").GetByTestId("status")).ToHaveText("completed"))
+}
+
+// TestEmptyFeedbackIsRefusedInThePage sends empty feedback to a running
+// intent: the page answers with a sentence and no receipt is written.
+func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models("builder")
+	page := newPage(t)
+	createOwner(t, page, s)
+	connectModel(t, page, s, model, "scripted:builder")
+	in := twoTaskPlan(t, s)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
+	model.On(scripted.RunID(run1), scripted.Reply{Before: func() { <-release }, Text: "Nothing."})
+	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("progress")).ToBeVisible())
+	must(t, page.GetByTestId("feedback-send").Click())
+	must(t, expect.Locator(page.GetByTestId("intervene")).ToContainText("Write the feedback first: it cannot be empty."))
+	must(t, expect.Locator(page.GetByTestId("interventions")).ToHaveCount(0))
+}
