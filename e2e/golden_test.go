@@ -47,14 +47,7 @@ func TestTheGoldenPath(t *testing.T) {
 	createOwner(t, page, s)
 
 	// Settings: the scripted model.
-	_, err := page.Goto(s.URL + "/settings")
-	must(t, err)
-	form := page.GetByTestId("provider-form")
-	must(t, form.GetByLabel("Name").Fill("scripted"))
-	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
-	must(t, form.GetByTestId("save-provider").Click())
-	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:engineer"))
-	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+	connectModel(t, page, s, model, "scripted:engineer")
 
 	// A static application, made from the Request page.
 	must(t, page.GetByTestId("rail-request").Click())

@@ -32,10 +32,7 @@ func TestPauseARunningIntentFromItsPage(t *testing.T) {
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
 
-	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
-	must(t, err)
-	must(t, page.GetByTestId("run").Locator("summary").Click())
-	must(t, page.GetByTestId("run-confirm").Click())
+	runFromPage(t, page, s, in.ID)
 	must(t, expect.Locator(page.GetByTestId("last-tool")).ToHaveText("source.change"))
 
 	// The pause is queued while the model call is in flight: the run goes on.
@@ -65,7 +62,7 @@ func TestPauseARunningIntentFromItsPage(t *testing.T) {
 			change("site/about.html", "<!DOCTYPE html><title>About</title><h1>About notes</h1>")}},
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
-	_, err = page.Reload()
+	_, err := page.Reload()
 	must(t, err)
 	must(t, page.GetByTestId("run").Locator("summary").Click())
 	must(t, page.GetByTestId("run-confirm").Click())
@@ -87,10 +84,7 @@ func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
 	model.On(scripted.RunID(run1), scripted.Reply{Before: func() { <-release }, Text: "Nothing."})
-	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
-	must(t, err)
-	must(t, page.GetByTestId("run").Locator("summary").Click())
-	must(t, page.GetByTestId("run-confirm").Click())
+	runFromPage(t, page, s, in.ID)
 	must(t, expect.Locator(page.GetByTestId("progress")).ToBeVisible())
 	must(t, page.GetByTestId("feedback-send").Click())
 	must(t, expect.Locator(page.GetByTestId("intervene")).ToContainText("Write the feedback first: it cannot be empty."))

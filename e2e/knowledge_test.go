@@ -1,19 +1,13 @@
 package e2e
 
 import (
-	"context"
-	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/executor/ai/scripted"
-	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
 )
 
 // TestAFailureTheNextAttemptRepairsBecomesALesson runs a task whose first
@@ -27,31 +21,11 @@ func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
 	model.Models("engineer")
 	page := newPage(t)
 	createOwner(t, page, s)
-	_, err := page.Goto(s.URL + "/settings")
-	must(t, err)
-	form := page.GetByTestId("provider-form")
-	must(t, form.GetByLabel("Name").Fill("scripted"))
-	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
-	must(t, form.GetByTestId("save-provider").Click())
-	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:engineer"))
-	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+	connectModel(t, page, s, model, "scripted:engineer")
 
-	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, s.Root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
-	must(t, err)
-	must(t, apps.Select(ctx, "site"))
-	backlog := intent.NewService(db, s.Root, time.Now)
-	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers.", intent.Analysis{Restated: []string{"A greeting."}})
-	must(t, err)
-	_, err = backlog.AddTask(ctx, in.ID, plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
+	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
 		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "A greeting.",
 		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
-	must(t, err)
-	must(t, backlog.Submit(ctx, in.ID))
 
 	prefix := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-greet-the-readers-a"
 	model.On(scripted.RunID(prefix+"1"),
@@ -65,7 +39,7 @@ func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
 	model.On(scripted.Contains("You are the distiller of Autoapp"),
 		scripted.Reply{Text: `{"explanation": "The example expected text the page did not have yet.", "knowable": "lesson", "lesson": "Make the page say what an example expects before cycling, or the check fails.", "same_as": 0}`})
 
-	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 	must(t, err)
 	must(t, page.GetByTestId("run").Locator("summary").Click())
 	must(t, page.GetByTestId("run-confirm").Click())

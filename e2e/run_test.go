@@ -72,10 +72,7 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
 
-	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
-	must(t, err)
-	must(t, page.GetByTestId("run").Locator("summary").Click())
-	must(t, page.GetByTestId("run-confirm").Click())
+	runFromPage(t, page, s, in.ID)
 
 	// While the first turn waits, the polled progress shows the task in hand.
 	progress := page.GetByTestId("progress")
@@ -151,9 +148,22 @@ func connectModel(t *testing.T, page playwright.Page, s *server, model *scripted
 }
 
 // twoTaskPlan makes the static template's application site and a submitted
-// intent for it, written through the service as the engineer would: a new
-// heading, then an about page blocked by it.
+// intent for it: a new heading, then an about page blocked by it.
 func twoTaskPlan(t *testing.T, s *server) intent.Intent {
+	t.Helper()
+	return planFor(t, s, "Greet notes readers, and add an about page.",
+		plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5, Risk: "normal", Reasoning: "low",
+			Summary: "The home page greets notes readers.", Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open the home page and read the heading."}},
+		plan.Task{Title: "Add an about page", Priority: "medium", Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low",
+			BlockedBy: []string{"0001-change-the-heading"}, Summary: "An about page.", Criteria: []plan.Criterion{{Text: "The about page says About notes"}},
+			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open /about.html."}})
+}
+
+// planFor makes the static template's application site, selects it, and
+// opens and submits an intent with the tasks, written through the service
+// as the engineer would.
+func planFor(t *testing.T, s *server, request string, tasks ...plan.Task) intent.Intent {
 	t.Helper()
 	ctx := context.Background()
 	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
@@ -164,19 +174,21 @@ func twoTaskPlan(t *testing.T, s *server) intent.Intent {
 	must(t, err)
 	must(t, apps.Select(ctx, "site"))
 	backlog := intent.NewService(db, s.Root, time.Now)
-	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers, and add an about page.", intent.Analysis{Restated: []string{"A new heading and an about page."}})
+	in, err := backlog.OpenDraft(ctx, "site", request, intent.Analysis{Restated: []string{request}})
 	must(t, err)
-	for _, p := range []plan.Task{
-		{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5, Risk: "normal", Reasoning: "low",
-			Summary: "The home page greets notes readers.", Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}},
-			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open the home page and read the heading."}},
-		{Title: "Add an about page", Priority: "medium", Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low",
-			BlockedBy: []string{"0001-change-the-heading"}, Summary: "An about page.", Criteria: []plan.Criterion{{Text: "The about page says About notes"}},
-			NoFailurePath: "a static page refuses nothing", Runbook: []string{"Open /about.html."}},
-	} {
+	for _, p := range tasks {
 		_, err := backlog.AddTask(ctx, in.ID, p)
 		must(t, err)
 	}
 	must(t, backlog.Submit(ctx, in.ID))
 	return in
+}
+
+// runFromPage opens the intent's page and presses Run, confirming it.
+func runFromPage(t *testing.T, page playwright.Page, s *server, id int64) {
+	t.Helper()
+	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(id, 10))
+	must(t, err)
+	must(t, page.GetByTestId("run").Locator("summary").Click())
+	must(t, page.GetByTestId("run-confirm").Click())
 }
