@@ -15,12 +15,7 @@ import (
 // directly in a chat turn: the edit waits for Approve in the page and
 // lands; the build it asks for next is denied, and the engineer is told.
 func TestASmallChangeInTheChatAsksFirst(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("engineer")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectModel(t, page, s, model, "scripted:engineer")
+	s, model, page := signedInWithModel(t, "engineer")
 	must(t, page.GetByTestId("rail-request").Click())
 	must(t, page.GetByLabel("Id").Fill("site"))
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create the application"}).Click())

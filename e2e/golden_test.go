@@ -40,14 +40,7 @@ const pomodoro = `<!DOCTYPE html>
 // through the inline confirmation, watch the tasks complete, and download
 // index.html whose SHA-256 matches the one shown.
 func TestTheGoldenPath(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("engineer")
-	page := newPage(t)
-	createOwner(t, page, s)
-
-	// Settings: the scripted model.
-	connectModel(t, page, s, model, "scripted:engineer")
+	s, model, page := signedInWithModel(t, "engineer")
 
 	// A static application, made from the Request page.
 	must(t, page.GetByTestId("rail-request").Click())

@@ -14,12 +14,7 @@ import (
 // intent stops after that task with "Paused by the person.", the second
 // task waits untouched, and Run again finishes it.
 func TestPauseARunningIntentFromItsPage(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("builder")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectModel(t, page, s, model, "scripted:builder")
+	s, model, page := signedInWithModel(t, "builder")
 	in := twoTaskPlan(t, s)
 
 	release := make(chan struct{})
@@ -73,12 +68,7 @@ func TestPauseARunningIntentFromItsPage(t *testing.T) {
 // TestEmptyFeedbackIsRefusedInThePage sends empty feedback to a running
 // intent: the page answers with a sentence and no receipt is written.
 func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("builder")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectModel(t, page, s, model, "scripted:builder")
+	s, model, page := signedInWithModel(t, "builder")
 	in := twoTaskPlan(t, s)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })

@@ -16,12 +16,7 @@ import (
 // draws a provisional lesson, which the owner sees and confirms in the
 // Knowledge page.
 func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("engineer")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectModel(t, page, s, model, "scripted:engineer")
+	s, model, page := signedInWithModel(t, "engineer")
 
 	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
 		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "A greeting.",

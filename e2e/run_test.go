@@ -45,13 +45,7 @@ func example(title, path, text string) string {
 // progress shows the task in hand while its turn waits, and the intent
 // ends done with every task completed and its runbook listed.
 func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("builder")
-	page := newPage(t)
-	createOwner(t, page, s)
-
-	connectModel(t, page, s, model, "scripted:builder")
+	s, model, page := signedInWithModel(t, "builder")
 	in := twoTaskPlan(t, s)
 
 	// The builder of each task: write the example, make the change, cycle.
@@ -131,6 +125,19 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	attempt := page.GetByTestId("attempt-" + run1)
 	must(t, attempt.Locator("summary").Click())
 	must(t, expect.Locator(attempt).ToContainText("+    <p class=\"greeting\">Hello notes</p>"))
+}
+
+// signedInWithModel starts a server, creates the owner in a new page, and
+// makes the scripted model's only model the Settings model.
+func signedInWithModel(t *testing.T, name string) (*server, *scripted.Server, playwright.Page) {
+	t.Helper()
+	s := startServer(t)
+	model := scripted.New(t)
+	model.Models(name)
+	page := newPage(t)
+	createOwner(t, page, s)
+	connectModel(t, page, s, model, "scripted:"+name)
+	return s, model, page
 }
 
 // connectModel turns on the scripted provider in Settings and makes ref
