@@ -69,6 +69,11 @@ type Deps struct {
 	Cases      Cases
 	Lessons    Lessons
 	Servings   Servings
+	// Overview answers what needs the person and what the turns cost;
+	// nil shows neither.
+	Overview Overview
+	// Prices are prices.json, edited in Settings; nil offers no form.
+	Prices Prices
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -92,6 +97,8 @@ type Handlers struct {
 	cases      Cases
 	lessons    Lessons
 	servings   Servings
+	overview   Overview
+	prices     Prices
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -101,7 +108,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -134,6 +141,8 @@ func New(d Deps) *fiber.App {
 
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
 	app.Get("/backlog", h.backlogList)
+	app.Get("/overview", h.overviewPage)
+	app.Get("/overview/live", h.overviewLive)
 	app.Post("/backlog/models", h.backlogModels)
 	app.Get("/backlog/intents/:id", h.intentPage)
 	app.Get("/backlog/intents/:id/live", h.intentLive)
@@ -173,6 +182,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/providers/:name/remove", h.providerRemove)
 	app.Post("/settings/model", h.settingsModel)
 	app.Post("/settings/tiers", h.settingsTiers)
+	app.Post("/settings/prices", h.pricesSave)
 	app.Post("/quit", h.quitLauncher)
 
 	app.Get("/apps", h.appList)

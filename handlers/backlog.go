@@ -69,6 +69,14 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 		return err
 	}
 	p := views.BacklogList{AppID: s.AppID, AppName: s.AppName, Refusal: r, Notice: notice, Op: op}
+	if h.overview != nil {
+		o, err := h.overview.Read(ctx)
+		if err != nil {
+			return err
+		}
+		ov := overviewView(o)
+		p.Overview, s.NeedsYou = &ov, len(o.Needs)
+	}
 	if s.AppID != "" {
 		intents, err := h.backlog.List(ctx, s.AppID)
 		if err != nil {
@@ -147,6 +155,9 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	v.Refusal = r
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
 		v.Progress = progressView(p)
+	}
+	if err := h.intentSpend(ctx, d, &v); err != nil {
+		return err
 	}
 	if h.requests != nil {
 		if st, err := h.requests.ForIntent(ctx, d.ID); err == nil && st.Mode == request.ModeGuided {
@@ -255,6 +266,9 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 	}
 	for i, id := range t.RunIDs {
 		v.Attempts = append(v.Attempts, views.AttemptView{RunID: id, Ended: ended[id], Diff: diffs[i]})
+	}
+	if err := h.taskSpend(c.UserContext(), t, &v); err != nil {
+		return err
 	}
 	return render(c, views.TaskPage(s, v))
 }

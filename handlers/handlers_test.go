@@ -18,6 +18,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
+	"autoapp/executor/overview"
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/handlers"
@@ -26,6 +27,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
+	"autoapp/intent/spend"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/static"
@@ -79,6 +81,8 @@ type server struct {
 	executor  *executor.Executor
 	// runs counts the runs the tests start tasks with: each has its own id.
 	runs int
+	// book prices the usage rows with the server's prices.json.
+	book *spend.Book
 }
 
 func newServer(t testing.TB) *server {
@@ -113,9 +117,13 @@ func newServer(t testing.TB) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ks.Close() })
+	book := spend.New(db, t.TempDir(), c.now)
+	overviews := overview.New(overview.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Runs: runs, Spend: book,
+		ModelOf: overview.ModelOf(providers), Now: c.now})
 	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks}),
-		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries}
+		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks,
+		Overview: overviews, Prices: book}),
+		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
 }
 
 // withOwner is a server whose owner was created through the setup page, and

@@ -24,9 +24,10 @@ func shell(c *fiber.Ctx, title, current string) views.Shell {
 }
 
 // page is the frame of a signed-in page: the shell with the application
-// selected last.
+// selected last, and the rail's mark when something needs the person.
 func (h *Handlers) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
 	s := shell(c, title, current)
+	s.NeedsYou = h.needsYou(c.UserContext())
 	id, err := h.apps.Selected(c.UserContext())
 	if err != nil || id == "" {
 		return s, err

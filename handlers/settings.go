@@ -45,6 +45,8 @@ type settingsNotes struct {
 	testProblem string
 	// typedTiers are refused tier models, shown back as typed.
 	typedTiers map[string]string
+	// typedPrices are refused prices, shown back as typed.
+	typedPrices *views.PricesView
 }
 
 func (h *Handlers) settingsPage(c *fiber.Ctx) error {
@@ -81,6 +83,7 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	if v.TierModels, err = h.tierModels(n.typedTiers); err != nil {
 		return err
 	}
+	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
 	return render(c, views.SettingsPageView(s, v))
 }
 

@@ -33,6 +33,9 @@ type BacklogList struct {
 	Notice         string
 	// Op is the operation id the page's forms carry.
 	Op string
+	// Overview is the panel at the top: what needs the person, the task
+	// in hand, today's spend, each application.
+	Overview *OverviewView
 }
 
 // TaskRow is one task of an intent, in run order.
@@ -50,6 +53,8 @@ type TaskRow struct {
 	Question, FailReason, Advice  string
 	Attempts                      int
 	CriteriaPassed, CriteriaTotal int
+	// Spend is what its turns used and cost; nil before its first turn.
+	Spend *SpendView
 }
 
 // IntentView is one intent opened: its request, analysis and tasks.
@@ -89,6 +94,8 @@ type IntentView struct {
 	// Interventions are the feedback and pauses sent while it ran,
 	// pending first, then applied, each in order.
 	Interventions []ReceiptRow
+	// Spend is what its turns used and cost, over every run.
+	Spend *SpendView
 }
 
 // ReceiptRow is one intervention: Applied is "" while it waits for a
@@ -113,6 +120,17 @@ type TaskView struct {
 	RunIDs   []string
 	// Attempts are each run's changes, newest last.
 	Attempts []AttemptView
+	// Turns are what each of its turns used and cost, oldest first, and
+	// Spend their total.
+	Turns []TurnSpendView
+	Spend *SpendView
+}
+
+// TurnSpendView is one turn of a task: its run id, kind, model and spend.
+type TurnSpendView struct {
+	At, RunID, Kind, Model string
+	Spend                  SpendView
+	Partial, Live          bool
 }
 
 // ProgressView is the task in hand while a run goes.

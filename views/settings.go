@@ -32,4 +32,22 @@ type SettingsView struct {
 	Refusal    Refusal
 	Notice     string
 	Op         string
+	// Prices is the prices form; nil when the launcher keeps no prices.
+	Prices *PricesView
+}
+
+// PriceRow is one model's price in the form, as saved or as typed.
+type PriceRow struct {
+	Model, Input, Output string
+}
+
+// PricesView is prices.json as the Settings form shows it.
+type PricesView struct {
+	Rows   []PriceRow
+	Budget string
+	// Problem says why the file prices nothing; Missing that there is none.
+	Problem string
+	Missing bool
+	// Used are models that ran lately, offered as suggestions.
+	Used []string
 }

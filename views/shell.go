@@ -21,6 +21,10 @@ type Shell struct {
 	Current string
 	// AppID and AppName are the application selected last, if any.
 	AppID, AppName string
+	// NeedsYou counts what waits for the person (a question, a task that
+	// asked, a failed task, a release to make current); the rail marks
+	// the Backlog while it is above 0.
+	NeedsYou int
 }
 
 // RailEntry is one place the rail leads to.

@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
+	"autoapp/executor/overview"
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/intent"
@@ -23,6 +24,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
+	"autoapp/intent/spend"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 )
@@ -95,6 +97,8 @@ type launcher struct {
 	cases      *knowledge.Cases
 	lessons    *knowledge.Lessons
 	servings   *knowledge.Servings
+	spend      *spend.Book
+	overview   *overview.Service
 }
 
 func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
@@ -149,6 +153,10 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 				log.Error("the request's journal could not follow the turn", "request", requestID, "err", err)
 			}
 		}})
+	// What the turns cost and what needs the person: reads only.
+	l.spend = spend.New(s.intents, s.root, time.Now)
+	l.overview = overview.New(overview.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Runs: l.runs,
+		Questions: l.gate, Spend: l.spend, ModelOf: overview.ModelOf(providers), Now: time.Now})
 	return l, nil
 }
 

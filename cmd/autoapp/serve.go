@@ -96,7 +96,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Quit in Settings stops the server as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Overview: l.overview, Prices: l.spend, Log: log, Version: version})
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

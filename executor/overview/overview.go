@@ -1,0 +1,464 @@
+// Package overview answers in one read what needs the person now, the
+// task in hand with its limits, what the turns cost (the task, the run,
+// today) and what is left of each application. It starts nothing and
+// writes nothing: it reads the intents store, the run going in memory,
+// the questions waiting at the gate and each application's candidate.
+package overview
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/candidate"
+	"autoapp/executor/gate"
+	"autoapp/executor/verdict"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/intent/spend"
+)
+
+// Backlog is what the overview reads of the intents (*intent.Service).
+type Backlog interface {
+	WaitingTasks(ctx context.Context) ([]intent.Waiting, error)
+	Outlooks(ctx context.Context) (map[string]intent.Outlook, error)
+	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
+	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
+}
+
+// Apps lists the applications (*app.Service).
+type Apps interface {
+	List(ctx context.Context) ([]app.App, error)
+}
+
+// Candidates reads an application's candidate.json (*candidate.Service).
+type Candidates interface {
+	State(appID string) (candidate.State, error)
+}
+
+// Runs is the run going in this server (*executor.Executor).
+type Runs interface {
+	Running() (int64, string, bool)
+	Progress(intentID int64) (executor.Progress, bool)
+}
+
+// Questions are the questions waiting at the gate (*gate.Gate).
+type Questions interface {
+	Pending(appID string) []gate.Question
+}
+
+// Deps are what the overview reads.
+type Deps struct {
+	Backlog    Backlog
+	Apps       Apps
+	Candidates Candidates
+	Runs       Runs
+	// Questions may be nil: no question ever waits.
+	Questions Questions
+	Spend     *spend.Book
+	// ModelOf names the model a task's turn runs on as its usage row will
+	// (provider:model), from the task's own or tier model ("" when
+	// neither: the Settings model).
+	ModelOf func(ref string) string
+	// TurnLimit is how long a builder turn may run; zero is the AI
+	// layer's default.
+	TurnLimit time.Duration
+	Now       func() time.Time
+}
+
+// Service reads the overview.
+type Service struct {
+	d Deps
+}
+
+// New builds the service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.TurnLimit == 0 {
+		d.TurnLimit = ai.DefaultWall
+	}
+	if d.ModelOf == nil {
+		d.ModelOf = func(ref string) string { return ref }
+	}
+	return &Service{d: d}
+}
+
+// NeedKind is what a need asks of the person.
+type NeedKind string
+
+// The kinds of need.
+const (
+	// NeedQuestion: a turn waits for Approve or Deny.
+	NeedQuestion NeedKind = "question"
+	// NeedAnswer: a builder asked a question about its task.
+	NeedAnswer NeedKind = "answer"
+	// NeedFailed: a task failed; its advice waits for Run again or a revision.
+	NeedFailed NeedKind = "failed"
+	// NeedRelease: a candidate passed all its own checks and is not current.
+	NeedRelease NeedKind = "release"
+)
+
+// Need is one thing waiting for the person.
+type Need struct {
+	Kind     NeedKind
+	AppID    string
+	IntentID int64
+	TaskID   int64
+	Slug     string
+	// Release is the release that could be made current.
+	Release string
+	// Text is what waits, in a sentence.
+	Text string
+	// Advice is the planning model's, for a failed task.
+	Advice string
+}
+
+// InHand is the task the run is building now.
+type InHand struct {
+	IntentID, TaskID                     int64
+	AppID, Slug, RunID                   string
+	Stage, LastTool, Refusal             string
+	HostBuild                            bool
+	Started                              time.Time
+	Elapsed, Limit                       time.Duration
+	Turn, MaxTurns, Attempts, MaxCounted int
+	Passed, Total                        int
+	// Task is the task's spend over all its turns, Run the intent's since
+	// Run was last pressed; both include the turn running now.
+	Task, Run spend.Total
+}
+
+// AppOutlook is one application: its state, what is left and the estimate.
+type AppOutlook struct {
+	ID, Name string
+	// State says where it stands, in a sentence.
+	State   string
+	Running bool
+	Left    int
+	// Estimate is set once MinSamples of its tasks completed with whole
+	// rows; Samples says how many have so far.
+	Estimate *spend.Estimate
+	Samples  int
+}
+
+// Overview is the one read.
+type Overview struct {
+	At     time.Time
+	Needs  []Need
+	InHand *InHand
+	Today  spend.Total
+	// Prices is prices.json as read: its budget, or why it prices nothing.
+	Prices spend.Loaded
+	Apps   []AppOutlook
+	// Running says a run goes in this server (its task may be between
+	// turns, with none in hand).
+	Running bool
+}
+
+// Read answers the whole overview.
+func (s *Service) Read(ctx context.Context) (Overview, error) {
+	o := Overview{At: s.d.Now()}
+	apps, err := s.d.Apps.List(ctx)
+	if err != nil {
+		return o, err
+	}
+	if o.Needs, err = s.needs(ctx, apps); err != nil {
+		return o, err
+	}
+	live, hand, err := s.inHand(ctx)
+	if err != nil {
+		return o, err
+	}
+	o.InHand = hand
+	if o.Today, o.Prices, err = s.d.Spend.Today(ctx, live); err != nil {
+		return o, err
+	}
+	outlooks, err := s.d.Backlog.Outlooks(ctx)
+	if err != nil {
+		return o, err
+	}
+	runningIntent, runningApp, running := s.d.Runs.Running()
+	o.Running = running
+	for _, a := range apps {
+		ol := outlooks[a.ID]
+		ao := AppOutlook{ID: a.ID, Name: a.Name, Left: ol.Left, Running: running && runningApp == a.ID}
+		samples, err := s.d.Spend.Samples(ctx, a.ID)
+		if err != nil {
+			return o, err
+		}
+		if e, ok := spend.EstimateLeft(samples, ol.Left); ok {
+			ao.Estimate, ao.Samples = &e, e.From
+		} else {
+			ao.Samples = e.From
+		}
+		ao.State = s.state(a, ol, ao.Running, runningIntent, hand)
+		o.Apps = append(o.Apps, ao)
+	}
+	return o, nil
+}
+
+// state says where an application stands.
+func (s *Service) state(a app.App, ol intent.Outlook, running bool, runningIntent int64, hand *InHand) string {
+	var parts []string
+	switch {
+	case running && hand != nil && hand.AppID == a.ID:
+		parts = append(parts, fmt.Sprintf("Intent #%d runs: %s is %s.", runningIntent, hand.Slug, hand.Stage))
+	case running:
+		parts = append(parts, fmt.Sprintf("Intent #%d runs.", runningIntent))
+	case ol.Latest.Status == intent.IntentRunning:
+		parts = append(parts, fmt.Sprintf("Intent #%d runs.", ol.Latest.ID))
+	case ol.Latest.ID == 0:
+		parts = append(parts, "No intent yet.")
+	case ol.Latest.BeingWritten():
+		parts = append(parts, fmt.Sprintf("Intent #%d is being written.", ol.Latest.ID))
+	case ol.Latest.Status == intent.IntentDraft:
+		parts = append(parts, fmt.Sprintf("Intent #%d is planned and waits for Run.", ol.Latest.ID))
+	case ol.Latest.Status == intent.IntentStopped && ol.Latest.StopReason != "":
+		parts = append(parts, fmt.Sprintf("Intent #%d stopped: %s", ol.Latest.ID, sentence(ol.Latest.StopReason)))
+	case ol.Latest.Status == intent.IntentStopped:
+		parts = append(parts, fmt.Sprintf("Intent #%d stopped.", ol.Latest.ID))
+	case ol.Latest.Status == intent.IntentDone:
+		parts = append(parts, fmt.Sprintf("Intent #%d is done.", ol.Latest.ID))
+	}
+	if a.CurrentRelease != "" {
+		parts = append(parts, "Current release "+a.CurrentRelease+".")
+	} else {
+		parts = append(parts, "No release is current.")
+	}
+	return strings.Join(parts, " ")
+}
+
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!") {
+		return s
+	}
+	return s + "."
+}
+
+// Needs are the things waiting for the person: questions at the gate,
+// tasks that asked, failed tasks, and candidates that could be made
+// current. The rail marks the Backlog while there is one.
+func (s *Service) Needs(ctx context.Context) ([]Need, error) {
+	apps, err := s.d.Apps.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.needs(ctx, apps)
+}
+
+func (s *Service) needs(ctx context.Context, apps []app.App) ([]Need, error) {
+	var out []Need
+	if s.d.Questions != nil {
+		for _, a := range apps {
+			for _, q := range s.d.Questions.Pending(a.ID) {
+				out = append(out, Need{Kind: NeedQuestion, AppID: a.ID, Text: "The engineer asks about " + a.ID + ": " + q.Text})
+			}
+		}
+	}
+	waiting, err := s.d.Backlog.WaitingTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range waiting {
+		n := Need{AppID: w.AppID, IntentID: w.IntentID, TaskID: w.TaskID, Slug: w.Slug}
+		switch w.Status {
+		case intent.TaskNeedsAnswer:
+			n.Kind, n.Text = NeedAnswer, w.Slug+" asks: "+w.Question
+		default:
+			n.Kind, n.Advice = NeedFailed, w.Advice
+			n.Text = w.Slug + " failed"
+			if w.Reason != "" {
+				n.Text += ": " + sentence(w.Reason)
+			} else {
+				n.Text += "."
+			}
+		}
+		out = append(out, n)
+	}
+	_, runningApp, running := s.d.Runs.Running()
+	for _, a := range apps {
+		// While a run builds it, the candidate changes under it and
+		// cannot be made current anyway.
+		if running && runningApp == a.ID {
+			continue
+		}
+		st, err := s.d.Candidates.State(a.ID)
+		if err != nil {
+			// A damaged candidate.json is the application page's to say.
+			continue
+		}
+		if rel, n, ok := passedNotCurrent(st, a.CurrentRelease); ok {
+			out = append(out, Need{Kind: NeedRelease, AppID: a.ID, Release: rel,
+				Text: fmt.Sprintf("%s: release %s passed all %d of its checks and is not current.", a.ID, rel, n)})
+		}
+	}
+	return out, nil
+}
+
+// passedNotCurrent is the candidate's release when its last build passed,
+// its own checks (run on that release) all passed, and it is not current.
+func passedNotCurrent(st candidate.State, current string) (string, int, bool) {
+	b, c := st.Build, st.Checks
+	if b == nil || !b.OK || b.Release == nil || b.Release.Revision != b.Revision || c == nil {
+		return "", 0, false
+	}
+	if c.Release != b.Release.ID || len(c.Results) == 0 || c.Passed != len(c.Results) || b.Release.ID == current {
+		return "", 0, false
+	}
+	return b.Release.ID, len(c.Results), true
+}
+
+// Live is the builder turn running now, as spend counts it, or nil.
+func (s *Service) Live(ctx context.Context) (*spend.Live, error) {
+	live, _, err := s.live(ctx)
+	return live, err
+}
+
+func (s *Service) live(ctx context.Context) (*spend.Live, executor.Progress, error) {
+	id, appID, ok := s.d.Runs.Running()
+	if !ok {
+		return nil, executor.Progress{}, nil
+	}
+	p, ok := s.d.Runs.Progress(id)
+	if !ok || p.RunID == "" {
+		return nil, p, nil
+	}
+	t, err := s.d.Backlog.Task(ctx, p.TaskID)
+	if err != nil {
+		return nil, p, err
+	}
+	return &spend.Live{RunID: p.RunID, AppID: appID, Kind: intent.KindBuilder, Model: s.d.ModelOf(t.RunsOn),
+		Input: int64(p.Usage.Input), Output: int64(p.Usage.Output)}, p, nil
+}
+
+func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
+	live, p, err := s.live(ctx)
+	if err != nil || live == nil {
+		return live, nil, err
+	}
+	t, err := s.d.Backlog.Task(ctx, p.TaskID)
+	if err != nil {
+		return live, nil, err
+	}
+	h := &InHand{IntentID: p.IntentID, TaskID: p.TaskID, AppID: live.AppID, Slug: p.Slug, RunID: p.RunID,
+		Stage: p.Stage, LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Started: p.Started,
+		Limit: s.d.TurnLimit, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: t.Attempts, MaxCounted: verdict.MaxCounted,
+		Passed: p.Passed, Total: p.Total}
+	if !p.Started.IsZero() {
+		h.Elapsed = min(max(s.d.Now().Sub(p.Started), 0), h.Limit)
+	}
+	turns, _, err := s.d.Spend.Turns(ctx, fmt.Sprintf("intent-%d-", p.IntentID), live)
+	if err != nil {
+		return live, nil, err
+	}
+	started, err := s.d.Backlog.RunStartedAt(ctx, p.IntentID)
+	if err != nil {
+		return live, nil, err
+	}
+	taskRuns := map[string]bool{AdviceRunID(p.IntentID, p.Slug): true}
+	for _, id := range t.RunIDs {
+		taskRuns[id] = true
+	}
+	for _, u := range turns {
+		if taskRuns[u.RunID] || u.RunID == p.RunID {
+			h.Task = h.Task.Plus(u.Total)
+		}
+		if !u.At.Before(started) {
+			h.Run = h.Run.Plus(u.Total)
+		}
+	}
+	return live, h, nil
+}
+
+// Models are the providers' defaults (*provider.Registry).
+type Models interface {
+	DefaultModel() string
+	InUse() string
+}
+
+// ModelOf names a task's model as the turn's usage row will: its own or
+// tier model, else the Settings model; a bare id goes to the provider in
+// use, as provider:model.
+func ModelOf(m Models) func(ref string) string {
+	return func(ref string) string {
+		if ref == "" {
+			ref = m.DefaultModel()
+		}
+		name, model, err := plan.ParseModelRef(ref)
+		if err != nil || name != "" {
+			return ref
+		}
+		if p := m.InUse(); p != "" {
+			return p + ":" + model
+		}
+		return model
+	}
+}
+
+// AdviceRunID is the run id the advice about a failed task is recorded
+// under (the executor writes it so).
+func AdviceRunID(intentID int64, slug string) string {
+	return fmt.Sprintf("intent-%d-%s-advice", intentID, slug)
+}
+
+// IntentSpend is what an intent's turns used: in all, per task, and each
+// task's turns.
+type IntentSpend struct {
+	Total spend.Total
+	Tasks map[int64]spend.Total
+	Turns map[int64][]spend.Turn
+	// Prices is prices.json as read.
+	Prices spend.Loaded
+}
+
+// Intent is what the intent's turns used and cost, the running turn
+// included, with each turn given to its task.
+func (s *Service) Intent(ctx context.Context, d intent.IntentDetail) (IntentSpend, error) {
+	out := IntentSpend{Tasks: map[int64]spend.Total{}, Turns: map[int64][]spend.Turn{}}
+	live, err := s.Live(ctx)
+	if err != nil {
+		return out, err
+	}
+	turns, prices, err := s.d.Spend.Turns(ctx, fmt.Sprintf("intent-%d-", d.ID), live)
+	if err != nil {
+		return out, err
+	}
+	out.Prices = prices
+	owner := map[string]int64{}
+	for _, t := range d.Tasks {
+		owner[AdviceRunID(d.ID, t.Slug)] = t.ID
+		for _, id := range t.RunIDs {
+			owner[id] = t.ID
+		}
+	}
+	for _, u := range turns {
+		out.Total = out.Total.Plus(u.Total)
+		if id, ok := owner[u.RunID]; ok {
+			out.Tasks[id] = out.Tasks[id].Plus(u.Total)
+			out.Turns[id] = append(out.Turns[id], u)
+		}
+	}
+	return out, nil
+}
+
+// Task is what the task's turns used and cost, the running turn included.
+func (s *Service) Task(ctx context.Context, t intent.TaskDetail) (IntentSpend, error) {
+	return s.Intent(ctx, intent.IntentDetail{Intent: intent.Intent{ID: t.IntentID, AppID: t.AppID},
+		Tasks: []intent.BacklogTask{t.BacklogTask}})
+}
+
+// Spend is the report of the last days, the running turn counted today.
+func (s *Service) Spend(ctx context.Context, days int) (spend.Report, error) {
+	live, err := s.Live(ctx)
+	if err != nil {
+		return spend.Report{}, err
+	}
+	return s.d.Spend.Days(ctx, days, live)
+}

@@ -1,0 +1,394 @@
+package overview_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/acceptance"
+	"autoapp/executor/ai"
+	"autoapp/executor/build"
+	"autoapp/executor/candidate"
+	"autoapp/executor/gate"
+	"autoapp/executor/overview"
+	"autoapp/executor/preview"
+	"autoapp/executor/verdict"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/plan"
+	"autoapp/intent/spend"
+	"autoapp/migrations"
+)
+
+// clock stands still until the test moves it.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// runs is the run going, as the executor holds it in memory.
+type runs struct {
+	mu       sync.Mutex
+	progress *executor.Progress
+	appID    string
+}
+
+func (r *runs) Running() (int64, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.progress == nil {
+		return 0, "", false
+	}
+	return r.progress.IntentID, r.appID, true
+}
+
+func (r *runs) Progress(id int64) (executor.Progress, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.progress == nil || r.progress.IntentID != id {
+		return executor.Progress{}, false
+	}
+	return *r.progress, true
+}
+
+func (r *runs) set(appID string, p *executor.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.appID, r.progress = appID, p
+}
+
+// env is a real intents store and data folder, with the services the
+// overview reads.
+type env struct {
+	root    string
+	db      *migrations.DB
+	clock   *clock
+	backlog *intent.Service
+	apps    *app.Service
+	book    *spend.Book
+	gate    *gate.Gate
+	runs    *runs
+	svc     *overview.Service
+}
+
+func mustOpen(tb testing.TB) *env {
+	tb.Helper()
+	root := tb.TempDir()
+	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
+	e := &env{root: root, db: db, clock: c, backlog: intent.NewService(db, root, c.now), apps: app.NewService(db, root, c.now),
+		book: spend.New(db, root, c.now), gate: gate.New(c.now), runs: &runs{}}
+	previews := preview.NewManager(c.now, nil)
+	e.svc = overview.New(overview.Deps{Backlog: e.backlog, Apps: e.apps, Candidates: candidate.NewService(e.apps, previews, c.now),
+		Runs: e.runs, Questions: e.gate, Spend: e.book, ModelOf: func(string) string { return "prov:m" }, Now: c.now})
+	return e
+}
+
+// app inserts an application row; the overview reads nothing of its workspace.
+func (e *env) app(tb testing.TB, id string) {
+	tb.Helper()
+	if _, err := e.db.Write.Exec(`INSERT INTO apps (id, name, origin, created_at) VALUES (?, ?, 'template:static', 0)`, id, strings.ToUpper(id)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// intent plans n tasks for the application, submits them and starts a run.
+func (e *env) intent(tb testing.TB, appID string, n int) (intent.Intent, []intent.Task) {
+	tb.Helper()
+	ctx := context.Background()
+	in, err := e.backlog.OpenDraft(ctx, appID, "Change "+appID, intent.Analysis{Restated: []string{"Change it."}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var tasks []intent.Task
+	for i := range n {
+		t, err := e.backlog.AddTask(ctx, in.ID, plan.Task{Title: fmt.Sprintf("Change number %d", i+1), Priority: "medium",
+			Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low", Summary: "A change.",
+			Criteria: []plan.Criterion{{Text: "It shows."}}, NoFailurePath: "nothing to refuse"})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tasks = append(tasks, t)
+	}
+	if err := e.backlog.Submit(ctx, in.ID); err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.backlog.BeginRun(ctx, in.ID); err != nil {
+		tb.Fatal(err)
+	}
+	return in, tasks
+}
+
+func (e *env) move(tb testing.TB, taskID int64, to intent.TaskStatus, ev intent.Move) {
+	tb.Helper()
+	ev.Actor = intent.ActorExecutor
+	if ev.Reason == "" {
+		ev.Reason = "test"
+	}
+	if err := e.backlog.MoveTask(context.Background(), taskID, to, ev); err != nil {
+		tb.Fatalf("move %d to %s: %v", taskID, to, err)
+	}
+}
+
+// turn runs one turn of a queued task for took, writing its usage row,
+// and moves it to `to`.
+func (e *env) turn(tb testing.TB, in intent.Intent, task intent.Task, n int, took time.Duration, tokens int, partial bool, to intent.TaskStatus) string {
+	tb.Helper()
+	runID := fmt.Sprintf("intent-%d-%s-a%d", in.ID, task.Slug, n)
+	e.move(tb, task.ID, intent.TaskInProgress, intent.Move{RunID: runID})
+	e.clock.add(took)
+	if err := e.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: in.AppID,
+		Model: "prov:m", Input: tokens, Output: tokens / 10, Partial: partial}); err != nil {
+		tb.Fatal(err)
+	}
+	e.move(tb, task.ID, to, intent.Move{RunID: runID, Question: "Which colour?"})
+	return runID
+}
+
+// candidateFile writes the application's candidate.json as the host leaves
+// it after a build of release and a run of its checks.
+func (e *env) candidateFile(tb testing.TB, appID, release string, passed, total int) {
+	tb.Helper()
+	st := candidate.State{AppID: appID,
+		Build:  &candidate.BuildRecord{Revision: "abc", OK: true, Release: &build.Release{ID: release, Revision: "abc"}},
+		Checks: &candidate.ChecksRecord{Release: release, Passed: passed}}
+	for i := range total {
+		st.Checks.Results = append(st.Checks.Results, acceptance.Result{ID: fmt.Sprintf("c%d", i), Passed: i < passed})
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := app.WriteFileAtomic(filepath.Join(e.apps.Dir(appID), candidate.File), b); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func kinds(needs []overview.Need) map[overview.NeedKind][]overview.Need {
+	out := map[overview.NeedKind][]overview.Need{}
+	for _, n := range needs {
+		out[n.Kind] = append(out[n.Kind], n)
+	}
+	return out
+}
+
+func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	for _, id := range []string{"site", "shop", "blog"} {
+		e.app(t, id)
+	}
+	needs, err := e.svc.Needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(needs) != 0 {
+		t.Fatalf("a fresh launcher needs the person: %+v", needs)
+	}
+
+	// A task that asked, and a failed one with its advice.
+	in, tasks := e.intent(t, "site", 2)
+	e.turn(t, in, tasks[0], 1, time.Minute, 100, false, intent.TaskNeedsAnswer)
+	e.turn(t, in, tasks[1], 1, time.Minute, 100, false, intent.TaskFailed)
+	if err := e.backlog.SetAdvice(ctx, tasks[1].ID, "Split the task in two."); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "it failed"); err != nil {
+		t.Fatal(err)
+	}
+	// A candidate whose checks all passed and is not current; one with a
+	// check failing; one whose release is current already.
+	e.candidateFile(t, "shop", "r-shop-1", 3, 3)
+	e.candidateFile(t, "blog", "r-blog-1", 1, 2)
+	// A question a chat turn waits on at the gate.
+	askCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		e.gate.Ask(askCtx, "blog", "chat-blog-1", "Edit site/index.html (1 hunk)?")
+	}()
+	for len(e.gate.Pending("blog")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+
+	needs, err = e.svc.Needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(needs)
+	if q := k[overview.NeedQuestion]; len(q) != 1 || q[0].AppID != "blog" || !strings.Contains(q[0].Text, "Edit site/index.html (1 hunk)?") {
+		t.Errorf("the question: %+v", q)
+	}
+	if a := k[overview.NeedAnswer]; len(a) != 1 || a[0].TaskID != tasks[0].ID || !strings.Contains(a[0].Text, "Which colour?") {
+		t.Errorf("the task that asked: %+v", a)
+	}
+	if f := k[overview.NeedFailed]; len(f) != 1 || f[0].TaskID != tasks[1].ID || f[0].Advice != "Split the task in two." {
+		t.Errorf("the failed task: %+v", f)
+	}
+	if r := k[overview.NeedRelease]; len(r) != 1 || r[0].AppID != "shop" || r[0].Release != "r-shop-1" {
+		t.Errorf("the release to make current: %+v", r)
+	}
+	if len(needs) != 4 {
+		t.Errorf("%d needs, want 4: %+v", len(needs), needs)
+	}
+
+	// Answered, made current, decided: nothing is left but the failure.
+	cancel()
+	<-asked
+	if _, err := e.db.Write.Exec(`INSERT INTO releases (id, app_id, revision, built_at) VALUES ('r-shop-1', 'shop', 'abc', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.apps.Activate(ctx, "shop", "r-shop-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.move(t, tasks[0].ID, intent.TaskInQueue, intent.Move{Answer: "Blue."})
+	needs, err = e.svc.Needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(needs) != 1 || needs[0].Kind != overview.NeedFailed {
+		t.Fatalf("after answering: %+v", needs)
+	}
+	// A withdrawn intent's tasks wait for nobody.
+	if err := e.backlog.Withdraw(ctx, "op-withdraw", in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if needs, _ = e.svc.Needs(ctx); len(needs) != 0 {
+		t.Fatalf("after withdrawing: %+v", needs)
+	}
+}
+
+func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "site")
+	if err := os.WriteFile(e.book.Path(), []byte(`{"prov:m": {"input": 2, "output": 10}, "budget": {"day": 5}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, tasks := e.intent(t, "site", 4)
+	// Two tasks completed with whole rows, a third with a partial one.
+	e.turn(t, in, tasks[0], 1, 4*time.Minute, 1000, false, intent.TaskCompleted)
+	e.turn(t, in, tasks[1], 1, 6*time.Minute, 3000, false, intent.TaskCompleted)
+	e.turn(t, in, tasks[2], 1, time.Minute, 50, true, intent.TaskInQueue)
+	first := e.turn(t, in, tasks[2], 2, time.Minute, 50, false, intent.TaskInQueue)
+
+	// The third task's third turn runs now.
+	runID := fmt.Sprintf("intent-%d-%s-a3", in.ID, tasks[2].Slug)
+	e.move(t, tasks[2].ID, intent.TaskInProgress, intent.Move{RunID: runID})
+	started := e.clock.now()
+	e.runs.set("site", &executor.Progress{IntentID: in.ID, TaskID: tasks[2].ID, Slug: tasks[2].Slug, Turn: 3, RunID: runID,
+		Started: started, Stage: "building", LastTool: "candidate.build", Passed: 0, Total: 1,
+		Refusal: "source.edit: path: no such file", Usage: ai.Usage{Input: 700, Output: 70}})
+	e.clock.add(3 * time.Minute)
+
+	o, err := e.svc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := o.InHand
+	if h == nil {
+		t.Fatal("no task in hand")
+	}
+	if h.Slug != tasks[2].Slug || h.Stage != "building" || h.LastTool != "candidate.build" || h.Refusal == "" {
+		t.Errorf("in hand: %+v", h)
+	}
+	if h.Elapsed != 3*time.Minute || h.Limit != ai.DefaultWall || h.Turn != 3 || h.MaxTurns != verdict.MaxTurns || h.MaxCounted != verdict.MaxCounted {
+		t.Errorf("limits: elapsed %v of %v, turn %d of %d", h.Elapsed, h.Limit, h.Turn, h.MaxTurns)
+	}
+	// The task: its two turns with rows and the one running (a floor).
+	if h.Task.Input != 50+50+700 || !h.Task.AtLeast || h.Task.Turns != 3 {
+		t.Errorf("the task's spend: %+v (after %s)", h.Task, first)
+	}
+	price := func(in, out int64) float64 { return (float64(in)*2 + float64(out)*10) / 1e6 }
+	wantRun := price(1000+3000+50+50+700, 100+300+5+5+70)
+	if h.Run.Cost == nil || *h.Run.Cost-wantRun > 1e-12 || wantRun-*h.Run.Cost > 1e-12 || h.Run.Turns != 5 {
+		t.Errorf("the run's spend: %+v, want $%v", h.Run, wantRun)
+	}
+	if o.Today.Turns != 5 || !o.Today.AtLeast || o.Prices.DayBudget == nil || *o.Prices.DayBudget != 5 {
+		t.Errorf("today: %+v, prices %+v", o.Today, o.Prices)
+	}
+
+	// The estimate: two whole tasks, two left (the third and the fourth).
+	if len(o.Apps) != 1 {
+		t.Fatalf("apps: %+v", o.Apps)
+	}
+	a := o.Apps[0]
+	if a.Left != 2 || a.Estimate == nil || a.Estimate.From != 2 || !a.Running {
+		t.Fatalf("the outlook: %+v", a)
+	}
+	if a.Estimate.TokensPerTask != (1100+3300)/2 || a.Estimate.TimePerTask != 5*time.Minute || a.Estimate.Time != 10*time.Minute {
+		t.Errorf("the estimate: %+v", a.Estimate)
+	}
+	if !strings.Contains(a.State, fmt.Sprintf("Intent #%d runs", in.ID)) || !strings.Contains(a.State, "building") {
+		t.Errorf("the state: %q", a.State)
+	}
+
+	// The turn's row replaces what memory held; the run ends.
+	if err := e.backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: "site", Model: "prov:m", Input: 800, Output: 80}); err != nil {
+		t.Fatal(err)
+	}
+	e.runs.set("", nil)
+	o, err = e.svc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Still a floor: the third task's first turn wrote a partial row.
+	if o.InHand != nil || !o.Today.AtLeast || o.Today.Turns != 5 || o.Today.Input != 1000+3000+50+50+800 {
+		t.Fatalf("after the turn: in hand %+v, today %+v", o.InHand, o.Today)
+	}
+	is, err := e.svc.Intent(ctx, mustGet(t, e, in.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(is.Turns[tasks[2].ID]) != 3 || is.Tasks[tasks[0].ID].Input != 1000 || is.Total.Turns != 5 {
+		t.Fatalf("the intent's spend: %+v", is)
+	}
+}
+
+func mustGet(tb testing.TB, e *env, id int64) intent.IntentDetail {
+	tb.Helper()
+	d, err := e.backlog.Get(context.Background(), id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func TestAModelIsNamedAsItsUsageRowWillBe(t *testing.T) {
+	m := models{def: "gpt-5-mini", inUse: "openai"}
+	of := overview.ModelOf(m)
+	for ref, want := range map[string]string{"": "openai:gpt-5-mini", "gpt-5": "openai:gpt-5", "ollama:qwen3:27b": "ollama:qwen3:27b"} {
+		if got := of(ref); got != want {
+			t.Errorf("%q: %q, want %q", ref, got, want)
+		}
+	}
+}
+
+type models struct{ def, inUse string }
+
+func (m models) DefaultModel() string { return m.def }
+func (m models) InUse() string        { return m.inUse }

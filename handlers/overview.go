@@ -1,0 +1,302 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/overview"
+	"autoapp/intent"
+	"autoapp/intent/spend"
+	"autoapp/views"
+)
+
+// Overview is what the handlers need of the overview: one read that
+// writes nothing.
+type Overview interface {
+	Read(ctx context.Context) (overview.Overview, error)
+	Needs(ctx context.Context) ([]overview.Need, error)
+	Intent(ctx context.Context, d intent.IntentDetail) (overview.IntentSpend, error)
+	Task(ctx context.Context, t intent.TaskDetail) (overview.IntentSpend, error)
+	Spend(ctx context.Context, days int) (spend.Report, error)
+}
+
+// Prices is what Settings needs of prices.json.
+type Prices interface {
+	Prices() spend.Loaded
+	SavePrices(rows []spend.Row, budget string) (spend.Prices, error)
+}
+
+// spendDays is how many days the Overview page reports.
+const spendDays = 30
+
+// maxPriceRows bounds the rows a prices form may post.
+const maxPriceRows = 500
+
+// emptyPriceRows are offered below the saved prices for new ones.
+const emptyPriceRows = 3
+
+func (h *Handlers) overviewPage(c *fiber.Ctx) error {
+	if h.overview == nil {
+		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no overview.")
+	}
+	ctx := c.UserContext()
+	o, err := h.overview.Read(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := h.overview.Spend(ctx, spendDays)
+	if err != nil {
+		return err
+	}
+	s, err := h.page(c, "Overview", "backlog")
+	if err != nil {
+		return err
+	}
+	s.NeedsYou = len(o.Needs)
+	return render(c, views.OverviewPage(s, views.OverviewPageView{Overview: overviewView(o), Spend: reportView(r)}))
+}
+
+// overviewLive is the polled panel.
+func (h *Handlers) overviewLive(c *fiber.Ctx) error {
+	if h.overview == nil {
+		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no overview.")
+	}
+	o, err := h.overview.Read(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return render(c, views.OverviewPanel(shell(c, "", "backlog"), overviewView(o)))
+}
+
+// needsYou counts what waits for the person, for the rail's mark. A
+// failure to read it leaves the rail unmarked and is logged: the page
+// itself still shows.
+func (h *Handlers) needsYou(ctx context.Context) int {
+	if h.overview == nil {
+		return 0
+	}
+	needs, err := h.overview.Needs(ctx)
+	if err != nil {
+		h.log.Error("what needs the person could not be read", "err", err)
+		return 0
+	}
+	return len(needs)
+}
+
+func spendView(t spend.Total) views.SpendView {
+	return views.SpendView{Cost: t.CostText(), Tokens: t.TokensText(), Unpriced: t.UnpricedText(), Turns: t.Turns}
+}
+
+func overviewView(o overview.Overview) views.OverviewView {
+	v := views.OverviewView{Today: spendView(o.Today), Polling: o.Running || o.InHand != nil}
+	for _, n := range o.Needs {
+		nv := views.NeedView{Kind: string(n.Kind), AppID: n.AppID, Text: n.Text, Advice: n.Advice}
+		switch n.Kind {
+		case overview.NeedAnswer:
+			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Answer it"
+		case overview.NeedFailed:
+			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
+		case overview.NeedRelease:
+			nv.Href, nv.Action = "/apps/"+n.AppID, "Open the application"
+		}
+		v.Needs = append(v.Needs, nv)
+	}
+	if p := o.InHand; p != nil {
+		v.InHand = &views.InHandView{IntentID: p.IntentID, AppID: p.AppID, Slug: p.Slug, RunID: p.RunID, Stage: p.Stage,
+			LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Elapsed: duration(p.Elapsed), Limit: duration(p.Limit),
+			Turn: p.Turn, MaxTurns: p.MaxTurns, Attempts: p.Attempts, MaxCounted: p.MaxCounted, Passed: p.Passed, Total: p.Total,
+			Task: spendView(p.Task), Run: spendView(p.Run)}
+	}
+	if b := o.Prices.DayBudget; b != nil {
+		v.Budget = spend.Dollars(*b) + " a day"
+		v.OverBudget = o.Today.Cost != nil && *o.Today.Cost > *b
+	}
+	v.PricesNote = o.Prices.Problem
+	for _, a := range o.Apps {
+		av := views.AppOutlookView{ID: a.ID, Name: a.Name, State: a.State, Running: a.Running, Left: a.Left}
+		switch {
+		case a.Left == 0:
+			av.Estimate = "Nothing left."
+		case a.Estimate != nil:
+			e := a.Estimate
+			av.Estimate = fmt.Sprintf("About %s tokens and %s for %d tasks (%s tokens and %s a task, from %d completed).",
+				spend.Count(e.Tokens), duration(e.Time), e.Left, spend.Count(e.TokensPerTask), duration(e.TimePerTask), e.From)
+		default:
+			av.Estimate = fmt.Sprintf("No estimate yet: %d of %d tasks needed have completed with whole usage.", a.Samples, spend.MinSamples)
+		}
+		v.Apps = append(v.Apps, av)
+	}
+	return v
+}
+
+// duration says a span of time roughly, as a person would.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		m := int(d.Minutes())
+		if s := int(d.Seconds()) % 60; s != 0 && m < 10 {
+			return fmt.Sprintf("%d min %d s", m, s)
+		}
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// reportView shapes the spend of the last days, with a bar a day: of cost
+// when anything in them is priced, else of tokens.
+func reportView(r spend.Report) views.SpendReport {
+	v := views.SpendReport{Days: len(r.Days), Period: spendView(r.Period), Today: spendView(r.Today)}
+	byCost := r.Period.Cost != nil
+	values := make([]float64, len(r.Days))
+	titles := make([]string, len(r.Days))
+	peak := 0.0
+	for i, d := range r.Days {
+		day := d.Start.Format("Mon 2 Jan")
+		if byCost && d.Total.Cost != nil {
+			values[i] = *d.Total.Cost
+		} else if !byCost {
+			values[i] = float64(d.Total.Tokens())
+		}
+		peak = max(peak, values[i])
+		titles[i] = day + ": " + d.Total.CostText() + ", " + spend.Count(d.Total.Tokens()) + " tokens"
+		if d.Total.UnpricedTokens > 0 && d.Total.Cost != nil {
+			titles[i] += " (" + spend.Count(d.Total.UnpricedTokens) + " unpriced)"
+		}
+	}
+	measure, top, label := "tokens", spend.Count(int64(peak))+" tokens", "Tokens used each day"
+	if byCost {
+		measure, top, label = "cost", spend.Dollars(peak), "Cost each day"
+	}
+	label += fmt.Sprintf(" of the last %d days; today %s.", len(r.Days), r.Today.CostText())
+	first, last := "", "today"
+	if len(r.Days) > 0 {
+		first = r.Days[0].Start.Format("2 Jan")
+	}
+	v.Chart = views.NewChart(values, titles, measure, label, top, first, last)
+	for _, l := range r.ByModel {
+		v.ByModel = append(v.ByModel, views.SpendLine{Name: l.Name, Spend: spendView(l.Total)})
+	}
+	for _, l := range r.ByKind {
+		v.ByKind = append(v.ByKind, views.SpendLine{Name: l.Name, Spend: spendView(l.Total)})
+	}
+	return v
+}
+
+// intentSpend adds what the intent's turns used to the page: in all and
+// per task.
+func (h *Handlers) intentSpend(ctx context.Context, d intent.IntentDetail, v *views.IntentView) error {
+	if h.overview == nil {
+		return nil
+	}
+	is, err := h.overview.Intent(ctx, d)
+	if err != nil {
+		return err
+	}
+	total := spendView(is.Total)
+	v.Spend = &total
+	for i := range v.Tasks {
+		if t, ok := is.Tasks[v.Tasks[i].ID]; ok {
+			sv := spendView(t)
+			v.Tasks[i].Spend = &sv
+		}
+	}
+	return nil
+}
+
+// taskSpend adds each of the task's turns to its page.
+func (h *Handlers) taskSpend(ctx context.Context, t intent.TaskDetail, v *views.TaskView) error {
+	if h.overview == nil {
+		return nil
+	}
+	is, err := h.overview.Task(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, u := range is.Turns[t.ID] {
+		v.Turns = append(v.Turns, views.TurnSpendView{At: clock(u.At), RunID: u.RunID, Kind: u.Kind, Model: u.Model,
+			Spend: spendView(u.Total), Partial: u.Partial, Live: u.Live})
+	}
+	if total, ok := is.Tasks[t.ID]; ok {
+		sv := spendView(total)
+		v.Spend = &sv
+	}
+	return nil
+}
+
+// pricesView is the prices form: as typed after a refusal, else as saved,
+// with empty rows for new prices.
+func (h *Handlers) pricesView(ctx context.Context, typed *views.PricesView) *views.PricesView {
+	if h.prices == nil {
+		return nil
+	}
+	l := h.prices.Prices()
+	v := &views.PricesView{Problem: l.Problem, Missing: l.Missing}
+	if typed != nil {
+		// As typed, row for row, so the refusal's row numbers point at them.
+		v.Rows, v.Budget = typed.Rows, typed.Budget
+	} else {
+		models := make([]string, 0, len(l.Models))
+		for m := range l.Models {
+			models = append(models, m)
+		}
+		sort.Strings(models)
+		for _, m := range models {
+			p := l.Models[m]
+			v.Rows = append(v.Rows, views.PriceRow{Model: m, Input: price(p.Input), Output: price(p.Output)})
+		}
+		if l.DayBudget != nil {
+			v.Budget = price(*l.DayBudget)
+		}
+		for range emptyPriceRows {
+			v.Rows = append(v.Rows, views.PriceRow{})
+		}
+	}
+	if h.overview != nil {
+		if r, err := h.overview.Spend(ctx, spendDays); err == nil {
+			for _, m := range r.ByModel {
+				if _, ok := l.Of(m.Name); !ok {
+					v.Used = append(v.Used, m.Name)
+				}
+			}
+		}
+	}
+	return v
+}
+
+func price(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// pricesSave checks and writes prices.json.
+func (h *Handlers) pricesSave(c *fiber.Ctx) error {
+	if h.prices == nil {
+		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no prices.")
+	}
+	n, err := strconv.Atoi(c.FormValue("rows"))
+	if err != nil || n < 0 || n > maxPriceRows {
+		return fiber.NewError(fiber.StatusBadRequest, "This form is out of date; reload the page and try again.")
+	}
+	typed := &views.PricesView{Budget: strings.TrimSpace(c.FormValue("budget_day"))}
+	var rows []spend.Row
+	for i := range n {
+		is := strconv.Itoa(i)
+		r := spend.Row{Model: c.FormValue("model_" + is), Input: c.FormValue("input_" + is), Output: c.FormValue("output_" + is)}
+		rows = append(rows, r)
+		typed.Rows = append(typed.Rows, views.PriceRow{Model: r.Model, Input: r.Input, Output: r.Output})
+	}
+	_, err = h.prices.SavePrices(rows, typed.Budget)
+	if status, sentence, ok := refusal(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "prices", Sentence: sentence}, typedPrices: typed})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings#prices", fiber.StatusSeeOther)
+}

@@ -1,0 +1,100 @@
+package intent
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Waiting is a task that waits for the person: one whose builder asked a
+// question (needs-answer), or one that failed and waits for Run again or a
+// revision, with the planning model's advice when there is some.
+type Waiting struct {
+	TaskID   int64      `db:"id"`
+	IntentID int64      `db:"intent_id"`
+	AppID    string     `db:"app_id"`
+	Slug     string     `db:"slug"`
+	Title    string     `db:"title"`
+	Status   TaskStatus `db:"status"`
+	Question string     `db:"question"`
+	Advice   string     `db:"advice"`
+	// Reason is why it ended there: the reason of its newest event.
+	Reason string `db:"reason"`
+}
+
+// WaitingTasks are the tasks that wait for the person, oldest first: every
+// task that asked, and every failed task of an intent not withdrawn.
+func (s *Service) WaitingTasks(ctx context.Context) ([]Waiting, error) {
+	var out []Waiting
+	if err := s.db.Read.SelectContext(ctx, &out,
+		`SELECT t.id, t.intent_id, t.app_id, t.slug, t.title, t.status, t.question, t.advice,
+		        COALESCE((SELECT e.reason FROM task_events e WHERE e.task_id = t.id ORDER BY e.id DESC LIMIT 1), '') AS reason
+		 FROM tasks t JOIN intents i ON i.id = t.intent_id
+		 WHERE t.status IN ('needs-answer', 'failed') AND i.status IN ('draft', 'running', 'stopped')
+		 ORDER BY t.id`); err != nil {
+		return nil, fmt.Errorf("intent: waiting tasks: %w", err)
+	}
+	return out, nil
+}
+
+// Outlook is where one application's backlog stands: how many tasks are
+// left to do, and its newest intent that was not withdrawn.
+type Outlook struct {
+	AppID string
+	// Left counts the tasks of its open intents (draft, running, stopped)
+	// that are neither completed nor removed.
+	Left int
+	// Latest is its newest intent not withdrawn; zero ID when none.
+	Latest Intent
+}
+
+// Outlooks are the outlook of every application that has an intent.
+func (s *Service) Outlooks(ctx context.Context) (map[string]Outlook, error) {
+	out := map[string]Outlook{}
+	var left []struct {
+		AppID string `db:"app_id"`
+		N     int    `db:"n"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &left,
+		`SELECT t.app_id, COUNT(*) AS n FROM tasks t JOIN intents i ON i.id = t.intent_id
+		 WHERE i.status IN ('draft', 'running', 'stopped') AND t.status NOT IN ('completed', 'removed')
+		 GROUP BY t.app_id`); err != nil {
+		return nil, fmt.Errorf("intent: outlooks: %w", err)
+	}
+	for _, l := range left {
+		out[l.AppID] = Outlook{AppID: l.AppID, Left: l.N}
+	}
+	var latest []struct {
+		ID          int64         `db:"id"`
+		AppID       string        `db:"app_id"`
+		Status      IntentStatus  `db:"status"`
+		StopReason  string        `db:"stop_reason"`
+		SubmittedAt sql.NullInt64 `db:"submitted_at"`
+		CreatedAt   int64         `db:"created_at"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &latest,
+		`SELECT id, app_id, status, stop_reason, submitted_at, created_at FROM intents
+		 WHERE id IN (SELECT MAX(id) FROM intents WHERE status != 'withdrawn' GROUP BY app_id)`); err != nil {
+		return nil, fmt.Errorf("intent: outlooks: %w", err)
+	}
+	for _, l := range latest {
+		o := out[l.AppID]
+		o.AppID = l.AppID
+		o.Latest = Intent{ID: l.ID, AppID: l.AppID, Status: l.Status, StopReason: l.StopReason,
+			SubmittedAt: timeOf(l.SubmittedAt), CreatedAt: time.UnixMilli(l.CreatedAt)}
+		out[l.AppID] = o
+	}
+	return out, nil
+}
+
+// RunStartedAt is when the intent last moved to running; zero when it
+// never ran.
+func (s *Service) RunStartedAt(ctx context.Context, intentID int64) (time.Time, error) {
+	var at sql.NullInt64
+	if err := s.db.Read.GetContext(ctx, &at,
+		`SELECT MAX(at) FROM intent_events WHERE intent_id = ? AND to_status = 'running'`, intentID); err != nil {
+		return time.Time{}, fmt.Errorf("intent: run started: %w", err)
+	}
+	return timeOf(at), nil
+}
