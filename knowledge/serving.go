@@ -218,17 +218,15 @@ func (s *Servings) End(ctx context.Context, runID string) error {
 
 // ForRun reads the servings of one run, in the order they were written.
 func (s *Servings) ForRun(ctx context.Context, runID string) ([]Serving, error) {
-	return listServings(ctx, s.db.Read, `run_id = ?`, runID)
+	return s.list(ctx, `run_id = ?`, runID)
 }
 
 // ForLesson reads every serving of one lesson, oldest first.
 func (s *Servings) ForLesson(ctx context.Context, lessonID int64) ([]Serving, error) {
-	return listServings(ctx, s.db.Read, `lesson_id = ?`, lessonID)
+	return s.list(ctx, `lesson_id = ?`, lessonID)
 }
 
-// listServings reads the servings where selects, in the order they were
-// written.
-func listServings(ctx context.Context, q sqlx.QueryerContext, where string, args ...any) ([]Serving, error) {
+func (s *Servings) list(ctx context.Context, where string, arg any) ([]Serving, error) {
 	var rows []struct {
 		ID          int64          `db:"id"`
 		LessonID    int64          `db:"lesson_id"`
@@ -241,9 +239,9 @@ func listServings(ctx context.Context, q sqlx.QueryerContext, where string, args
 		ClosedAt    sql.NullInt64  `db:"closed_at"`
 		ClosedByRun sql.NullString `db:"closed_by_run"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &rows,
+	if err := s.db.Read.SelectContext(ctx, &rows,
 		`SELECT id, lesson_id, run_id, context_id, served_at, reason, related_file, outcome, closed_at, closed_by_run
-		 FROM servings WHERE `+where+` ORDER BY id`, args...); err != nil {
+		 FROM servings WHERE `+where+` ORDER BY id`, arg); err != nil {
 		return nil, fmt.Errorf("knowledge: servings: %w", err)
 	}
 	out := make([]Serving, len(rows))
