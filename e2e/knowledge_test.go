@@ -10,12 +10,12 @@ import (
 	"autoapp/intent/plan"
 )
 
-// TestAFailureTheNextAttemptRepairsBecomesALesson runs a task whose first
+// TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs runs a task whose first
 // attempt writes an example the page does not pass yet (a case opens) and
 // whose second attempt repairs it (the case is resolved); the distiller
 // draws a provisional lesson, which the owner sees and confirms in the
 // Knowledge page.
-func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
+func TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs(t *testing.T) {
 	s, model, page := signedInWithModel(t, "engineer")
 
 	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
@@ -59,4 +59,17 @@ func TestAFailureTheNextAttemptRepairsBecomesALesson(t *testing.T) {
 	lesson = page.Locator("section.lesson").First()
 	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("confirmed"))
 	must(t, expect.Locator(lesson).ToContainText("confirmed by Ada the reviewer"))
+
+	// The Turns: each attempt's row says what it did; the first opened the
+	// case, the second resolved it.
+	must(t, page.GetByTestId("tab-turns").Click())
+	first := page.GetByTestId("turn-" + prefix + "1").GetByTestId("turn-work")
+	must(t, expect.Locator(first.GetByTestId("work-edit")).ToHaveText("1 edit"))
+	must(t, expect.Locator(first.GetByTestId("work-build")).ToContainText("build passed"))
+	must(t, expect.Locator(first.GetByTestId("work-checks")).ToContainText("failed: 0001-greet-the-readers-c1"))
+	must(t, expect.Locator(first.GetByTestId("work-opened")).ToContainText("opened case #"))
+	second := page.GetByTestId("turn-" + prefix + "2").GetByTestId("turn-work")
+	must(t, expect.Locator(second.GetByTestId("work-checks")).ToContainText("passed"))
+	must(t, second.GetByTestId("work-resolved").Click())
+	must(t, expect.Locator(page.GetByTestId("case")).ToContainText("0001-greet-the-readers-c1"))
 }

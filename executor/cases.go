@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
@@ -43,6 +44,10 @@ type caseTurn struct {
 	request   string
 	model     string
 	contextID int64
+	// delivered, when set, holds the contexts row written as the turn's
+	// documents were delivered (KeepContextAtDelivery); it stands for
+	// contextID while that is 0.
+	delivered *atomic.Int64
 }
 
 type caseTurnKey struct{}
@@ -55,6 +60,9 @@ func withCaseTurn(ctx context.Context, t caseTurn) context.Context {
 
 func caseTurnFrom(ctx context.Context) caseTurn {
 	t, _ := ctx.Value(caseTurnKey{}).(caseTurn)
+	if t.contextID == 0 && t.delivered != nil {
+		t.contextID = t.delivered.Load()
+	}
 	return t
 }
 

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"autoapp/executor/ai"
@@ -77,4 +78,39 @@ func RecordContext(ctx context.Context, book TurnBook, appID, request string, t 
 	}
 	_, err := book.RecordTurn(context.WithoutCancel(ctx), turn)
 	return err
+}
+
+// KeepContextAtDelivery makes turn write its contexts row into book as soon
+// as its documents are delivered, before the model is asked anything, and
+// returns ctx carrying what the cases its tools open record of the turn:
+// that row, and the request and model unless ctx names them already. So a
+// build or a check that fails during the turn opens a case naming the
+// turn that met it. Recording the turn again when it ends (RecordContext)
+// answers the same row. With no book, nothing is kept and ctx is returned
+// as it is; a row that cannot be written is logged, and the turn goes on.
+func KeepContextAtDelivery(ctx context.Context, book TurnBook, appID, request string, turn *ai.Turn, log *slog.Logger) context.Context {
+	if book == nil {
+		return ctx
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ct := caseTurnFrom(ctx)
+	if ct.request == "" {
+		ct.request = request
+	}
+	if ct.model == "" {
+		ct.model = modelRef(turn.Endpoint)
+	}
+	ct.delivered = new(atomic.Int64)
+	t := *turn
+	turn.OnDelivered = func(docs []ai.DeliveredDocument) {
+		kept := &keptTurn{book: book}
+		if err := RecordContext(ctx, kept, appID, request, t, ai.Result{Documents: docs}); err != nil {
+			log.ErrorContext(ctx, "the turn's context could not be kept as it started", "run", t.RunID, "err", err)
+			return
+		}
+		ct.delivered.Store(kept.id)
+	}
+	return withCaseTurn(ctx, ct)
 }

@@ -18,6 +18,7 @@ type Knowledge interface {
 	Log(ctx context.Context, q knowledge.LogQuery) ([]knowledge.Event, error)
 	Turns(ctx context.Context, q knowledge.TurnQuery) ([]knowledge.TurnRow, error)
 	Turn(ctx context.Context, id int64) (knowledge.TurnRow, []knowledge.DocumentText, error)
+	Work(ctx context.Context, runIDs []string, each int) (map[string]knowledge.RunWork, error)
 }
 
 // Cases is what the handlers read of the knowledge's cases.
@@ -28,6 +29,10 @@ type Cases interface {
 
 // logPage is how many lines the Log view shows at once.
 const logPage = 200
+
+// turnsPage is how many turns the Turns view shows; each row lists the
+// newest knowledge.DefaultWorkListed of each kind of its run's work.
+const turnsPage = 100
 
 func (h *Handlers) knowledgeLog(c *fiber.Ctx) error {
 	l, err := h.logView(c)
@@ -104,27 +109,22 @@ func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.knowledge.Turns(c.UserContext(), knowledge.TurnQuery{Limit: 100})
+	rows, err := h.knowledge.Turns(c.UserContext(), knowledge.TurnQuery{Limit: turnsPage})
+	if err != nil {
+		return err
+	}
+	// What the page's turns did, read at once for all of them.
+	runs := make([]string, 0, len(rows))
+	for _, r := range rows {
+		runs = append(runs, r.RunID)
+	}
+	work, err := h.knowledge.Work(c.UserContext(), runs, knowledge.DefaultWorkListed)
 	if err != nil {
 		return err
 	}
 	v := views.KnowledgeView{Tab: "turns"}
 	for _, r := range rows {
-		line := turnLine(r)
-		if h.servings != nil {
-			served, err := h.servings.ForRun(c.UserContext(), r.RunID)
-			if err != nil {
-				return err
-			}
-			for _, sv := range served {
-				outcome := sv.Outcome
-				if outcome == "" {
-					outcome = "open"
-				}
-				line.Lessons = append(line.Lessons, fmt.Sprintf("lesson %d: %s", sv.LessonID, outcome))
-			}
-		}
-		v.Turns = append(v.Turns, line)
+		v.Turns = append(v.Turns, turnLine(r, work[r.RunID]))
 	}
 	return render(c, views.KnowledgePageView(s, v))
 }
@@ -142,7 +142,11 @@ func (h *Handlers) knowledgeTurn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	line := turnLine(row)
+	work, err := h.knowledge.Work(c.UserContext(), []string{row.RunID}, knowledge.MaxWorkListed)
+	if err != nil {
+		return err
+	}
+	line := turnLine(row, work[row.RunID])
 	v := views.KnowledgeView{Tab: "turn", Turn: &line}
 	for _, d := range docs {
 		v.Docs = append(v.Docs, views.TurnDoc{Ref: d.Ref, Title: d.Title, Text: d.Text, Cut: d.Cut, Bytes: d.Bytes})
@@ -150,12 +154,61 @@ func (h *Handlers) knowledgeTurn(c *fiber.Ctx) error {
 	return render(c, views.KnowledgePageView(s, v))
 }
 
-func turnLine(r knowledge.TurnRow) views.TurnLine {
+// turnLine is a turn with what its run did: a chip per document, the
+// edits as one chip (each in its title), a chip per build and run of the
+// checks, per case opened and resolved, and per lesson served.
+func turnLine(r knowledge.TurnRow, w knowledge.RunWork) views.TurnLine {
 	l := views.TurnLine{ID: r.ID, At: clock(r.At), App: r.AppID, Run: r.RunID, Kind: string(r.Kind), Request: firstLine(r.Request, 120)}
 	for _, d := range r.Documents {
 		l.Docs = append(l.Docs, views.TurnChip{Ref: d.Ref, Title: d.Title, Cut: d.Cut})
 	}
+	if w.EditCount > 0 {
+		var files []string
+		for _, e := range w.Edits {
+			files = append(files, e.Summary)
+		}
+		if more := w.EditCount - len(w.Edits); more > 0 {
+			files = append(files, fmt.Sprintf("and %d before", more))
+		}
+		l.Work = append(l.Work, views.WorkChip{Kind: knowledge.WorkEdit, Text: counted(w.EditCount, "edit"), Title: strings.Join(files, "\n")})
+	}
+	steps := func(kind, noun, plural string, list []knowledge.Work, total int) {
+		if more := total - len(list); more > 0 {
+			l.Work = append(l.Work, views.WorkChip{Kind: kind, Text: fmt.Sprintf("%d earlier %s", more, plural)})
+		}
+		for _, x := range list {
+			l.Work = append(l.Work, views.WorkChip{Kind: kind, Text: noun + " " + firstLine(x.Summary, 48), Title: x.Summary, Failed: !x.OK})
+		}
+	}
+	steps(knowledge.WorkBuild, "build", "builds", w.Builds, w.BuildCount)
+	steps(knowledge.WorkChecks, "checks", "runs of the checks", w.Checks, w.CheckCount)
+	cases := func(kind, verb string, list []knowledge.CaseRef, total int) {
+		for _, k := range list {
+			l.Work = append(l.Work, views.WorkChip{Kind: kind, Text: fmt.Sprintf("%s case #%d", verb, k.ID),
+				Title: fmt.Sprintf("%s case at %s", k.Kind, k.Where), Failed: kind == "opened", CaseID: k.ID})
+		}
+		if more := total - len(list); more > 0 {
+			l.Work = append(l.Work, views.WorkChip{Kind: kind, Text: fmt.Sprintf("%s %d more", verb, more)})
+		}
+	}
+	cases("opened", "opened", w.Opened, w.OpenedCount)
+	cases("resolved", "resolved", w.Resolved, w.ResolvedCount)
+	for _, sv := range w.Served {
+		outcome := sv.Outcome
+		if outcome == "" {
+			outcome = "open"
+		}
+		l.Lessons = append(l.Lessons, fmt.Sprintf("lesson %d: %s", sv.LessonID, outcome))
+	}
 	return l
+}
+
+// counted is "1 edit", "3 edits".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
@@ -216,7 +269,7 @@ func (h *Handlers) knowledgeCase(c *fiber.Ctx) error {
 		return err
 	}
 	d := &views.CaseDetail{CaseLine: caseLine(k), Signature: k.Signature, Request: k.Request, Edits: k.Edits, Model: k.Model,
-		RevisionBefore: k.RevisionBefore, ResolvedRevision: k.ResolvedRevision}
+		RevisionBefore: k.RevisionBefore, ResolvedRevision: k.ResolvedRevision, TurnID: k.ContextID}
 	d.Message = k.Message
 	return render(c, views.KnowledgePageView(s, views.KnowledgeView{Tab: "case", Case: d}))
 }
@@ -263,6 +316,7 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 		for _, l := range list {
 			line := views.LessonLine{ID: l.ID, Text: l.Text, Status: l.Status, Origin: l.Origin, Created: clock(l.CreatedAt),
 				Flags: strings.Join(l.Flags, ", "), CaseID: l.CaseID, ConfirmedBy: l.ConfirmedBy,
+				Supersedes: l.Supersedes, SupersededBy: l.SupersededBy,
 				CanConfirm: l.Status == knowledge.LessonProvisional || (l.Status == knowledge.LessonConfirmed && l.NeedsReview()),
 				CanRetire:  l.Servable(), CanReplace: l.Servable()}
 			if l.CaseID != 0 && h.cases != nil {

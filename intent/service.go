@@ -27,6 +27,8 @@ type Service struct {
 	// afterApply, in tests, runs between applying interventions and
 	// acknowledging them: where a crash is tested.
 	afterApply func()
+	// taskMoved hear each move MoveTask commits (OnTaskMoved).
+	taskMoved []func(context.Context, TaskMoved)
 }
 
 // NewService builds the service over the intents store; root is the data
@@ -48,12 +50,17 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	defer tx.Rollback()
+	from, err := taskStatus(ctx, tx, taskID)
+	if err != nil {
+		return err
+	}
 	if err := moveTask(ctx, tx, s.now(), taskID, to, ev); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
+	s.toldMoved(ctx, TaskMoved{TaskID: taskID, From: from, To: to, RunID: ev.RunID})
 	return nil
 }
 

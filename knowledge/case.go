@@ -217,10 +217,11 @@ func (s *Cases) List(ctx context.Context, q CaseQuery) ([]Case, error) {
 	return toCases(rows), nil
 }
 
-// AppendEdit adds one line saying what runID edited (summary) to every open
-// case of appID. A case's edits stop at MaxCaseEdits characters: the line
-// that would pass it is replaced by a single "[cut]" line, and nothing is
-// appended after that.
+// AppendEdit records that runID edited appID (summary says what: the tool
+// and the files), in one transaction: as the run's work (when it names a
+// run), and as one line on every open case of appID. A case's edits stop
+// at MaxCaseEdits characters: the line that would pass it is replaced by a
+// single "[cut]" line, and nothing is appended after that.
 func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) error {
 	if appID == "" {
 		return refuse(EInvalid, "An edit needs the application it was made in.")
@@ -229,7 +230,8 @@ func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) er
 	if summary == "" {
 		return refuse(EInvalid, "An edit needs a summary of what changed.")
 	}
-	line := s.now().UTC().Format(time.RFC3339)
+	now := s.now()
+	line := now.UTC().Format(time.RFC3339)
 	if runID != "" {
 		line += " " + runID
 	}
@@ -240,6 +242,11 @@ func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) er
 		return fmt.Errorf("knowledge: append an edit: %w", err)
 	}
 	defer tx.Rollback()
+	if runID != "" {
+		if err := addWork(ctx, tx, now, runID, appID, WorkEdit, true, summary); err != nil {
+			return err
+		}
+	}
 	var open []struct {
 		ID    int64  `db:"id"`
 		Edits string `db:"edits"`

@@ -74,8 +74,8 @@ func BuildSignature(stage, message string) string { return build.Signature(stage
 // content hash is hash.
 func CheckSignature(hash string) string { return checkPrefix + hash }
 
-// Build records what a build says about the application's build cases, in
-// one transaction. Every open build case whose stage ran in this build and
+// Build records a build as the run's work and what it says about the
+// application's build cases, in one transaction. Every open build case whose stage ran in this build and
 // whose signature is not among its problems is resolved: the stage ran and
 // the failure is gone, even when a later stage failed. A case of a stage
 // the build never reached stays open, since "the stage never ran" also
@@ -122,6 +122,9 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 		return nil, nil, fmt.Errorf("knowledge: record a build: %w", err)
 	}
 	defer tx.Rollback()
+	if err := addWork(ctx, tx, at, b.RunID, b.AppID, WorkBuild, b.OK, buildSummary(b)); err != nil {
+		return nil, nil, err
+	}
 
 	var open []struct {
 		ID        int64  `db:"id"`
@@ -164,8 +167,9 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 	return opened, resolved, nil
 }
 
-// Checks records what a run of the acceptance examples says about the
-// application's check cases, in one transaction. A failed example opens a
+// Checks records a run of the acceptance examples as the run's work and
+// what it says about the application's check cases, in one transaction. A
+// failed example opens a
 // case identified by its content hash, unless one is open already; a
 // passed example resolves the open case of the same content hash only, so
 // an example whose steps were changed and then passed resolves nothing.
@@ -191,6 +195,10 @@ func (s *Cases) Checks(ctx context.Context, c ChecksObserved) (opened, resolved 
 		return nil, nil, fmt.Errorf("knowledge: record the checks: %w", err)
 	}
 	defer tx.Rollback()
+	summary, passed := checksSummary(c)
+	if err := addWork(ctx, tx, at, c.RunID, c.AppID, WorkChecks, passed, summary); err != nil {
+		return nil, nil, err
+	}
 
 	for _, r := range c.Results {
 		// The same content failing under another name keeps its case open.

@@ -6,7 +6,10 @@
 // it was written, NULL when it had none — and the turns: one contexts row per
 // turn with the hash of its instructions, the words it was about, and each
 // document exactly as it was delivered, the texts kept once each as blobs by
-// their SHA-256.
+// their SHA-256. Beside each turn, what its run did to the application —
+// the edits that landed, the builds, the runs of the checks — is kept as
+// the run's work (Cases writes it as it hears of each), and Work reads a
+// page of runs' work, cases and servings at once.
 //
 // Open migrates the store and applies retention: events older than thirty
 // days, then the oldest beyond MaxEvents, and blobs older than thirty days

@@ -75,7 +75,11 @@ type Lesson struct {
 	ConfirmedBy      string    `json:"confirmedBy,omitempty"`
 	RetiredAt        time.Time `json:"retiredAt,omitzero"`
 	SupersededBy     int64     `json:"supersededBy,omitempty"`
-	Pinned           bool      `json:"pinned"`
+	// Supersedes is the lesson this one was written to supersede: its
+	// replacement by a person, or the distiller's answer that a case had
+	// the same cause. 0 for none.
+	Supersedes int64 `json:"supersedes,omitempty"`
+	Pinned     bool  `json:"pinned"`
 	// Flags are the review flags it carries, empty when it needs none.
 	Flags []string `json:"flags,omitempty"`
 }
@@ -119,7 +123,7 @@ type LessonQuery struct {
 // lessonColumns are the columns lessonRow reads, in the order of its fields.
 const lessonColumns = `id, text, status, origin, case_id, applies_stage, applies_files, applies_routes,
 	applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by,
-	retired_at, superseded_by, pinned, flags`
+	retired_at, superseded_by, supersedes, pinned, flags`
 
 // lessonRow is a lessons row as SQLite holds it.
 type lessonRow struct {
@@ -139,6 +143,7 @@ type lessonRow struct {
 	ConfirmedBy      sql.NullString `db:"confirmed_by"`
 	RetiredAt        sql.NullInt64  `db:"retired_at"`
 	SupersededBy     sql.NullInt64  `db:"superseded_by"`
+	Supersedes       sql.NullInt64  `db:"supersedes"`
 	Pinned           bool           `db:"pinned"`
 	Flags            string         `db:"flags"`
 }
@@ -149,7 +154,7 @@ func (r lessonRow) toLesson() (Lesson, error) {
 		Applies:          Applies{Stage: r.Stage, Signature: r.Signature},
 		InstructionsHash: r.InstructionsHash, ServerVersion: r.ServerVersion,
 		CreatedAt: time.UnixMilli(r.CreatedAt), ConfirmedBy: r.ConfirmedBy.String,
-		SupersededBy: r.SupersededBy.Int64, Pinned: r.Pinned,
+		SupersededBy: r.SupersededBy.Int64, Supersedes: r.Supersedes.Int64, Pinned: r.Pinned,
 	}
 	if r.ConfirmedAt.Valid {
 		l.ConfirmedAt = time.UnixMilli(r.ConfirmedAt.Int64)
@@ -309,6 +314,7 @@ func insertLesson(ctx context.Context, tx *sqlx.Tx, at time.Time, l Lesson) (int
 		return 0, err
 	}
 	caseID := sql.NullInt64{Int64: l.CaseID, Valid: l.CaseID > 0}
+	supersedes := sql.NullInt64{Int64: l.Supersedes, Valid: l.Supersedes > 0}
 	var confirmedAt sql.NullInt64
 	var confirmedBy sql.NullString
 	if l.Status == LessonConfirmed {
@@ -317,12 +323,12 @@ func insertLesson(ctx context.Context, tx *sqlx.Tx, at time.Time, l Lesson) (int
 	}
 	res, err := tx.ExecContext(ctx,
 		`INSERT INTO lessons (text, status, origin, case_id, applies_stage, applies_files, applies_routes,
-			applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by, pinned)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by, supersedes, pinned)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		l.Text, l.Status, l.Origin, caseID, strings.TrimSpace(l.Applies.Stage),
 		jsonList(cleanList(l.Applies.Files)), jsonList(cleanList(l.Applies.Routes)),
 		strings.TrimSpace(l.Applies.Signature), l.InstructionsHash, l.ServerVersion,
-		at.UnixMilli(), confirmedAt, confirmedBy, l.Pinned)
+		at.UnixMilli(), confirmedAt, confirmedBy, supersedes, l.Pinned)
 	if err != nil {
 		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
 	}
@@ -404,8 +410,9 @@ func (s *Lessons) Pin(ctx context.Context, id int64, pinned bool) error {
 
 // Replace keeps text as a new lesson that supersedes lesson id, in one
 // transaction: the new lesson is curated and confirmed by by, applies
-// where the old one did and keeps its case; the old one becomes superseded
-// and is never served again. It answers the new lesson's id.
+// where the old one did, keeps its case and records what it supersedes;
+// the old one becomes superseded and is never served again. It answers the
+// new lesson's id.
 func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64, error) {
 	by = strings.TrimSpace(by)
 	if by == "" {
@@ -420,7 +427,7 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 		newID, err = insertLesson(ctx, tx, s.now(), Lesson{
 			Text: text, Status: LessonConfirmed, Origin: OriginCurated, CaseID: old.CaseID,
 			Applies: old.Applies, InstructionsHash: old.InstructionsHash, ServerVersion: old.ServerVersion,
-			ConfirmedAt: s.now(), ConfirmedBy: by, Pinned: old.Pinned,
+			ConfirmedAt: s.now(), ConfirmedBy: by, Pinned: old.Pinned, Supersedes: old.ID,
 		})
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ var DistillSchema = json.RawMessage(`{
     "knowable": {"type": "string", "enum": ["lesson", "same_as", "specific", "not_knowable", "environment", "method_unclear"],
       "description": "lesson: a rule the engineer could have known in advance; same_as: the same cause as the existing lesson named in same_as; specific: true only of this case; not_knowable: nothing before the failure could have told; environment: the machine or a tool was at fault, not the change; method_unclear: the failure shows the way of working was unclear."},
     "lesson": {"type": "string", "maxLength": 1000,
-      "description": "When knowable is lesson: one sentence the engineer should know next time, naming no path on this machine, no address and no secret. Otherwise empty."},
+      "description": "When knowable is lesson: one sentence the engineer should know next time; when knowable is same_as: that lesson restated as this case teaches it, which supersedes it. It names no path on this machine, no address and no secret. Otherwise empty."},
     "same_as": {"type": "integer", "minimum": 0,
       "description": "When knowable is same_as: the id of the existing lesson with the same cause. Otherwise 0."}
   },
@@ -62,7 +62,7 @@ const DistillInstructions = `You are the distiller of Autoapp, a launcher in whi
 A failure the host saw has been resolved. You are told the failure (its kind, stage and message), the person's request, the edits made while it was open, and the existing lessons about the same failure, with their ids.
 Answer what explains the failure, and whether the engineer could have known:
 - lesson: a rule, true beyond this case, that would have avoided it. Write it as one sentence in the lesson field.
-- same_as: the cause is the one an existing lesson already states. Give its id in same_as.
+- same_as: the cause is the one an existing lesson already states. Give its id in same_as, and in the lesson field that lesson restated as this case teaches it: it supersedes the existing one.
 - specific: what went wrong is true only of this case.
 - not_knowable: nothing available before the failure could have told.
 - environment: the machine, a tool or the network was at fault, not the change.
@@ -86,8 +86,9 @@ type Outcome struct {
 	// LessonID is the provisional lesson a lesson answer added; 0 when it
 	// added none.
 	LessonID int64 `json:"lessonId,omitempty"`
-	// SameAs is the existing lesson a same_as answer named, now flagged
-	// recurring.
+	// SameAs is the existing lesson a same_as answer named. The answer's
+	// restated lesson (LessonID) supersedes it; an answer whose text was
+	// empty or dropped flags it recurring instead.
 	SameAs int64 `json:"sameAs,omitempty"`
 	// Dropped is why a lesson the model wrote was not kept (its text named
 	// a path, an address or a secret); the diagnosis is kept all the same.
@@ -100,8 +101,10 @@ type Outcome struct {
 // Distill asks ask the distillation question about the resolved case c and
 // writes what it answered, in one transaction: the diagnosis (always, as
 // the Outcome's JSON) with the case's distillation done, and a provisional
-// lesson for a lesson answer, unless its text is refused, or the recurring
-// flag on the lesson a same_as answer names. A case with a diagnosis
+// lesson for a lesson answer, unless its text is refused. A same_as answer
+// supersedes the lesson it names (Supersede) with a provisional lesson of
+// its restated text; when it gives no usable text, the named lesson is
+// flagged recurring instead: its failure came back. A case with a diagnosis
 // already is skipped. A question that fails, or an answer that does not
 // hold together, is an error and writes nothing, so the case can be asked
 // again.
@@ -170,7 +173,7 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 			out.Dropped = err.Error()
 			break
 		}
-		if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson); err != nil {
+		if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, Lesson{}); err != nil {
 			return out, err
 		}
 	case KnowableSameAs:
@@ -178,10 +181,19 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 		if err != nil {
 			return out, fmt.Errorf("knowledge: distill case %d: the answer names lesson %d: %w", c.ID, a.SameAs, err)
 		}
-		if err := flagLesson(ctx, tx, l, FlagRecurring); err != nil {
-			return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
-		}
 		out.SameAs = l.ID
+		if a.Lesson != "" {
+			if err := CheckLessonText(a.Lesson); err != nil {
+				out.Dropped = err.Error()
+			} else if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, l); err != nil {
+				return out, err
+			}
+		}
+		if out.LessonID == 0 {
+			if err := flagLesson(ctx, tx, l, FlagRecurring); err != nil {
+				return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+			}
+		}
 	}
 	diagnosis, err := json.Marshal(out)
 	if err != nil {
@@ -202,7 +214,9 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 // it applies is the case's stage and signature, its instructions those of
 // the turn that met the failure and its version the server's that opened
 // the case, or the running ones (SetRunning) when the case does not say.
-func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string) (int64, error) {
+// When old is a lesson that may still be served, the new one supersedes it
+// (supersede); otherwise old is ignored.
+func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string, old Lesson) (int64, error) {
 	var hash string
 	if c.ContextID != 0 {
 		err := tx.GetContext(ctx, &hash, `SELECT instructions_hash FROM contexts WHERE id = ?`, c.ContextID)
@@ -218,11 +232,38 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 	if version == "" {
 		version = runningVersion
 	}
-	return insertLesson(ctx, tx, s.now(), Lesson{
+	l := Lesson{
 		Text: text, Status: LessonProvisional, Origin: OriginDistilled, CaseID: c.ID,
 		Applies:          Applies{Stage: c.Stage, Signature: c.Signature},
 		InstructionsHash: hash, ServerVersion: version,
-	})
+	}
+	if old.ID != 0 && old.Servable() {
+		l.Supersedes = old.ID
+	}
+	id, err := insertLesson(ctx, tx, s.now(), l)
+	if err != nil {
+		return 0, err
+	}
+	if l.Supersedes != 0 {
+		if err := supersede(ctx, tx, old, id); err != nil {
+			return 0, fmt.Errorf("knowledge: distill case %d: lesson %d supersedes %d: %w", c.ID, id, old.ID, err)
+		}
+	}
+	return id, nil
+}
+
+// supersede records that lesson newID supersedes old, in tx: a provisional
+// old lesson becomes superseded and is never served again; a confirmed one
+// keeps its status, since a person confirmed it, and is flagged superseded
+// for review.
+func supersede(ctx context.Context, tx *sqlx.Tx, old Lesson, newID int64) error {
+	if old.Status == LessonConfirmed {
+		return flagLesson(ctx, tx, old, FlagSuperseded)
+	}
+	_, err := tx.ExecContext(ctx,
+		`UPDATE lessons SET status = 'superseded', superseded_by = ? WHERE id = ? AND status = ?`,
+		newID, old.ID, old.Status)
+	return err
 }
 
 // distillMessage is the question about case c, with the existing lessons

@@ -181,3 +181,78 @@ func TestDistillQueuedSucceedsOnALaterTry(t *testing.T) {
 		t.Fatalf("%+v, %v, asked %d", out, err, a.asked)
 	}
 }
+
+func TestDistillSameAsSupersedesTheLessonItNames(t *testing.T) {
+	ctx := context.Background()
+	const restated = "Remove an import in the same edit as its last use."
+	for _, tc := range []struct {
+		name string
+		// confirmed: the existing lesson was confirmed by a person.
+		confirmed bool
+		text      string
+		// supersedes: a new provisional lesson supersedes the existing one.
+		supersedes bool
+	}{
+		{name: "a provisional lesson is superseded", text: restated, supersedes: true},
+		{name: "a confirmed lesson keeps its status and is flagged", confirmed: true, text: restated, supersedes: true},
+		{name: "without a restated lesson it is flagged recurring", text: ""},
+		{name: "a restated lesson naming a path is dropped", text: "Remove imports in /home/ann/app/main.go with their use."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openLessonStore(t)
+			var existing int64
+			if tc.confirmed {
+				existing = s.write("Remove an unused import before building.", knowledge.Applies{Stage: "compile"})
+			} else {
+				existing = s.add("Remove an unused import before building.", knowledge.Applies{Stage: "compile"})
+			}
+			c := s.resolvedCase("notes")
+			text, _ := json.Marshal(tc.text)
+			a := &answer{json: `{"explanation":"The same unused import again.","knowable":"same_as","lesson":` + string(text) + `,"same_as":1}`}
+			out, err := s.lessons.Distill(ctx, c, a.ask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := s.get(existing)
+			if out.SameAs != existing {
+				t.Fatalf("outcome %+v", out)
+			}
+			if !tc.supersedes {
+				if out.LessonID != 0 || !slices.Contains(old.Flags, knowledge.FlagRecurring) || !old.Servable() {
+					t.Fatalf("outcome %+v, existing lesson %+v: want it flagged recurring and nothing new", out, old)
+				}
+				if (tc.text != "") != (out.Dropped != "") {
+					t.Fatalf("dropped %q", out.Dropped)
+				}
+				return
+			}
+			l := s.get(out.LessonID)
+			if l.Text != restated || l.Status != knowledge.LessonProvisional || l.Supersedes != existing || l.CaseID != c.ID {
+				t.Fatalf("the new lesson %+v", l)
+			}
+			if tc.confirmed {
+				if old.Status != knowledge.LessonConfirmed || !slices.Contains(old.Flags, knowledge.FlagSuperseded) || old.SupersededBy != 0 {
+					t.Fatalf("the confirmed lesson %+v: want it confirmed still and flagged superseded", old)
+				}
+			} else if old.Status != knowledge.LessonSuperseded || old.SupersededBy != l.ID || old.Servable() {
+				t.Fatalf("the provisional lesson %+v: want it superseded by %d", old, l.ID)
+			}
+			// The new lesson is served in the old one's place.
+			served, err := s.lessons.Match(ctx, knowledge.MatchQuery{Words: "remove an unused import before building"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, sv := range served {
+				ids = append(ids, sv.Lesson.ID)
+			}
+			if !slices.Contains(ids, l.ID) || slices.Contains(ids, existing) != tc.confirmed {
+				t.Fatalf("served %v", ids)
+			}
+			// What a lesson supersedes never changes.
+			if _, err := s.store.DB().Write.Exec(`UPDATE lessons SET supersedes = NULL WHERE id = ?`, l.ID); err == nil {
+				t.Fatal("a lesson's supersedes was changed")
+			}
+		})
+	}
+}

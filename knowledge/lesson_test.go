@@ -165,7 +165,7 @@ func TestReplaceSupersedesInOneTransaction(t *testing.T) {
 		t.Fatalf("old lesson: %+v", o)
 	}
 	if n.Status != knowledge.LessonConfirmed || n.Origin != knowledge.OriginCurated || n.ConfirmedBy != "bob" ||
-		n.CaseID != o.CaseID || n.Applies.Signature != "sig-1" || n.Applies.Files[0] != "db/seed.ts" {
+		n.CaseID != o.CaseID || n.Applies.Signature != "sig-1" || n.Applies.Files[0] != "db/seed.ts" || n.Supersedes != old {
 		t.Fatalf("new lesson: %+v", n)
 	}
 	t.Run("a superseded lesson cannot be replaced again", func(t *testing.T) {

@@ -218,15 +218,17 @@ func (s *Servings) End(ctx context.Context, runID string) error {
 
 // ForRun reads the servings of one run, in the order they were written.
 func (s *Servings) ForRun(ctx context.Context, runID string) ([]Serving, error) {
-	return s.list(ctx, `run_id = ?`, runID)
+	return listServings(ctx, s.db.Read, `run_id = ?`, runID)
 }
 
 // ForLesson reads every serving of one lesson, oldest first.
 func (s *Servings) ForLesson(ctx context.Context, lessonID int64) ([]Serving, error) {
-	return s.list(ctx, `lesson_id = ?`, lessonID)
+	return listServings(ctx, s.db.Read, `lesson_id = ?`, lessonID)
 }
 
-func (s *Servings) list(ctx context.Context, where string, arg any) ([]Serving, error) {
+// listServings reads the servings where selects, in the order they were
+// written.
+func listServings(ctx context.Context, q sqlx.QueryerContext, where string, args ...any) ([]Serving, error) {
 	var rows []struct {
 		ID          int64          `db:"id"`
 		LessonID    int64          `db:"lesson_id"`
@@ -239,9 +241,9 @@ func (s *Servings) list(ctx context.Context, where string, arg any) ([]Serving, 
 		ClosedAt    sql.NullInt64  `db:"closed_at"`
 		ClosedByRun sql.NullString `db:"closed_by_run"`
 	}
-	if err := s.db.Read.SelectContext(ctx, &rows,
+	if err := sqlx.SelectContext(ctx, q, &rows,
 		`SELECT id, lesson_id, run_id, context_id, served_at, reason, related_file, outcome, closed_at, closed_by_run
-		 FROM servings WHERE `+where+` ORDER BY id`, arg); err != nil {
+		 FROM servings WHERE `+where+` ORDER BY id`, args...); err != nil {
 		return nil, fmt.Errorf("knowledge: servings: %w", err)
 	}
 	out := make([]Serving, len(rows))

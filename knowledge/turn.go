@@ -124,6 +124,12 @@ func (s *Store) Blob(ctx context.Context, hash string) (string, error) {
 
 // RecordTurn writes one contexts row for t, keeping its instructions and
 // each document's text as blobs, in one transaction. It returns the row's id.
+//
+// A turn with a run is recorded once: the executor records it as its
+// documents are delivered, so that what its tools open can name the row,
+// and again when it ends; recording the same turn again (the same run,
+// kind, instructions, request and documents as delivered) writes nothing
+// and answers the row already written.
 func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 	if !t.Kind.known() {
 		return 0, refuse(EInvalid, "A turn's kind is one of chat, planning, builder, advice or distill, not %q.", t.Kind)
@@ -157,20 +163,42 @@ func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		t.At.UnixMilli(), nullable(t.AppID), nullable(t.RunID), t.Kind, instructions, t.Request, string(documents))
+	key := turnKey(t, instructions, documents)
+	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents, turn_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (turn_key) WHERE turn_key IS NOT NULL DO NOTHING`,
+		t.At.UnixMilli(), nullable(t.AppID), nullable(t.RunID), t.Kind, instructions, t.Request, string(documents), key)
 	if err != nil {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
+	var id int64
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
+	} else if n == 0 {
+		// Recorded before: the row already written stands.
+		if err := tx.GetContext(ctx, &id, `SELECT id FROM contexts WHERE turn_key = ?`, key); err != nil {
+			return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
+		}
+	} else if id, err = res.LastInsertId(); err != nil {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
 	return id, nil
+}
+
+// turnKey names a turn with a run by what its row records of it, so that
+// recording it twice is one row; a turn with no run has none (NULL).
+func turnKey(t Turn, instructions string, documents []byte) sql.NullString {
+	if t.RunID == "" {
+		return sql.NullString{}
+	}
+	h := sha256.New()
+	for _, part := range []string{t.RunID, string(t.Kind), t.AppID, instructions, t.Request, string(documents)} {
+		fmt.Fprintf(h, "%d:%s\n", len(part), part)
+	}
+	return sql.NullString{String: hex.EncodeToString(h.Sum(nil)), Valid: true}
 }
 
 // TurnQuery selects a page of turns, newest first.

@@ -1,5 +1,7 @@
 package views
 
+import "strings"
+
 // LogLine is one event of the log as the page shows it.
 type LogLine struct {
 	At, Level, Message, App, Run, Attrs string
@@ -29,8 +31,33 @@ type TurnLine struct {
 	ID                          int64
 	At, App, Run, Kind, Request string
 	Docs                        []TurnChip
+	// Work is what the turn's run did: its edits, builds and checks, and
+	// the cases it opened and resolved.
+	Work []WorkChip
 	// Lessons are the lessons served to the turn, each with its outcome.
 	Lessons []string
+}
+
+// WorkChip is one thing a turn did, or a count of those not shown.
+type WorkChip struct {
+	// Kind is edit, build, checks, opened or resolved.
+	Kind string
+	// Text is the chip's words; Title says it in full.
+	Text, Title string
+	// Failed marks a build or a run of the checks that failed, and a case
+	// opened.
+	Failed bool
+	// CaseID links the chip to its case; 0 for none.
+	CaseID int64
+}
+
+// More is what the chip's title says that its words do not: the whole
+// of a summary the chip cut, or where a case was met; "" for nothing.
+func (w WorkChip) More() string {
+	if strings.HasSuffix(w.Text, w.Title) {
+		return ""
+	}
+	return w.Title
 }
 
 // TurnDoc is one document of a turn, with its text as delivered.
@@ -50,12 +77,15 @@ type CaseLine struct {
 
 // LessonLine is one lesson in the Lessons view.
 type LessonLine struct {
-	ID                                int64
-	Text, Status, Origin, Created     string
-	Flags                             string
-	CaseID                            int64
-	CaseProblem, Diagnosis            string
-	ConfirmedBy                       string
+	ID                            int64
+	Text, Status, Origin, Created string
+	Flags                         string
+	CaseID                        int64
+	CaseProblem, Diagnosis        string
+	ConfirmedBy                   string
+	// Supersedes is the lesson this one supersedes, SupersededBy the one
+	// that superseded it; 0 for none.
+	Supersedes, SupersededBy          int64
 	CanConfirm, CanRetire, CanReplace bool
 	// Servings say where the lesson was given and what came of it.
 	Servings []string
@@ -66,6 +96,9 @@ type CaseDetail struct {
 	CaseLine
 	Signature, Request, Edits, Model string
 	RevisionBefore, ResolvedRevision string
+	// TurnID is the contexts row of the turn that met the failure; 0 when
+	// none was recorded.
+	TurnID int64
 }
 
 // KnowledgeView is the Knowledge page: the Log, the Turns, the Cases or the Lessons.

@@ -400,6 +400,9 @@ func writeLesson(w io.Writer, d lessonDetailJSON) {
 	if l.SupersededBy != 0 {
 		fmt.Fprintf(w, "Superseded by lesson %d\n", l.SupersededBy)
 	}
+	if l.Supersedes != 0 {
+		fmt.Fprintf(w, "Supersedes lesson %d\n", l.Supersedes)
+	}
 	fmt.Fprintf(w, "Applies to: %s\n", appliesLine(l.Applies))
 	fmt.Fprintf(w, "\n%s\n", indentLines(l.Text))
 	c := d.Case

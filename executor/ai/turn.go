@@ -111,12 +111,19 @@ type Turn struct {
 	// Now is the clock of the limits; nil is time.Now.
 	Now func() time.Time
 	// Log receives the raw detail of failures; nil discards it. The key is
-	// never logged.
+	// never logged. Every line is logged with the turn's context, so a
+	// handler that reads identity from it (the knowledge's) records the
+	// turn's run and application; the run id is also an attribute.
 	Log *slog.Logger
 	// OnUsage is called as each step ends, with the usage so far.
 	OnUsage func(Usage)
 	// OnStep is called as each tool call completes.
 	OnStep func(Call)
+	// OnDelivered, when set, is called once the documents are fitted into
+	// the budget, before the model is first asked, with what the turn is
+	// given of each (the record Result.Documents holds): the turn's context
+	// can be kept before any of its tools runs.
+	OnDelivered func(docs []DeliveredDocument)
 }
 
 // Ending says how a turn ended.
@@ -212,6 +219,8 @@ var (
 
 // turn is one Run in progress.
 type turn struct {
+	// ctx is the turn's context, which every log line is written under.
+	ctx   context.Context
 	t     Turn
 	lim   Limits
 	now   func() time.Time
@@ -236,6 +245,7 @@ type turn struct {
 // call or a limit ends the turn. Cancelling ctx stops it (EndAborted).
 func Run(ctx context.Context, t Turn) Result {
 	r := &turn{
+		ctx:       ctx,
 		t:         t,
 		lim:       t.Limits.withDefaults(),
 		now:       t.Now,
@@ -255,6 +265,9 @@ func Run(ctx context.Context, t Turn) Result {
 
 	docs, delivered := deliver(t.Documents, t.DocumentBudget)
 	r.res.Documents = delivered
+	if t.OnDelivered != nil {
+		t.OnDelivered(slices.Clone(delivered))
+	}
 
 	p, err := newProvider(t.Endpoint, t.RunID, r.lim.Request)
 	if err != nil {
@@ -273,7 +286,7 @@ func Run(ctx context.Context, t Turn) Result {
 			bt.broken = json.Unmarshal(tool.Schema, &parameters)
 		}
 		if bt.broken != nil {
-			r.log.Error("ai: a tool's schema cannot be read; every call of it is refused", "tool", tool.Name, "err", bt.broken)
+			r.log.ErrorContext(ctx, "ai: a tool's schema cannot be read; every call of it is refused", "tool", tool.Name, "err", bt.broken)
 			parameters = map[string]any{"type": "object"}
 		}
 		r.tools[tool.WireName()] = bt
@@ -284,7 +297,7 @@ func Run(ctx context.Context, t Turn) Result {
 			Parameters:  shared.FunctionParameters(parameters),
 		}))
 	}
-	r.log.Debug("ai: turn starts", "tools", offered, "documents", len(delivered))
+	r.log.DebugContext(ctx, "ai: turn starts", "tools", offered, "documents", len(delivered))
 
 	if t.Instructions != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(t.Instructions))
@@ -417,13 +430,13 @@ func (r *turn) addUsage(c *openai.ChatCompletion) {
 func (r *turn) end(e Ending, sentence string) Result {
 	r.res.Ended, r.res.Sentence = e, sentence
 	r.res.Usage.Partial = r.unreported || (e != EndAnswered && e != EndQuestion)
-	r.log.Info("ai: turn ended", "ended", e, "steps", r.steps, "calls", len(r.res.Calls), "input", r.res.Usage.Input,
+	r.log.InfoContext(r.ctx, "ai: turn ended", "ended", e, "steps", r.steps, "calls", len(r.res.Calls), "input", r.res.Usage.Input,
 		"output", r.res.Usage.Output, "partial", r.res.Usage.Partial)
 	return r.res
 }
 
 func (r *turn) failed(pe *ProviderError) Result {
-	r.log.Error("ai: the provider failed", "failure", pe.Kind, "status", pe.Status, "detail", pe.Detail())
+	r.log.ErrorContext(r.ctx, "ai: the provider failed", "failure", pe.Kind, "status", pe.Status, "detail", pe.Detail())
 	r.res.Err = pe
 	r.res.ToolCalledBeforeFailure = len(r.res.Calls) > 0
 	return r.end(EndProvider, pe.Sentence)
@@ -469,7 +482,7 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 			aborted = true
 			answer.Error = "the turn was stopped"
 		case err != nil:
-			r.log.Warn("ai: a tool failed", "tool", tool.Name, "err", err)
+			r.log.WarnContext(ctx, "ai: a tool failed", "tool", tool.Name, "err", err)
 			answer.Error = "the tool failed on the host: " + err.Error()
 		default:
 			if q, ok := result.(Question); ok {
@@ -478,7 +491,7 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 			}
 			b, err := json.Marshal(result)
 			if err != nil {
-				r.log.Error("ai: a tool's result is not JSON", "tool", tool.Name, "err", err)
+				r.log.ErrorContext(ctx, "ai: a tool's result is not JSON", "tool", tool.Name, "err", err)
 				answer.Error = "the tool's result could not be written as JSON"
 				break
 			}

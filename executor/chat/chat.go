@@ -371,6 +371,8 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 	// What the turn's tools do carries its identity, never one a model wrote.
 	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: turn.RunID, AppID: turn.AppID})
+	// Its contexts row is kept as its documents are delivered, so a case its edits' builds open names it.
+	turnCtx = executor.KeepContextAtDelivery(turnCtx, s.d.Turns, turn.AppID, turn.Message, &aiTurn, log)
 	res := executor.RunTurn(turnCtx, s.d.Usage, turn.AppID, aiTurn)
 	if err := executor.RecordContext(ctx, s.d.Turns, turn.AppID, turn.Message, aiTurn, res); err != nil {
 		log.Error("the turn's context could not be kept", "err", err)

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
@@ -41,7 +42,11 @@ type EditConfig struct {
 	// Busy refuses the edits while a run changes the application (the
 	// executor's Busy); nil refuses none.
 	Busy func(appID string) error
-	// Log gets why a turn goes without edit tools; nil discards.
+	// Cases, when set, keeps every edit that lands as the run's work and in
+	// the application's open cases, as a builder turn's edits are kept.
+	Cases executor.CaseBook
+	// Log gets why a turn goes without edit tools, and an edit the cases
+	// could not keep; nil discards.
 	Log *slog.Logger
 	// Now dates the commits; nil is time.Now.
 	Now func() time.Time
@@ -52,8 +57,9 @@ type EditConfig struct {
 // application's workspace: each call is refused while a run changes the
 // application, and otherwise asks the person through the gate first
 // ("Edit site/index.html (2 hunks)?") and runs only when they approve.
-// Every commit carries the turn's run id. It is meant for Deps.EditTools;
-// done closes the workspace once the turn ended.
+// Every commit carries the turn's run id, and every edit that lands is
+// kept by cfg.Cases. It is meant for Deps.EditTools; done closes the
+// workspace once the turn ended.
 func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, done func()) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -72,8 +78,9 @@ func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, 
 				return raw, err
 			},
 			// intent.ask is not offered: a chat turn asks in its reply.
-			Ask: func(context.Context, string) (string, error) { return "Ask the person in your reply.", nil },
-			Now: cfg.Now,
+			Ask:    func(context.Context, string) (string, error) { return "Ask the person in your reply.", nil },
+			Now:    cfg.Now,
+			Edited: cfg.edited(appID, runID),
 		})
 		if err != nil {
 			cfg.Log.Error("the workspace could not be opened for edits; the turn goes without them", "app", appID, "run", runID, "err", err)
@@ -89,6 +96,19 @@ func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, 
 			if err := session.Close(); err != nil {
 				cfg.Log.Warn("the workspace of a chat turn's edits did not close", "app", appID, "run", runID, "err", err)
 			}
+		}
+	}
+}
+
+// edited keeps an edit of the turn runID as a builder turn's is kept (up
+// to knowledge.MaxCaseEdits characters a case); nil without Cases.
+func (cfg EditConfig) edited(appID, runID string) func(summary string) {
+	if cfg.Cases == nil {
+		return nil
+	}
+	return func(summary string) {
+		if err := cfg.Cases.AppendEdit(context.Background(), appID, runID, summary); err != nil {
+			cfg.Log.Error("the open cases could not keep a chat turn's edit", "app", appID, "run", runID, "err", err)
 		}
 	}
 }

@@ -1,0 +1,110 @@
+package handlers_test
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/handlers"
+	"autoapp/intent/app"
+	"autoapp/intent/owner"
+	"autoapp/knowledge"
+)
+
+// knowledgeServer is the app over a fresh intents store and a knowledge
+// store the test writes to, with its owner signed in.
+func knowledgeServer(t *testing.T) (*knowledge.Store, *browser) {
+	t.Helper()
+	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	db := MustOpen(t)
+	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Close() })
+	apps := app.NewService(db, t.TempDir(), c.now)
+	s := &server{clock: c, apps: apps, app: handlers.New(handlers.Deps{Owners: owner.NewService(db, c.now), Apps: apps,
+		Knowledge: ks, Cases: knowledge.NewCases(ks.DB(), c.now), Version: "test-version"})}
+	b := s.browser(t)
+	b.get("/setup")
+	if r := b.post("/setup", url.Values{"name": {ownerName}, "password": {password}, "again": {password}}); r.StatusCode != fiber.StatusSeeOther {
+		t.Fatalf("setup answered %d: %s", r.StatusCode, r.body)
+	}
+	return ks, b
+}
+
+func TestTheTurnsViewShowsWhatEachTurnDid(t *testing.T) {
+	ks, b := knowledgeServer(t)
+	ctx := context.Background()
+	cases := knowledge.NewCases(ks.DB(), time.Now)
+	const first, second = "intent-1-0001-greet-a1", "intent-1-0001-greet-a2"
+	var turns []int64
+	for _, run := range []string{first, second} {
+		id, err := ks.RecordTurn(ctx, knowledge.Turn{AppID: "site", RunID: run, Kind: knowledge.TurnBuilder, Instructions: "Build.",
+			Request: "0001-greet: Greet", Documents: []knowledge.DeliveredDoc{{Ref: "intent:site", Text: "one task"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns = append(turns, id)
+	}
+	steps := []error{
+		cases.AppendEdit(ctx, "site", first, "source.change change acceptance/0001-greet-c1.json"),
+		cases.AppendEdit(ctx, "site", first, "source.edit site/index.html"),
+	}
+	_, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: first, ContextID: turns[0], Revision: "r1", StagesRun: []string{"check"},
+		Problems: []knowledge.BuildProblem{{Stage: "check", Message: "site/index.html: the page is empty"}}})
+	steps = append(steps, err)
+	_, _, err = cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: second, Revision: "r2", StagesRun: []string{"check"}, OK: true})
+	steps = append(steps, err)
+	_, _, err = cases.Checks(ctx, knowledge.ChecksObserved{AppID: "site", RunID: second, Revision: "r2",
+		Results: []knowledge.ExampleResult{{ID: "0001-greet-c1", Hash: "h1", Passed: true}}})
+	steps = append(steps, err)
+	for i, err := range steps {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+
+	page := b.get("/knowledge/turns").body
+	row := func(run string) string {
+		at := strings.Index(page, `data-testid="turn-`+run+`"`)
+		if at < 0 {
+			t.Fatalf("no row for %s:\n%s", run, page)
+		}
+		end := strings.Index(page[at:], "</tr>")
+		return page[at : at+end]
+	}
+	one, two := row(first), row(second)
+	for _, want := range []string{"2 edits", "source.edit site/index.html", "build failed at check: site/index.html", `title="failed at check: site/index.html: the page is empty"`,
+		`href="/knowledge/cases/1"`, "opened case #1"} {
+		if !strings.Contains(one, want) {
+			t.Errorf("the first turn's row lacks %q:\n%s", want, one)
+		}
+	}
+	for _, want := range []string{"build passed (check)", "checks 1 of 1 passed", "resolved case #1"} {
+		if !strings.Contains(two, want) {
+			t.Errorf("the second turn's row lacks %q:\n%s", want, two)
+		}
+	}
+	if strings.Contains(two, "edit") || strings.Contains(one, "resolved case") {
+		t.Errorf("one turn's work is shown on the other:\n%s\n%s", one, two)
+	}
+
+	// The turn's own page lists every edit.
+	detail := b.get("/knowledge/turns/1").body
+	for _, want := range []string{"What it did", "source.change change acceptance/0001-greet-c1.json\nsource.edit site/index.html", "opened case #1"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the turn's page lacks %q:\n%s", want, detail)
+		}
+	}
+
+	// The case links back to the turn that met it.
+	if c := b.get("/knowledge/cases/1").body; !strings.Contains(c, `href="/knowledge/turns/1" data-testid="case-turn"`) {
+		t.Errorf("the case's page does not link its turn:\n%s", c)
+	}
+}
