@@ -116,6 +116,16 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.servings = knowledge.NewServings(s.knowledge.DB(), time.Now)
 	l.candidates.SetObserver(executor.CaseRecorder{Cases: l.cases, Servings: l.servings, Candidates: l.candidates, Version: version, Log: log})
 	l.backlog = intent.NewService(s.intents, s.root, time.Now)
+	// The relationship index is derived: it follows each attempt, once the
+	// move that ends it has committed.
+	l.backlog.OnTaskMoved(func(ctx context.Context, m intent.TaskMoved) {
+		if !m.AttemptEnded() {
+			return
+		}
+		if _, err := knowledge.RebuildLinks(ctx, s.knowledge.DB(), s.intents); err != nil {
+			log.Error("the knowledge links could not be rebuilt", "run", m.RunID, "err", err)
+		}
+	})
 	providers, err := provider.NewRegistry(s.root, time.Now, nil, log)
 	if err != nil {
 		return nil, err
@@ -130,19 +140,13 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
 		Lessons: l.lessons, Servings: l.servings, Cases: l.cases,
-		Distill: func(ctx context.Context) {
-			distill(ctx, l, log)
-			// The relationship index is derived; it follows each attempt.
-			if _, err := knowledge.RebuildLinks(ctx, s.knowledge.DB(), s.intents); err != nil {
-				log.Error("the knowledge links could not be rebuilt", "err", err)
-			}
-		}})
+		Distill: func(ctx context.Context) { distill(ctx, l, log) }})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)
 	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.gate, Candidates: l.candidates, Apps: l.apps,
-			Busy: l.runs.Busy, Log: log, Now: time.Now}),
+			Busy: l.runs.Busy, Cases: l.cases, Log: log, Now: time.Now}),
 		Start: l.runs.Start, Gate: l.gate, Turns: s.knowledge,
 		// When a chat turn ends, its request's journal takes what the engineer did.
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
