@@ -72,4 +72,7 @@ func TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs(t *testing.T) {
 	must(t, expect.Locator(second.GetByTestId("work-checks")).ToContainText("passed"))
 	must(t, second.GetByTestId("work-resolved").Click())
 	must(t, expect.Locator(page.GetByTestId("case")).ToContainText("0001-greet-the-readers-c1"))
+	// The case names the turn it was met in, whose row says it opened it.
+	must(t, page.GetByTestId("case-turn").Click())
+	must(t, expect.Locator(page.GetByTestId("turn-work")).ToContainText("opened case #"))
 }

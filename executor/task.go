@@ -258,10 +258,11 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	// What the turn's tools do carries its identity: the knowledge's
 	// cases and log rows are written with this run id, never one a model wrote.
-	// The cases they open record the request and the model; the contexts
-	// row is written only when the turn ends, so they name none.
+	// The cases they open record the request, the model and the turn's
+	// contexts row, written as soon as its documents are delivered.
 	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, AppID: d.AppID})
 	turnCtx = withCaseTurn(turnCtx, caseTurn{request: request, model: modelRef(turn.Endpoint)})
+	turnCtx = KeepContextAtDelivery(turnCtx, e.d.Turns, d.AppID, request, &turn, e.d.Log)
 	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
 	var contextID int64
 	if e.d.Turns != nil {
