@@ -79,4 +79,8 @@ func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
 	must(t, page.GetByTestId("feedback-send").Click())
 	must(t, expect.Locator(page.GetByTestId("intervene")).ToContainText("Write the feedback first: it cannot be empty."))
 	must(t, expect.Locator(page.GetByTestId("interventions")).ToHaveCount(0))
+	// Stop the run while its turn is held: the model is asked nothing more.
+	must(t, page.GetByTestId("stop").Locator("summary").Click())
+	must(t, page.GetByTestId("stop-confirm").Click())
+	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("Stopped by the person."))
 }
