@@ -2,12 +2,23 @@ package e2e
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/executor/ai/scripted"
 )
+
+// held is a scripted reply's Before that waits until release is called, or
+// the test ends: a failing test never leaves the model's request hanging.
+func held(t *testing.T) (hold, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(release)
+	return func() { <-ch }, release
+}
 
 // TestPauseARunningIntentFromItsPage pauses a running two-task intent while
 // the first task's turn is in flight: the turn runs to its verdict, the
@@ -17,31 +28,40 @@ func TestPauseARunningIntentFromItsPage(t *testing.T) {
 	s, model, page := signedInWithModel(t, "builder")
 	in := twoTaskPlan(t, s)
 
-	release := make(chan struct{})
+	hold, release := held(t)
 	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
 	run2 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0002-add-an-about-page-a1"
 	model.On(scripted.RunID(run1),
 		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
 			example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{Before: func() { <-release }, ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{Before: hold, ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
 
 	runFromPage(t, page, s, in.ID)
 	must(t, expect.Locator(page.GetByTestId("last-tool")).ToHaveText("source.change"))
 
+	// What is typed in the feedback box survives the live part's refresh.
+	must(t, page.GetByTestId("feedback-text").Fill("A draft of feedback"))
+	for range 2 {
+		_, err := page.ExpectResponse("**/live", func() error { return nil })
+		must(t, err)
+	}
+	must(t, expect.Locator(page.GetByTestId("feedback-text")).ToHaveValue("A draft of feedback"))
+
 	// The pause is queued while the model call is in flight: the run goes on.
 	must(t, page.GetByTestId("pause").Click())
 	must(t, expect.Locator(page.GetByTestId("intervention-pending")).ToBeVisible())
 	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("running"))
 	must(t, expect.Locator(page.GetByTestId("progress")).ToContainText("0001-change-the-heading"))
-	close(release)
+	release()
 
 	// After the first task's verdict the run stops, paused.
 	long := playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}
 	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("stopped", long))
 	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("Paused by the person."))
 	must(t, expect.Locator(page.GetByTestId("intervention-applied")).ToBeVisible())
+	must(t, expect.Locator(page.GetByTestId("intervene")).ToHaveCount(0))
 	must(t, expect.Locator(page.GetByTestId("task-0001-change-the-heading").GetByTestId("status")).ToHaveText("completed"))
 	must(t, expect.Locator(page.GetByTestId("task-0002-add-an-about-page").GetByTestId("status")).ToHaveText("in-queue"))
 	for _, r := range model.Requests() {
@@ -70,10 +90,9 @@ func TestPauseARunningIntentFromItsPage(t *testing.T) {
 func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
 	s, model, page := signedInWithModel(t, "builder")
 	in := twoTaskPlan(t, s)
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
+	hold, _ := held(t)
 	run1 := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
-	model.On(scripted.RunID(run1), scripted.Reply{Before: func() { <-release }, Text: "Nothing."})
+	model.On(scripted.RunID(run1), scripted.Reply{Before: hold, Text: "Nothing."})
 	runFromPage(t, page, s, in.ID)
 	must(t, expect.Locator(page.GetByTestId("progress")).ToBeVisible())
 	must(t, page.GetByTestId("feedback-send").Click())

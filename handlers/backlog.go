@@ -153,6 +153,14 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	}
 	v := intentView(d, s.AppName, op)
 	v.Refusal = r
+	// A task with no model of its own or of its tier runs on the Settings model.
+	if def := h.providers.DefaultModel(); def != "" {
+		for i, t := range v.Tasks {
+			if t.Model == "" {
+				v.Tasks[i].Model, v.Tasks[i].ModelSource = def, "the Settings model"
+			}
+		}
+	}
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
 		v.Progress = progressView(p)
 	}
