@@ -104,6 +104,8 @@ func overviewView(o overview.Overview) views.OverviewView {
 			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
 		case overview.NeedRelease:
 			nv.Href, nv.Action = "/apps/"+n.AppID, "Open the application"
+		case overview.NeedFeedback:
+			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
 		}
 		v.Needs = append(v.Needs, nv)
 	}

@@ -28,6 +28,7 @@ type Backlog interface {
 	Outlooks(ctx context.Context) (map[string]intent.Outlook, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
+	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
 }
 
 // Apps lists the applications (*app.Service).
@@ -102,6 +103,9 @@ const (
 	NeedFailed NeedKind = "failed"
 	// NeedRelease: a candidate passed all its own checks and is not current.
 	NeedRelease NeedKind = "release"
+	// NeedFeedback: a run stopped for the person's feedback, which waits
+	// for the next chat turn about the application.
+	NeedFeedback NeedKind = "feedback"
 )
 
 // Need is one thing waiting for the person.
@@ -281,6 +285,20 @@ func (s *Service) needs(ctx context.Context, apps []app.App) ([]Need, error) {
 			}
 		}
 		out = append(out, n)
+	}
+	for _, a := range apps {
+		fb, err := s.d.Backlog.FeedbackForChat(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[int64]bool{}
+		for _, f := range fb {
+			if !seen[f.IntentID] {
+				seen[f.IntentID] = true
+				out = append(out, Need{Kind: NeedFeedback, AppID: a.ID, IntentID: f.IntentID,
+					Text: fmt.Sprintf("%s: intent #%d stopped for your feedback; send the engineer a message and it revises the plan with it.", a.ID, f.IntentID)})
+			}
+		}
 	}
 	_, runningApp, running := s.d.Runs.Running()
 	for _, a := range apps {

@@ -392,3 +392,38 @@ type models struct{ def, inUse string }
 
 func (m models) DefaultModel() string { return m.def }
 func (m models) InUse() string        { return m.inUse }
+
+func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "site")
+	in, _ := e.intent(t, "site", 1) // running
+	if _, _, err := e.backlog.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Smaller steps."); err != nil {
+		t.Fatal(err)
+	}
+	// Pending, it is the run's: nothing waits for the person yet.
+	if needs, err := e.svc.Needs(ctx); err != nil || len(kinds(needs)[overview.NeedFeedback]) != 0 {
+		t.Fatalf("pending feedback: %+v, %v", needs, err)
+	}
+	if _, err := e.backlog.ApplyInterventions(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	needs, err := e.svc.Needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := kinds(needs)[overview.NeedFeedback]
+	if len(f) != 1 || f[0].IntentID != in.ID || f[0].AppID != "site" {
+		t.Fatalf("applied feedback: %+v", needs)
+	}
+	fb, err := e.backlog.FeedbackForChat(ctx, "site")
+	if err != nil || len(fb) != 1 {
+		t.Fatalf("%+v, %v", fb, err)
+	}
+	if err := e.backlog.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-site-1"); err != nil {
+		t.Fatal(err)
+	}
+	if needs, _ := e.svc.Needs(ctx); len(kinds(needs)[overview.NeedFeedback]) != 0 {
+		t.Fatalf("feedback a chat turn took still waits: %+v", needs)
+	}
+}
