@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"autoapp/executor/ai"
+	"autoapp/executor/source"
 	"autoapp/executor/workspace"
 )
 
@@ -34,7 +35,7 @@ func UnverifiedWarning(n int) string {
 
 // Shared pieces of the schemas.
 const (
-	pathSchema  = `{"type": "string", "minLength": 1, "maxLength": 1024, "description": "a path from the workspace's top, such as \"site/index.html\""}`
+	pathSchema  = source.PathSchema
 	hunksSchema = `{"type": "array", "minItems": 1, "maxItems": 100, "description": "exact find/replace pairs; each find must match exactly one place of the file as it is now",
 		"items": {"type": "object", "additionalProperties": false, "required": ["find", "replace"], "properties": {
 			"find": {"type": "string", "minLength": 1, "description": "the exact text to replace, copied from the file with its spaces and line breaks"},
@@ -80,77 +81,36 @@ type editAnswer struct {
 }
 
 func (s *Session) sourceList() ai.Tool {
-	type input struct {
-		Dir string `json:"dir"`
-	}
-	return ai.Tool{
-		Name: "source.list",
-		Description: "List a folder of the application's workspace: each entry's name, path, whether it is a folder, and a file's size. " +
-			`Give dir as a path from the workspace's top; "" is the top.`,
-		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "required": ["dir"], "properties": {
-			"dir": {"type": "string", "maxLength": 1024, "description": "a folder from the workspace's top; \"\" for the top"}}}`),
-		Example: json.RawMessage(`{"dir": ""}`),
-		Handler: handler(s, "source.list", func(ctx context.Context, _ workspace.CommitMeta, in input) (any, error) {
-			entries, err := s.ws.List(in.Dir)
-			if err != nil {
-				return nil, refusal(err)
-			}
-			return listAnswer{Entries: entries, Guidance: s.reread("source.list", cleanOrTop(in.Dir))}, nil
-		}),
-	}
+	return source.List(handler(s, "source.list", func(ctx context.Context, _ workspace.CommitMeta, in source.ListInput) (any, error) {
+		entries, err := s.ws.List(in.Dir)
+		if err != nil {
+			return nil, refusal(err)
+		}
+		return listAnswer{Entries: entries, Guidance: s.reread("source.list", cleanOrTop(in.Dir))}, nil
+	}))
 }
 
 func (s *Session) sourceRead() ai.Tool {
-	type input struct {
-		Path string `json:"path"`
-		From int    `json:"from"`
-		To   int    `json:"to"`
-	}
-	return ai.Tool{
-		Name: "source.read",
-		Description: "Read a text file of the workspace: its lines, each numbered, from line from to line to (both optional; " +
-			"the whole file when left out, at most 2000 lines a read). Copy hunks for source.edit from what this returns, without the numbers.",
-		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
-			"path": ` + pathSchema + `,
-			"from": {"type": "integer", "minimum": 0, "description": "the first line to read, counting from 1; 0 or left out is the top"},
-			"to": {"type": "integer", "minimum": 0, "description": "the last line to read; 0 or left out is the end"}}}`),
-		Example: json.RawMessage(`{"path": "autoapp.json"}`),
-		Handler: handler(s, "source.read", func(ctx context.Context, _ workspace.CommitMeta, in input) (any, error) {
-			r, err := s.ws.Read(in.Path, in.From, in.To)
-			if err != nil {
-				return nil, refusal(err)
-			}
-			if !slices.Contains(s.st.readPaths, r.Path) {
-				s.st.readPaths = append(s.st.readPaths, r.Path)
-			}
-			return readAnswer{ReadResult: r, Guidance: s.reread("source.read", r.Path, fmt.Sprint(in.From), fmt.Sprint(in.To))}, nil
-		}),
-	}
+	return source.Read(handler(s, "source.read", func(ctx context.Context, _ workspace.CommitMeta, in source.ReadInput) (any, error) {
+		r, err := s.ws.Read(in.Path, in.From, in.To)
+		if err != nil {
+			return nil, refusal(err)
+		}
+		if !slices.Contains(s.st.readPaths, r.Path) {
+			s.st.readPaths = append(s.st.readPaths, r.Path)
+		}
+		return readAnswer{ReadResult: r, Guidance: s.reread("source.read", r.Path, fmt.Sprint(in.From), fmt.Sprint(in.To))}, nil
+	}))
 }
 
 func (s *Session) sourceSearch() ai.Tool {
-	type input struct {
-		Query  string `json:"query"`
-		Regexp bool   `json:"regexp"`
-		Under  string `json:"under"`
-	}
-	return ai.Tool{
-		Name: "source.search",
-		Description: "Find the lines of the workspace's text files that contain query (or match it as a Go regular expression when regexp is true), " +
-			"under a folder or file (the whole workspace when left out). Answers each match's path, line number and text, at most 200.",
-		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "required": ["query"], "properties": {
-			"query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "the text to find"},
-			"regexp": {"type": "boolean", "description": "true to read query as a regular expression"},
-			"under": {"type": "string", "maxLength": 1024, "description": "a folder or file from the workspace's top; left out is the whole workspace"}}}`),
-		Example: json.RawMessage(`{"query": "<h1>"}`),
-		Handler: handler(s, "source.search", func(ctx context.Context, _ workspace.CommitMeta, in input) (any, error) {
-			r, err := s.ws.Search(in.Query, in.Regexp, in.Under)
-			if err != nil {
-				return nil, refusal(err)
-			}
-			return searchAnswer{SearchResult: r, Guidance: s.reread("source.search", in.Query, fmt.Sprint(in.Regexp), cleanOrTop(in.Under))}, nil
-		}),
-	}
+	return source.Search(handler(s, "source.search", func(ctx context.Context, _ workspace.CommitMeta, in source.SearchInput) (any, error) {
+		r, err := s.ws.Search(in.Query, in.Regexp, in.Under)
+		if err != nil {
+			return nil, refusal(err)
+		}
+		return searchAnswer{SearchResult: r, Guidance: s.reread("source.search", in.Query, fmt.Sprint(in.Regexp), cleanOrTop(in.Under))}, nil
+	}))
 }
 
 func (s *Session) sourceEdit() ai.Tool {
