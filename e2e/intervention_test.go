@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/executor/ai/scripted"
+	"autoapp/intent/plan"
 )
 
 // held is a scripted reply's Before that waits until release is called, or
@@ -102,4 +106,79 @@ func TestEmptyFeedbackIsRefusedInThePage(t *testing.T) {
 	must(t, page.GetByTestId("stop").Locator("summary").Click())
 	must(t, page.GetByTestId("stop-confirm").Click())
 	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("Stopped by the person."))
+}
+
+// TestFeedbackFromTheTerminalIsAppliedOnceAfterAKill queues feedback with
+// the real `autoapp intervention submit` while a turn is in flight, kills
+// the launcher before any boundary, and starts it again: recovery applies
+// the feedback once, keeping the stop it found, and nothing stays pending.
+func TestFeedbackFromTheTerminalIsAppliedOnceAfterAKill(t *testing.T) {
+	root := t.TempDir()
+	model := scripted.New(t)
+	model.Models("builder")
+	first := startServerAt(t, root)
+	page := newPage(t)
+	createOwner(t, page, first)
+	connectModel(t, page, first, model, "scripted:builder")
+	in := planFor(t, first, "Greet notes readers.", plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"},
+		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "A greeting.",
+		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
+	id := strconv.FormatInt(in.ID, 10)
+
+	inTurn := make(chan struct{})
+	hold, _ := held(t)
+	model.On(scripted.RunID("intent-"+id+"-0001-change-the-heading-a1"),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "spec_read", Args: `{}`}}},
+		scripted.Reply{Before: func() { close(inTurn); hold() }, Text: "never seen"})
+	runFromPage(t, page, first, in.ID)
+	select {
+	case <-inTurn:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the builder's turn did not start")
+	}
+
+	cli := func(args ...string) (map[string]any, int) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"intervention"}, args...)...)
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("autoapp intervention %v printed no JSON: %q", args, out)
+		}
+		return m, code
+	}
+	submit := []string{"submit", "--root", root, "--intent", id, "--request-id", "f-1", "--kind", "feedback", "--text", "Say hello to readers by name.", "--json"}
+	sent, code := cli(submit...)
+	if code != 0 || sent["ok"] != true {
+		t.Fatalf("submit: exit %d %v", code, sent)
+	}
+	if m, _ := cli("inspect", "--root", root, "--intent", id, "--json"); m["pendingCount"] != float64(1) {
+		t.Fatalf("inspect while the turn runs: %v", m)
+	}
+
+	_, err := page.Goto("about:blank")
+	must(t, err)
+	first.kill(t)
+	second := startServerAt(t, root)
+
+	if m, _ := cli("inspect", "--root", root, "--intent", id, "--json"); m["pendingCount"] != float64(0) {
+		t.Fatalf("inspect after the restart: %v", m)
+	}
+	// A retry of the same submission answers the first receipt, applied or not.
+	again, code := cli(submit...)
+	if code != 0 || again["replayed"] != true || again["receipt"].(map[string]any)["order"] != sent["receipt"].(map[string]any)["order"] {
+		t.Fatalf("a retry after the restart: exit %d %v", code, again)
+	}
+	_, err = page.Goto(second.URL + "/backlog/intents/" + id)
+	must(t, err)
+	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToHaveText("The launcher stopped."))
+	must(t, expect.Locator(page.GetByTestId("intervention")).ToHaveCount(1))
+	must(t, expect.Locator(page.GetByTestId("intervention")).ToContainText("kept its stop: The launcher stopped."))
+	must(t, expect.Locator(page.GetByTestId("intervention-applied")).ToBeVisible())
 }
