@@ -30,13 +30,8 @@ const (
 	MaxQuestions = 2
 )
 
-// Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    intent.Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a refusal with a sentence for the person: the backlog's own.
+type Error = intent.Error
 
 func refuse(format string, args ...any) *Error {
 	return &Error{Code: intent.EConflict, Message: fmt.Sprintf(format, args...)}

@@ -212,12 +212,9 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
 	sentence := "Something went wrong on the server. The details are in its log."
 	var fe *fiber.Error
-	var oe *owner.Error
 	switch {
 	case errors.As(err, &fe):
 		status, sentence = fe.Code, fe.Message
-	case errors.As(err, &oe):
-		status, sentence = ownerStatus(oe.Code), oe.Message
 	case isRefusal(err):
 		status, sentence, _ = refusal(err)
 	default:
@@ -230,30 +227,22 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	return render(c.Status(status), errorPage(c, status, sentence))
 }
 
-func ownerStatus(code owner.Code) int {
+// refusalStatus is the HTTP status of a refusal's code. The codes are the
+// same words in every domain package.
+func refusalStatus(code string) int {
 	switch code {
-	case owner.EInvalid:
+	case "invalid":
 		return fiber.StatusUnprocessableEntity
-	case owner.EConflict:
+	case "conflict":
 		return fiber.StatusConflict
-	case owner.ENotFound:
+	case "not_found":
 		return fiber.StatusNotFound
-	case owner.EDenied:
+	case "denied":
 		return fiber.StatusUnauthorized
-	case owner.EThrottled:
+	case "throttled":
 		return fiber.StatusTooManyRequests
-	}
-	return fiber.StatusBadRequest
-}
-
-func appStatus(code app.Code) int {
-	switch code {
-	case app.EInvalid:
-		return fiber.StatusUnprocessableEntity
-	case app.EConflict:
-		return fiber.StatusConflict
-	case app.ENotFound:
-		return fiber.StatusNotFound
+	case "unavailable":
+		return fiber.StatusBadGateway
 	}
 	return fiber.StatusBadRequest
 }

@@ -8,52 +8,28 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/executor"
 	"autoapp/executor/acceptance"
-	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
-	"autoapp/executor/chat"
-	"autoapp/executor/gate"
-	"autoapp/intent"
 	"autoapp/intent/app"
-	"autoapp/intent/request"
-	"autoapp/knowledge"
 	"autoapp/views"
 )
+
+// refuser is a domain package's refusal: a code and a sentence for the
+// person. Every domain package's Error is one.
+type refuser interface {
+	error
+	Refusal() (code, sentence string)
+}
 
 // refusal is the sentence and status of an error the person can act on, or
 // ok false for a failure of the server.
 func refusal(err error) (status int, sentence string, ok bool) {
-	var ae *app.Error
-	var ce *candidate.Error
-	var ie *intent.Error
-	var pe *provider.Error
-	var xe *executor.Error
-	var qe *request.Error
-	var he *chat.Error
-	var ge *gate.Error
-	var ke *knowledge.Error
-	switch {
-	case errors.As(err, &ke):
-		return appStatus(app.Code(ke.Code)), ke.Message, true
-	case errors.As(err, &ge):
-		return appStatus(app.Code(ge.Code)), ge.Message, true
-	case errors.As(err, &qe):
-		return appStatus(app.Code(qe.Code)), qe.Message, true
-	case errors.As(err, &he):
-		return appStatus(app.Code(he.Code)), he.Message, true
-	case errors.As(err, &xe):
-		return appStatus(app.Code(xe.Code)), xe.Message, true
-	case errors.As(err, &pe):
-		return providerStatus(pe.Code), pe.Message, true
-	case errors.As(err, &ae):
-		return appStatus(ae.Code), ae.Message, true
-	case errors.As(err, &ce):
-		return appStatus(ce.Code), ce.Message, true
-	case errors.As(err, &ie):
-		return appStatus(app.Code(ie.Code)), ie.Message, true
+	var r refuser
+	if !errors.As(err, &r) {
+		return 0, "", false
 	}
-	return 0, "", false
+	code, sentence := r.Refusal()
+	return refusalStatus(code), sentence, true
 }
 
 func isRefusal(err error) bool {
@@ -315,18 +291,4 @@ func short(rev string) string {
 
 func clock(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05")
-}
-
-func providerStatus(code provider.Code) int {
-	switch code {
-	case provider.EInvalid:
-		return fiber.StatusUnprocessableEntity
-	case provider.EConflict:
-		return fiber.StatusConflict
-	case provider.ENotFound:
-		return fiber.StatusNotFound
-	case provider.EUnavailable:
-		return fiber.StatusBadGateway
-	}
-	return fiber.StatusBadRequest
 }

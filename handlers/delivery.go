@@ -11,7 +11,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor/workspace"
-	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 )
 
@@ -120,7 +119,8 @@ func percentEncode(s string) string {
 func deliveryRefusal(err error) error {
 	var de *delivery.Error
 	if errors.As(err, &de) {
-		return fiber.NewError(appStatus(app.Code(de.Code)), de.Message)
+		code, sentence := de.Refusal()
+		return fiber.NewError(refusalStatus(code), sentence)
 	}
 	return err
 }

@@ -146,13 +146,8 @@ func NewService(apps Apps, previews *preview.Manager, now func() time.Time) *Ser
 		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
 }
 
-// Error is a refusal with a sentence.
-type Error struct {
-	Code    app.Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a refusal with a sentence for the person: the applications' own.
+type Error = app.Error
 
 func (s *Service) path(appID string) string { return filepath.Join(s.apps.Dir(appID), File) }
 

@@ -74,13 +74,8 @@ const (
 	DefaultTurns = 50
 )
 
-// Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    intent.Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a refusal with a sentence for the person: the backlog's own.
+type Error = intent.Error
 
 func refuse(code intent.Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

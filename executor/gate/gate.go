@@ -19,13 +19,8 @@ import (
 // NotAsked is what Decide answers about a question that is not waiting.
 const NotAsked = "That question was answered already or is no longer asked."
 
-// Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    intent.Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a refusal with a sentence for the person: the backlog's own.
+type Error = intent.Error
 
 // Question is one question waiting for the person.
 type Question struct {

@@ -47,6 +47,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// Refusal is the refusal's code and its sentence, as the pages answer it.
+func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+
 func refuse(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -41,6 +41,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// Refusal is the refusal's code and its sentence, as the pages answer it.
+func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+
 // Unwrap is the cancellation behind a stopped request, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
