@@ -1,48 +1,23 @@
 package e2e
 
 import (
-	"context"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/executor/ai/scripted"
-	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
-	"autoapp/migrations"
 )
-
-// connectScripted points Settings at the scripted model as the person
-// would, and makes model the Settings model.
-func connectScripted(t *testing.T, page playwright.Page, s *server, model *scripted.Server, name string) {
-	t.Helper()
-	_, err := page.Goto(s.URL + "/settings")
-	must(t, err)
-	form := page.GetByTestId("provider-form")
-	must(t, form.GetByLabel("Name").Fill("scripted"))
-	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
-	must(t, form.GetByTestId("save-provider").Click())
-	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:"+name))
-	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
-}
 
 // TestAFinishedRunShowsItsSpendAndTheChartRenders prices the scripted
 // model in Settings, runs one task whose turn reports its tokens, and
 // reads what it cost on the intent, on the task and on the Overview,
 // whose chart has a bar a day.
 func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("builder")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectScripted(t, page, s, model, "builder")
+	s, model, page := signedInWithModel(t, "builder")
 
 	// Prices, typed into Settings: a price that is not a number is refused
 	// with a sentence, then the right one is kept.
@@ -62,23 +37,11 @@ func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("prices").GetByLabel("Input price, row 1")).ToHaveValue("2"))
 
 	// One task, planned through the service as the engineer would.
-	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, s.Root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
-	must(t, err)
-	must(t, apps.Select(ctx, "site"))
-	backlog := intent.NewService(db, s.Root, time.Now)
-	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers.", intent.Analysis{Restated: []string{"A new greeting."}})
-	must(t, err)
-	task, err := backlog.AddTask(ctx, in.ID, plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5,
+	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"}, EstimatedLines: 5,
 		Risk: "normal", Reasoning: "low", Summary: "The home page greets notes readers.",
 		Criteria:      []plan.Criterion{{Text: "The home page says Hello notes"}},
 		NoFailurePath: "a static page refuses nothing", Runbook: []string{"Read the heading."}})
-	must(t, err)
-	must(t, backlog.Submit(ctx, in.ID))
+	const slug = "0001-change-the-heading"
 
 	replies := []scripted.Reply{
 		{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json", example("The home page says Hello notes", "/", "Hello notes"))},
@@ -94,7 +57,7 @@ func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
 		output += int64(r.Usage.Output)
 	}
 	cost := spend.Dollars((float64(input)*2 + float64(output)*10) / 1e6)
-	model.On(scripted.RunID("intent-"+strconv.FormatInt(in.ID, 10)+"-"+task.Slug+"-a1"), replies...)
+	model.On(scripted.RunID("intent-"+strconv.FormatInt(in.ID, 10)+"-"+slug+"-a1"), replies...)
 
 	_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 	must(t, err)
@@ -105,8 +68,8 @@ func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
 	// The intent's spend, and its task's, from the turn's row and the prices.
 	must(t, expect.Locator(page.GetByTestId("intent-spend")).ToContainText(cost))
 	must(t, expect.Locator(page.GetByTestId("intent-spend")).ToContainText(spend.Count(input)+" in, "+spend.Count(output)+" out"))
-	must(t, expect.Locator(page.GetByTestId("task-"+task.Slug).GetByTestId("task-spend")).ToContainText(cost))
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: task.Slug}).First().Click())
+	must(t, expect.Locator(page.GetByTestId("task-"+slug).GetByTestId("task-spend")).ToContainText(cost))
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: slug}).First().Click())
 	must(t, expect.Locator(page.GetByTestId("turns")).ToContainText("scripted:builder"))
 	must(t, expect.Locator(page.GetByTestId("task-total")).ToContainText(cost))
 
@@ -134,12 +97,7 @@ func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
 // an edit: while the question waits, every page's rail marks the Backlog
 // and the Backlog's panel says what waits; once answered, the mark goes.
 func TestAWaitingQuestionMarksTheRail(t *testing.T) {
-	s := startServer(t)
-	model := scripted.New(t)
-	model.Models("engineer")
-	page := newPage(t)
-	createOwner(t, page, s)
-	connectScripted(t, page, s, model, "engineer")
+	s, model, page := signedInWithModel(t, "engineer")
 	must(t, page.GetByTestId("rail-request").Click())
 	must(t, page.GetByLabel("Id").Fill("site"))
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create the application"}).Click())
