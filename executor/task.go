@@ -266,6 +266,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
 	var contextID int64
 	if e.d.Turns != nil {
+		// The row kept at delivery is answered again (one row a turn); a
+		// turn that ended before its documents were delivered gets it here.
 		book := &keptTurn{book: e.d.Turns}
 		if err := RecordContext(ctx, book, d.AppID, request, turn, out.res); err != nil {
 			e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
