@@ -180,4 +180,15 @@ func TestDeliveryArchive(t *testing.T) {
 	if r.StatusCode != fiber.StatusNotFound || r.Header.Get("Content-Disposition") != "" {
 		t.Errorf("an intent not delivered: status %d, disposition %q", r.StatusCode, r.Header.Get("Content-Disposition"))
 	}
+
+	t.Run("the panel says links are left out", func(t *testing.T) {
+		// The panel is shown once the intent is done.
+		s.moveIntent(t, id, intent.IntentRunning, intent.IntentDone)
+		r := b.get(intentPath(id))
+		href := fmt.Sprintf(`href="/backlog/intents/%d/delivery/workspace.tar.gz"`, id)
+		if r.StatusCode != fiber.StatusOK || !strings.Contains(r.body, href) ||
+			!strings.Contains(r.body, "Symbolic links are left out of the archive.") {
+			t.Errorf("status %d; the intent page lacks the archive's link or its sentence about links:\n%s", r.StatusCode, r.body)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,9 @@ func (w *Workspace) Blob(rev, p string) (Blob, error) {
 // The archive is written here rather than by git archive, which would apply
 // the tree's own .gitattributes (export-ignore, export-subst, eol) and so
 // hand over bytes that are not the committed ones.
+//
+// Symbolic links are left out: a link to /etc, or out of the folder, would
+// reach the person's own files when they unpack it.
 func (w *Workspace) Archive(rev string, out io.Writer) error {
 	commit, err := w.Commit(rev)
 	if err != nil {
@@ -146,6 +150,8 @@ func (w *Workspace) Archive(rev string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("workspace: archive: %w", err)
 	}
+	// Before the size and the batch: a link is neither counted nor read.
+	entries = slices.DeleteFunc(entries, func(e treeEntry) bool { return e.mode == modeSymlink })
 	var total int64
 	var batch strings.Builder
 	for _, e := range entries {
@@ -199,7 +205,7 @@ type archive struct {
 	prefix  string
 	commit  string
 	modTime time.Time
-	entries []treeEntry
+	entries []treeEntry // no symbolic link among them
 }
 
 // write reads the blobs of a's entries, in order, from git cat-file
@@ -238,23 +244,14 @@ func (a archive) write(batch io.Reader, out io.Writer) error {
 			return err
 		}
 		h := &tar.Header{Name: a.prefix + e.path, ModTime: a.modTime, Mode: 0o644, Typeflag: tar.TypeReg, Size: e.size}
-		switch e.mode {
-		case modeExecutable:
+		if e.mode == modeExecutable {
 			h.Mode = 0o755
-		case modeSymlink:
-			target := make([]byte, e.size)
-			if _, err := io.ReadFull(br, target); err != nil {
-				return fmt.Errorf("read the link %s: %w", e.path, err)
-			}
-			h.Typeflag, h.Linkname, h.Size, h.Mode = tar.TypeSymlink, string(target), 0, 0o777
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
-		if h.Typeflag == tar.TypeReg {
-			if _, err := io.CopyN(tw, br, e.size); err != nil {
-				return fmt.Errorf("copy %s: %w", e.path, err)
-			}
+		if _, err := io.CopyN(tw, br, e.size); err != nil {
+			return fmt.Errorf("copy %s: %w", e.path, err)
 		}
 		if b, err := br.ReadByte(); err != nil || b != '\n' {
 			return fmt.Errorf("git cat-file: no line end after %s", e.oid)

@@ -223,10 +223,28 @@ func TestArchive(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "bin/run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("site/index.html", filepath.Join(dir, "home.html")); err != nil {
-		t.Fatal(err)
+	// No link is handed over, wherever it points: one that leaves the
+	// tree would lead the person's unpacking to the host's files.
+	outside := filepath.Join(t.TempDir(), "launcher", "providers.json")
+	for link, to := range map[string]string{
+		"home.html":          "site/index.html",
+		"etc":                "/etc",
+		"links/providers":    outside,
+		"site/css/up.css":    "../../../outside.css",
+		"bin/run-everywhere": "run.sh",
+	} {
+		name := filepath.Join(dir, filepath.FromSlash(link))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rev := commitAll(t, w, "the files to hand over")
+	if links := gitBytes(t, dir, "ls-tree", "-r", rev); bytes.Count(links, []byte("120000 blob")) != 5 {
+		t.Fatalf("rev holds not the five links:\n%s", links)
+	}
 	// Later edits, committed and not, are not in the archive of rev.
 	writeFiles(t, dir, map[string]string{"site/index.html": "<h1>Later</h1>\n", "later.txt": "later\n"})
 	commitAll(t, w, "later")
@@ -250,7 +268,6 @@ func TestArchive(t *testing.T) {
 		prefix + "subst.txt":           {tar.TypeReg, 0o644, "$Format:%H$\n"},
 		prefix + "bin/run.sh":          {tar.TypeReg, 0o755, "#!/bin/sh\n"},
 		prefix + "acceptance/one.json": {tar.TypeReg, 0o644, "{}\n"},
-		prefix + "home.html":           {tar.TypeSymlink, 0o777, "site/index.html"},
 		"pax_global_header":            {tar.TypeXGlobalHeader, 0, ""},
 	}
 	got := readArchive(t, out.Bytes())
@@ -263,7 +280,7 @@ func TestArchive(t *testing.T) {
 	}
 	for name := range got {
 		if _, ok := want[name]; !ok {
-			t.Errorf("the archive holds %s, which rev does not", name)
+			t.Errorf("the archive holds %s, which is no folder or file of rev", name)
 		}
 	}
 
@@ -315,11 +332,23 @@ func TestArchiveTooLarge(t *testing.T) {
 	}
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"small.txt": "small\n"})
-	big := make([]byte, workspace.MaxArchiveBytes+1)
+	big := make([]byte, workspace.MaxArchiveBytes-len("small\n"))
 	if err := os.WriteFile(filepath.Join(w.Dir(), "big.bin"), big, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rev := commitAll(t, w, "too large")
+	// A link is left out, so its target's length does not count.
+	if err := os.Symlink("big.bin", filepath.Join(w.Dir(), "big-link")); err != nil {
+		t.Fatal(err)
+	}
+	rev := commitAll(t, w, "exactly the limit, and a link")
+	if err := w.Archive(rev, io.Discard); err != nil {
+		t.Fatalf("the archive of exactly %d MiB of files: %v", workspace.MaxArchiveBytes>>20, err)
+	}
+
+	if err := os.WriteFile(filepath.Join(w.Dir(), "big.bin"), append(big, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev = commitAll(t, w, "too large")
 	var out bytes.Buffer
 	err := w.Archive(rev, &out)
 	wantProblem(t, err, "revision", "; a download is at most 64 MiB.")

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -118,12 +119,34 @@ func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			t := target{}
 			if !last {
+				// A submodule whose folder is gone is still in the index,
+				// where git add refuses to write into it. Only the index
+				// is asked, so a new folder costs one git.
+				sub, err := w.isSubmodule(prefix, false)
+				if err != nil {
+					return target{}, nil, err
+				}
+				if sub {
+					return refuse("%s is inside the submodule %s: the engineer cannot change it.", p, prefix)
+				}
 				t.firstNew = prefix
 			}
 			return t, nil, nil
 		}
 		if err != nil {
 			return target{}, nil, fmt.Errorf("workspace: %w", err)
+		}
+		if !last && info.IsDir() {
+			kind, err := w.kindOfFolder(prefix)
+			if err != nil {
+				return target{}, nil, err
+			}
+			switch kind {
+			case submoduleFolder:
+				return refuse("%s is inside the submodule %s: the engineer cannot change it.", p, prefix)
+			case repositoryFolder:
+				return refuse("%q is inside %q, a git repository of its own; the host commits only to the workspace's", p, prefix)
+			}
 		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
@@ -133,8 +156,6 @@ func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
 			return refuse("%q goes through the symbolic link %q; the engineer writes only inside real folders", p, prefix)
 		case !last && !info.IsDir():
 			return refuse("%q cannot be written: %q is a file, not a folder", p, prefix)
-		case !last && w.isRepository(prefix):
-			return refuse("%q is inside %q, a git repository of its own; the host commits only to the workspace's", p, prefix)
 		case last && info.IsDir():
 			return refuse("%q is a folder, not a file", p)
 		case last && !info.Mode().IsRegular():
@@ -146,9 +167,89 @@ func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
 	return target{}, nil, nil
 }
 
-// isRepository says the folder at the cleaned path p holds a .git of its
-// own: a nested repository, whose files the workspace's git does not add.
-func (w *Workspace) isRepository(p string) bool {
+// folderKind is what the folder at the cleaned path p is to git.
+type folderKind int
+
+const (
+	plainFolder      folderKind = iota
+	submoduleFolder             // a gitlink of the workspace's commit or index
+	repositoryFolder            // a repository of its own, which git does not add into
+)
+
+// kindOfFolder says what the folder at the cleaned path p is. Only a
+// folder holding a .git (initialised) or nothing (not) can be a submodule,
+// so only then is git asked: an ordinary write runs no git for it.
+func (w *Workspace) kindOfFolder(p string) (folderKind, error) {
 	_, err := w.root.Lstat(p + "/.git")
-	return err == nil
+	hasGit := err == nil
+	if !hasGit {
+		empty, err := w.isEmpty(p)
+		if err != nil || !empty {
+			return plainFolder, err
+		}
+	}
+	sub, err := w.isSubmodule(p, true)
+	switch {
+	case err != nil:
+		return plainFolder, err
+	case sub:
+		return submoduleFolder, nil
+	case hasGit:
+		return repositoryFolder, nil
+	}
+	return plainFolder, nil
+}
+
+// isEmpty says the folder at the cleaned path p holds nothing.
+func (w *Workspace) isEmpty(p string) (bool, error) {
+	f, err := w.root.Open(p)
+	if err != nil {
+		return false, fmt.Errorf("workspace: %w", err)
+	}
+	defer f.Close()
+	_, err = f.ReadDir(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("workspace: %w", err)
+	}
+	return false, nil
+}
+
+// isSubmodule says the index holds a gitlink at the cleaned path p, or,
+// when head is set and the index knows nothing at p (the submodule's
+// removal is staged, not committed), HEAD does.
+func (w *Workspace) isSubmodule(p string, head bool) (bool, error) {
+	out, err := runGit(w.dir, hostSign(w.now()), "ls-files", "-s", "-z", "--", p)
+	if err != nil {
+		return false, fmt.Errorf("workspace: %w", err)
+	}
+	if len(out) > 0 {
+		// "<mode> <oid> <stage>\t<path>\0"; a gitlink is the one entry at p.
+		for _, rec := range strings.Split(string(out), "\x00") {
+			meta, name, ok := strings.Cut(rec, "\t")
+			if ok && name == p {
+				return strings.HasPrefix(meta, modeSubmodule+" "), nil
+			}
+		}
+		return false, nil
+	}
+	if !head {
+		return false, nil
+	}
+	out, err = runGit(w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "HEAD", "--", p)
+	if err != nil {
+		return false, fmt.Errorf("workspace: %w", err)
+	}
+	entries, err := parseTree(out)
+	if err != nil {
+		return false, fmt.Errorf("workspace: %w", err)
+	}
+	for _, e := range entries {
+		if e.path == p {
+			return e.mode == modeSubmodule, nil
+		}
+	}
+	return false, nil
 }

@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"autoapp/executor/workspace"
@@ -118,4 +119,115 @@ func TestPathsRefused(t *testing.T) {
 			t.Errorf("outside holds %v, %v; want only secret.txt", entries, err)
 		}
 	})
+}
+
+// TestSubmodulePathsRefused writes into a real submodule in each state it
+// can be in, and checks every write is refused with one sentence, never
+// git's own text, and nothing changed.
+func TestSubmodulePathsRefused(t *testing.T) {
+	t.Parallel()
+	states := []struct {
+		name    string
+		prepare func(t *testing.T, dir string)
+	}{
+		{"initialised", func(t *testing.T, dir string) {}},
+		{"deinitialised", func(t *testing.T, dir string) {
+			git(t, dir, "submodule", "--quiet", "deinit", "-f", "--", "sub")
+		}},
+		{"emptied", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"folder removed", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// Out of the index, the submodule is still the commit's.
+		{"removal staged", func(t *testing.T, dir string) {
+			git(t, dir, "rm", "-q", "--cached", "sub")
+		}},
+	}
+	for _, st := range states {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			w := withSubmodule(t)
+			dir := w.Dir()
+			st.prepare(t, dir)
+			before := head(t, w)
+			status := git(t, dir, "status", "--porcelain", "--untracked-files=all")
+			meta := workspace.CommitMeta{RunID: "r1", CallID: "c1"}
+			type operation struct {
+				name, field string
+				do          func(p string) error
+			}
+			ops := []operation{{"edit", "path", func(p string) error {
+				_, err := w.Edit(p, []workspace.Hunk{{Find: "lib", Replace: "changed"}}, meta)
+				return err
+			}}}
+			for _, action := range []workspace.FileAction{workspace.Create, workspace.Overwrite, workspace.Delete} {
+				ops = append(ops, operation{string(action), "files[1].path", func(p string) error {
+					content := "changed\n"
+					if action == workspace.Delete {
+						content = ""
+					}
+					_, err := w.Change([]workspace.FileChange{
+						{Path: "fine.txt", Action: workspace.Create, Content: "fine\n"},
+						{Path: p, Action: action, Content: content},
+					}, meta)
+					return err
+				}})
+			}
+			for _, p := range []string{"sub/x.txt", "sub/deeper/y.txt"} {
+				for _, op := range ops {
+					err := op.do(p)
+					want := workspace.Problems{{Field: op.field, Message: p + " is inside the submodule sub: the engineer cannot change it."}}
+					if ps, _ := workspace.AsProblems(err); !reflect.DeepEqual(ps, want) {
+						t.Errorf("%s %s: error = %v\nwant %v", op.name, p, err, want)
+					}
+				}
+			}
+			if got := head(t, w); got != before {
+				t.Errorf("HEAD moved from %s to %s", before, got)
+			}
+			if got := git(t, dir, "status", "--porcelain", "--untracked-files=all"); got != status {
+				t.Errorf("status = %q, want it kept at %q", got, status)
+			}
+		})
+	}
+
+	t.Run("a file beside the submodule is written", func(t *testing.T) {
+		t.Parallel()
+		w := withSubmodule(t)
+		res, err := w.Change([]workspace.FileChange{
+			{Path: "subway/x.txt", Action: workspace.Create, Content: "beside\n"},
+			{Path: "app.go", Action: workspace.Overwrite, Content: "package main\n\nfunc main() {}\n"},
+		}, workspace.CommitMeta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantUntouched(t, w, res.Revision)
+	})
+}
+
+// withSubmodule makes a workspace whose commit holds the submodule sub,
+// cloned from another repository whose one file is x.txt.
+func withSubmodule(t *testing.T) *workspace.Workspace {
+	t.Helper()
+	lib := t.TempDir()
+	writeFiles(t, lib, map[string]string{"x.txt": "lib\n"})
+	if _, err := workspace.InitRepository(lib, "Create the library", clock); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorkspace(t, map[string]string{"app.go": "package main\n"})
+	git(t, w.Dir(), "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", lib, "sub")
+	git(t, w.Dir(), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a submodule")
+	if _, err := os.Lstat(filepath.Join(w.Dir(), "sub", ".git")); err != nil {
+		t.Fatalf("the submodule is not initialised: %v", err)
+	}
+	return w
 }
