@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -83,6 +84,9 @@ type Service struct {
 	now func() time.Time
 	// hash holds argon2id's costs.
 	hash HashParams
+	// verify checks a password against its stored hash; a test swaps it
+	// to count the checks.
+	verify func(stored, password string) bool
 }
 
 // HashParams are argon2id's costs.
@@ -97,7 +101,7 @@ var OWASP = HashParams{Memory: 19 * 1024, Time: 2, Threads: 1}
 
 // NewService builds the service over the intents store with a clock.
 func NewService(db *migrations.DB, now func() time.Time) *Service {
-	return &Service{db: db, now: now, hash: OWASP}
+	return &Service{db: db, now: now, hash: OWASP, verify: verifyPassword}
 }
 
 // Exists reports whether the owner has been created.
@@ -222,27 +226,13 @@ func (s *Service) Set(ctx context.Context, name, password, again string) (create
 // SignIn checks the name and password and opens a new session, returning its
 // id for the cookie. Failed attempts are counted per account and throttled.
 func (s *Service) SignIn(ctx context.Context, name, password string) (string, error) {
-	account := strings.ToLower(strings.TrimSpace(name))
+	account := foldName(name)
 	now := s.now()
 	since := now.Add(-FailureWindow).UnixMilli()
-
-	var recent []int64
-	if err := s.db.Read.SelectContext(ctx, &recent,
-		`SELECT at FROM sign_in_failures WHERE account = ? AND at > ? ORDER BY at`, account, since); err != nil {
-		return "", fmt.Errorf("owner: sign in: %w", err)
-	}
-	if len(recent) >= MaxFailures {
-		wait := time.UnixMilli(recent[len(recent)-MaxFailures]).Add(FailureWindow).Sub(now)
-		secs := int(wait.Seconds() + 0.999)
-		if secs < 1 {
-			secs = 1
-		}
-		unit := "seconds"
-		if secs == 1 {
-			unit = "second"
-		}
-		return "", &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
-			Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d %s.", secs, unit)}
+	// The attempt counts as a failure before its hash is checked, so guesses
+	// sent at once cannot all pass the throttle while the first are hashing.
+	if err := s.reserveAttempt(ctx, account, now); err != nil {
+		return "", err
 	}
 
 	var row struct {
@@ -253,14 +243,11 @@ func (s *Service) SignIn(ctx context.Context, name, password string) (string, er
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
-	nameOK := err == nil && strings.EqualFold(strings.TrimSpace(row.Name), strings.TrimSpace(name))
+	nameOK := err == nil && foldName(row.Name) == account
 	// The hash is checked even for a wrong name so both take the same time.
-	passOK := verifyPassword(row.Hash, password)
+	passOK := s.verify(row.Hash, password)
 	if !nameOK || !passOK {
-		if _, err := s.db.Write.ExecContext(ctx,
-			`INSERT INTO sign_in_failures (account, at) VALUES (?, ?)`, account, now.UnixMilli()); err != nil {
-			return "", fmt.Errorf("owner: sign in: %w", err)
-		}
+		// The reserved row stays: it is this failure.
 		return "", refuse(EDenied, "That name and password do not match.")
 	}
 	id, err := newSessionID()
@@ -277,7 +264,8 @@ func (s *Service) SignIn(ctx context.Context, name, password string) (string, er
 		`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES (?, ?, ?)`, hashID(id), ms, ms); err != nil {
 		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
-	// Forget this account's failures and whatever is older than the window.
+	// Forget this account's failures, the row reserved for this attempt
+	// among them, and whatever is older than the window.
 	if _, err := tx.ExecContext(ctx,
 		`DELETE FROM sign_in_failures WHERE account = ? OR at <= ?`, account, since); err != nil {
 		return "", fmt.Errorf("owner: sign in: %w", err)
@@ -290,6 +278,75 @@ func (s *Service) SignIn(ctx context.Context, name, password string) (string, er
 		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
 	return id, nil
+}
+
+// reserveAttempt refuses an account at its limit of failures in the window,
+// and otherwise records this attempt as a failure. Count and record share one
+// writer transaction, which takes the write lock at BEGIN, so parallel
+// attempts are counted one after another. The password is checked after the
+// commit: argon2id is too slow to hold the writer for.
+func (s *Service) reserveAttempt(ctx context.Context, account string, now time.Time) error {
+	since := now.Add(-FailureWindow).UnixMilli()
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("owner: sign in: %w", err)
+	}
+	defer tx.Rollback()
+	var recent []int64
+	if err := tx.SelectContext(ctx, &recent,
+		`SELECT at FROM sign_in_failures WHERE account = ? AND at > ? ORDER BY at`, account, since); err != nil {
+		return fmt.Errorf("owner: sign in: %w", err)
+	}
+	if len(recent) >= MaxFailures {
+		return throttled(time.UnixMilli(recent[len(recent)-MaxFailures]).Add(FailureWindow).Sub(now))
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO sign_in_failures (account, at) VALUES (?, ?)`, account, now.UnixMilli()); err != nil {
+		return fmt.Errorf("owner: sign in: %w", err)
+	}
+	// This account's rows older than the window throttle nothing.
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM sign_in_failures WHERE account = ? AND at <= ?`, account, since); err != nil {
+		return fmt.Errorf("owner: sign in: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("owner: sign in: %w", err)
+	}
+	return nil
+}
+
+// throttled is the refusal of an account that may try again after wait,
+// told in whole seconds.
+func throttled(wait time.Duration) *Error {
+	secs := int(wait.Seconds() + 0.999)
+	if secs < 1 {
+		secs = 1
+	}
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
+	return &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d %s.", secs, unit)}
+}
+
+// foldName is the trimmed name as strings.EqualFold compares it: each rune
+// becomes the smallest rune of its unicode.SimpleFold orbit, the classes
+// EqualFold treats as one. The name check and the throttle's account both
+// use it, so no spelling that signs in escapes the throttle: ToLower keeps
+// "ſam" (U+017F) apart from "sam", EqualFold does not.
+func foldName(name string) string {
+	name = strings.TrimSpace(name)
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 type execer interface {

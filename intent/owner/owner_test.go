@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,6 +218,114 @@ func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
 
 	c.advance(time.Second)
 	liveSession(t, s, signIn(t, s))
+}
+
+// The throttle counts the account the name check signs in to: every spelling
+// strings.EqualFold takes for the owner's name counts against one throttle.
+func TestEverySpellingOfTheNameSharesOneThrottle(t *testing.T) {
+	tests := []struct {
+		name, owner, who string
+	}{
+		{"the same name", "Sam", "Sam"},
+		{"in capitals", "Sam", "SAM"},
+		{"with spaces around", "Sam", "  sam "},
+		{"with a long s", "Sam", "\u017fam"},
+		{"with a long s and capitals", "Sam", "\u017fAM"},
+		{"with a Kelvin sign", "Niko", "Ni\u212ao"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, _ := newService(t)
+			ctx := context.Background()
+			if err := s.Create(ctx, tt.owner, password, password); err != nil {
+				t.Fatal(err)
+			}
+			// Unthrottled, the spelling signs in as the owner.
+			id, err := s.SignIn(ctx, tt.who, password)
+			if err != nil {
+				t.Fatalf("sign in as %q: %v", tt.who, err)
+			}
+			if o, err := s.Session(ctx, id); err != nil || o.Name != tt.owner {
+				t.Fatalf("Session = %+v, %v; want %s", o, err, tt.owner)
+			}
+
+			for i := 0; i < owner.MaxFailures; i++ {
+				_, err := s.SignIn(ctx, tt.owner, "not the password")
+				refusal(t, err, owner.EDenied, "That name and password do not match.")
+			}
+			_, err = s.SignIn(ctx, tt.who, password)
+			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+		})
+	}
+}
+
+// Two names fold alike exactly when strings.EqualFold takes one for the
+// other, so the throttle's account is the name check's.
+func TestNamesFoldAlikeExactlyWhenEqualFoldSaysSo(t *testing.T) {
+	tests := []struct{ name, a, b string }{
+		{"ascii cases", "Sam", "sAM"},
+		{"long s", "Sam", "\u017fam"},
+		{"Kelvin sign", "Kilo", "\u212ailo"},
+		{"Greek sigmas", "\u03a3\u03c3", "\u03c2\u03a3"},
+		{"dotless i is not i", "Sim", "S\u0131m"},
+		{"dotted capital I is not i", "Sim", "S\u0130m"},
+		{"different names", "Sam", "Pam"},
+		{"a longer name", "Sam", "Samuel"},
+		{"spaces around", " Sam ", "sam"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := strings.EqualFold(strings.TrimSpace(tt.a), strings.TrimSpace(tt.b))
+			if got := owner.FoldName(tt.a) == owner.FoldName(tt.b); got != want {
+				t.Fatalf("%q and %q fold alike: %v, EqualFold: %v", tt.a, tt.b, got, want)
+			}
+		})
+	}
+}
+
+// Guesses sent at once are counted as they arrive, not when their hash has
+// been checked: at most MaxFailures reach the hash in a window.
+func TestGuessesSentAtOnceAreThrottledToo(t *testing.T) {
+	const guesses = 50
+	s, _, _ := withOwner(t)
+	checks := owner.CountPasswordChecks(s)
+	ctx := context.Background()
+
+	start := make(chan struct{})
+	errs := make(chan error, guesses)
+	var wg sync.WaitGroup
+	for i := 0; i < guesses; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := s.SignIn(ctx, name, "not the password")
+			errs <- err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+
+	denied, throttled := 0, 0
+	for err := range errs {
+		var oe *owner.Error
+		switch {
+		case errors.As(err, &oe) && oe.Code == owner.EDenied:
+			denied++
+		case errors.As(err, &oe) && oe.Code == owner.EThrottled:
+			throttled++
+		default:
+			t.Errorf("a guess answered %v, want a mismatch or the throttle", err)
+		}
+	}
+	if n := checks.Load(); n > owner.MaxFailures {
+		t.Errorf("%d of %d guesses sent at once reached the password hash, want at most %d", n, guesses, owner.MaxFailures)
+	}
+	if denied > owner.MaxFailures || denied+throttled != guesses {
+		t.Errorf("%d guesses were told a mismatch and %d throttled, want at most %d mismatches and the rest throttled",
+			denied, throttled, owner.MaxFailures)
+	}
 }
 
 func TestASessionEndsAfterADayUnused(t *testing.T) {
