@@ -27,6 +27,12 @@ func change(path, content string) scripted.Call {
 	return scripted.Call{Name: "source_change", Args: string(args)}
 }
 
+// overwrite is a scripted source.change call that replaces one file.
+func overwrite(path, content string) scripted.Call {
+	args, _ := json.Marshal(map[string]any{"files": []map[string]string{{"path": path, "action": "overwrite", "content": content}}})
+	return scripted.Call{Name: "source_change", Args: string(args)}
+}
+
 func edit(path, find, replace string) scripted.Call {
 	args, _ := json.Marshal(map[string]any{"path": path, "hunks": []map[string]string{{"find": find, "replace": replace}}})
 	return scripted.Call{Name: "source_edit", Args: string(args)}

@@ -193,6 +193,11 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if err := e.checkModels(ctx, d); err != nil {
 		return err
 	}
+	// A run builds and previews the engineer's code: never unconfined
+	// unless the owner chose so.
+	if err := e.d.Candidates.Ready(); err != nil {
+		return err
+	}
 	req, hasRequest, err := e.request(ctx, intentID)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
@@ -50,8 +51,9 @@ func newHost(t *testing.T, opts ...hostOption) *host {
 	h := &host{root: root, db: path, model: scripted.New(t)}
 	h.model.Models("builder")
 	h.apps = app.NewService(db, root, time.Now)
-	previews := preview.NewManager(time.Now, nil)
-	h.cands = candidate.NewService(h.apps, previews, time.Now)
+	jail := sandbox.NewGuard(root, sandbox.Probe())
+	previews := preview.NewManager(time.Now, nil, jail)
+	h.cands = candidate.NewService(h.apps, previews, jail, time.Now)
 	h.backlog = intent.NewService(db, root, time.Now)
 	if h.providers, err = provider.NewRegistry(root, time.Now, nil, nil); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,11 @@ type Candidates interface {
 
 // Deps are the services the routes call.
 type Deps struct {
+	// Hosts are the "host:port" names this server answers at (see
+	// CanonicalHost); a request for any other Host is refused with 421.
+	// The first is the one the refusal names. New panics when the list is
+	// empty or a name has no port: no names must not mean every name.
+	Hosts      []string
 	Owners     Owners
 	Apps       Apps
 	Candidates Candidates
@@ -74,6 +79,8 @@ type Deps struct {
 	Overview Overview
 	// Prices are prices.json, edited in Settings; nil offers no form.
 	Prices Prices
+	// Sandbox is how builds and previews run, and the owner's choice.
+	Sandbox Sandbox
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -99,6 +106,7 @@ type Handlers struct {
 	servings   Servings
 	overview   Overview
 	prices     Prices
+	sandbox    Sandbox
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -108,7 +116,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, sandbox: d.Sandbox, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -124,6 +132,8 @@ func New(d Deps) *fiber.App {
 		// the running previews), so they must not share fasthttp's buffers.
 		Immutable: true,
 	})
+	// Before anything else: a request for another name gets nothing else.
+	app.Use(newHostCheck(d.Hosts).handle)
 	// A handler that panics answers 500 with a sentence; the server stays up.
 	app.Use(recover.New())
 	app.Use(securityHeaders)
@@ -183,6 +193,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/model", h.settingsModel)
 	app.Post("/settings/tiers", h.settingsTiers)
 	app.Post("/settings/prices", h.pricesSave)
+	app.Post("/settings/sandbox", h.sandboxSave)
 	app.Post("/quit", h.quitLauncher)
 
 	app.Get("/apps", h.appList)

@@ -51,7 +51,7 @@ func (h *Handlers) renderApps(c *fiber.Ctx, form views.AppForm) error {
 	if err != nil {
 		return err
 	}
-	p := views.AppsPage{Form: form}
+	p := views.AppsPage{Form: form, Sandbox: h.sandboxView()}
 	for _, a := range apps {
 		row := appRow(a, s.AppID)
 		row.PreviewURL, _ = h.candidates.PreviewURL(a.ID)
@@ -262,7 +262,7 @@ func candidateView(id string, o candidate.Observed) views.CandidateView {
 		}
 	}
 	if o.PreviewRunning {
-		v.PreviewURL, v.PreviewRelease = o.Live.URL, o.Live.Release
+		v.PreviewURL, v.PreviewRelease = o.Live.Link, o.Live.Release
 	} else if o.State.Preview != nil && o.State.Preview.Problem != "" && v.PreviewNote == "" {
 		v.PreviewNote = o.State.Preview.Problem
 	}

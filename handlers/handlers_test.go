@@ -20,6 +20,7 @@ import (
 	"autoapp/executor/chat"
 	"autoapp/executor/overview"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 	"autoapp/handlers"
 	"autoapp/intent"
@@ -39,6 +40,9 @@ const (
 	// origin is this server as app.Test reaches it: httptest.NewRequest
 	// addresses example.com over plain http.
 	origin = "http://example.com"
+	// testHost is the name the test graph answers at: example.com without
+	// a port is port 80.
+	testHost = "example.com:80"
 
 	sessionCookie = "autoapp_session"
 	csrfCookie    = "autoapp_csrf"
@@ -90,10 +94,12 @@ func newServer(t testing.TB) *server {
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
 	db := MustOpen(t)
 	owners := owner.NewService(db, c.now)
-	apps := app.NewService(db, t.TempDir(), c.now)
-	previews := preview.NewManager(c.now, nil)
+	appRoot := t.TempDir()
+	apps := app.NewService(db, appRoot, c.now)
+	jail := sandbox.NewGuard(appRoot, sandbox.Probe())
+	previews := preview.NewManager(c.now, nil, jail)
 	t.Cleanup(previews.StopAll)
-	candidates := candidate.NewService(apps, previews, c.now)
+	candidates := candidate.NewService(apps, previews, jail, c.now)
 	backlog := intent.NewService(db, t.TempDir(), c.now)
 	providers, err := provider.NewRegistry(t.TempDir(), c.now, nil, nil)
 	if err != nil {
@@ -120,9 +126,9 @@ func newServer(t testing.TB) *server {
 	book := spend.New(db, t.TempDir(), c.now)
 	overviews := overview.New(overview.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Runs: runs, Spend: book,
 		ModelOf: overview.ModelOf(providers), Now: c.now})
-	return &server{app: handlers.New(handlers.Deps{Owners: owners, Apps: apps, Candidates: candidates,
+	return &server{app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owners, Apps: apps, Candidates: candidates,
 		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks,
-		Overview: overviews, Prices: book}),
+		Overview: overviews, Prices: book, Sandbox: jail}),
 		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
 }
 

@@ -84,6 +84,7 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 		return err
 	}
 	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
+	v.Sandbox = h.sandboxView()
 	return render(c, views.SettingsPageView(s, v))
 }
 

@@ -28,6 +28,8 @@ type AppsPage struct {
 	Apps      []AppRow
 	Templates []TemplateOption
 	Form      AppForm
+	// Sandbox says how builds and previews run.
+	Sandbox SandboxView
 }
 
 // CheckRow is one acceptance example's last result.

@@ -34,6 +34,8 @@ type SettingsView struct {
 	Op         string
 	// Prices is the prices form; nil when the launcher keeps no prices.
 	Prices *PricesView
+	// Sandbox is how the engineer's code runs, with the owner's choice.
+	Sandbox SandboxView
 }
 
 // PriceRow is one model's price in the form, as saved or as typed.

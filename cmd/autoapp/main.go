@@ -18,7 +18,7 @@ import (
 var version = "dev"
 
 const usage = `Usage:
-  autoapp serve [--root DIR] [--addr HOST:PORT] [--allow-remote]
+  autoapp serve [--root DIR] [--addr HOST:PORT] [--allow-remote[=NAME,…]]
   autoapp owner set [--root DIR] [--name NAME]
   autoapp intent list [--root DIR] [--app ID] [--json]
   autoapp intent show N [--root DIR] [--json]

@@ -18,6 +18,7 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/overview"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/app"
@@ -85,6 +86,7 @@ func (s *stores) owners() *owner.Service {
 type launcher struct {
 	owners     *owner.Service
 	apps       *app.Service
+	sandbox    *sandbox.Guard
 	previews   *preview.Manager
 	candidates *candidate.Service
 	backlog    *intent.Service
@@ -106,8 +108,10 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	l := &launcher{owners: s.owners(), apps: app.NewService(s.intents, s.root, time.Now)}
-	l.previews = preview.NewManager(time.Now, log)
-	l.candidates = candidate.NewService(l.apps, l.previews, time.Now)
+	// Every build stage and preview command runs confined, or as the owner chose.
+	l.sandbox = sandbox.NewGuard(s.root, sandbox.Probe())
+	l.previews = preview.NewManager(time.Now, log, l.sandbox)
+	l.candidates = candidate.NewService(l.apps, l.previews, l.sandbox, time.Now)
 	l.cases = knowledge.NewCases(s.knowledge.DB(), time.Now)
 	l.lessons = knowledge.NewLessons(s.knowledge.DB(), time.Now)
 	// Distilled lessons record the instructions and the version they were learned under.

@@ -25,7 +25,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	root := fs.String("root", "./data", "the data folder")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
-	allowRemote := fs.Bool("allow-remote", false, "allow listening on an address other machines can reach")
+	var remote allowRemote
+	fs.Var(&remote, "allow-remote", "allow listening on an address other machines can reach; =NAME,… also answers at those names")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -33,7 +34,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "autoapp serve: unexpected argument %q.\n", fs.Arg(0))
 		return 2
 	}
-	if err := checkLoopback(*addr, *allowRemote); err != nil {
+	if err := checkLoopback(*addr, remote.allowed); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 2
 	}
@@ -59,6 +60,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 1
+	}
+	// The engineer's code runs confined; a machine that cannot confine says
+	// so at once, and nothing is built until the owner chooses otherwise.
+	if st := l.sandbox.State(); !st.Confined() {
+		fmt.Fprintf(stderr, "autoapp serve: %s\n", st.Sentence())
+		log.Warn(st.Sentence())
 	}
 	// Previews are child processes: none outlives the server.
 	defer l.previews.StopAll()
@@ -96,14 +103,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Quit in Settings stops the server as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := handlers.New(handlers.Deps{Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Overview: l.overview, Prices: l.spend, Log: log, Version: version})
-
+	// Listen first: the names the Host check accepts carry the real port,
+	// known only now when --addr asks for port 0.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", listenError(*addr, err))
 		return 1
 	}
+	hosts, err := acceptedHosts(*addr, ln.Addr().(*net.TCPAddr).Port, remote.names)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 2
+	}
+	app := handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Overview: l.overview, Prices: l.spend, Sandbox: l.sandbox, Log: log, Version: version})
 	fmt.Fprintf(stdout, "Autoapp is serving http://%s (data in %s). Stop it with Ctrl-C.\n", ln.Addr(), st.root)
+	if remote.allowed {
+		fmt.Fprintf(stdout, "It answers at %s; a request for any other name is refused.\n", strings.Join(hosts, ", "))
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()

@@ -16,8 +16,15 @@ import (
 	"syscall"
 	"time"
 
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 )
+
+// Starter starts a process of an application's, confined as the owner
+// chose; *sandbox.Guard is the one the server uses.
+type Starter interface {
+	Start(cmd *exec.Cmd, p sandbox.Policy) error
+}
 
 // Limits of a build.
 const (
@@ -112,10 +119,12 @@ func (r Result) Summary() string {
 	return b.String()
 }
 
-// Run runs the stages in order in dir, each under its own timeout and in
-// the minimal environment Environ gives, and stops at the first that fails.
-// revision names the commit being built; now stamps the release.
-func Run(ctx context.Context, dir string, stages []workspace.Stage, revision string, now func() time.Time) Result {
+// Run runs the stages in order in dir, each under its own timeout, in
+// the minimal environment Environ gives and started by jail (confined to
+// the application's folder, see sandbox.ForApp), and stops at the first
+// that fails. revision names the commit being built; now stamps the
+// release.
+func Run(ctx context.Context, jail Starter, dir string, stages []workspace.Stage, revision string, now func() time.Time) Result {
 	r := Result{OK: true, StagesRun: []string{}, Stages: []StageResult{}}
 	fail := func(from int, ps ...Problem) Result {
 		r.OK = false
@@ -130,12 +139,13 @@ func Run(ctx context.Context, dir string, stages []workspace.Stage, revision str
 		return fail(0, Problem{Message: "The build could not prepare its environment: " + err.Error()})
 	}
 	defer cleanup()
+	policy := sandbox.ForApp(dir)
 
 	for i, s := range stages {
 		if ctx.Err() != nil {
 			return fail(i, Problem{Stage: s.Name, Message: fmt.Sprintf("The build was stopped before stage %s began.", s.Name)})
 		}
-		sr, problems := runStage(ctx, dir, env, s, now)
+		sr, problems := runStage(ctx, jail, policy, dir, env, s, now)
 		r.StagesRun = append(r.StagesRun, s.Name)
 		r.Stages = append(r.Stages, sr)
 		if len(problems) > 0 {
@@ -149,7 +159,7 @@ func Run(ctx context.Context, dir string, stages []workspace.Stage, revision str
 
 // runStage runs one stage and returns the problems that fail it, none
 // when it passed.
-func runStage(ctx context.Context, dir string, env []string, s workspace.Stage, now func() time.Time) (StageResult, []Problem) {
+func runStage(ctx context.Context, jail Starter, policy sandbox.Policy, dir string, env []string, s workspace.Stage, now func() time.Time) (StageResult, []Problem) {
 	timeout := s.Timeout.Duration
 	if timeout <= 0 {
 		timeout = workspace.MaxStageTimeout
@@ -160,7 +170,7 @@ func runStage(ctx context.Context, dir string, env []string, s workspace.Stage, 
 	sr := StageResult{Name: s.Name, ExitCode: -1}
 	out := NewTail(MaxOutput)
 	start := now()
-	err := runGroup(sctx, dir, env, s.Command, out)
+	err := runGroup(sctx, jail, policy, dir, env, s.Command, out)
 	sr.Duration = now().Sub(start)
 	sr.Output, sr.Cut = out.Text(), out.Dropped() > 0
 
@@ -207,7 +217,7 @@ func (e *startError) Error() string { return e.err.Error() }
 // written to out. When ctx ends the whole group is killed, and once the
 // command exits whatever it left behind in its group is killed too, so a
 // stage never outlives itself.
-func runGroup(ctx context.Context, dir string, env, argv []string, out io.Writer) error {
+func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir string, env, argv []string, out io.Writer) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return &startError{errors.New("the stage has no command")}
 	}
@@ -223,7 +233,7 @@ func runGroup(ctx context.Context, dir string, env, argv []string, out io.Writer
 		return &startError{err}
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
+	if err := jail.Start(cmd, policy); err != nil {
 		r.Close()
 		w.Close()
 		return &startError{err}

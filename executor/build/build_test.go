@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 )
 
@@ -25,13 +26,18 @@ func stage(name string, timeout time.Duration, command ...string) workspace.Stag
 	return workspace.Stage{Name: name, Command: command, Timeout: workspace.Duration{Duration: timeout}}
 }
 
+// jail confines every stage as the server does, on this machine's kernel.
+func jail(t *testing.T) build.Starter {
+	return sandbox.NewGuard(t.TempDir(), sandbox.Probe())
+}
+
 func sh(name, script string) workspace.Stage {
 	return stage(name, time.Minute, "sh", "-c", script)
 }
 
 func TestRunStagesInOrderAndStopsAtFirstFailure(t *testing.T) {
 	dir := t.TempDir()
-	res := build.Run(context.Background(), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
 		sh("fetch", "echo fetch >> order.txt"),
 		sh("compile", "echo compile >> order.txt; echo 'it broke' >&2; exit 3"),
 		sh("test", "echo test >> order.txt"),
@@ -69,7 +75,7 @@ func TestRunStagesInOrderAndStopsAtFirstFailure(t *testing.T) {
 }
 
 func TestRunSuccessMakesARelease(t *testing.T) {
-	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
 		sh("one", "echo hello"),
 		sh("two", "true"),
 	}, "1a2b3c4d5e6f7a8b", clock)
@@ -124,7 +130,7 @@ func TestRunParsesProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{sh("check", tt.script)}, "abc", clock)
+			res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{sh("check", tt.script)}, "abc", clock)
 			if res.OK {
 				t.Fatal("OK = true, want false")
 			}
@@ -137,16 +143,14 @@ func TestRunParsesProblems(t *testing.T) {
 
 // TestRunParsesGoBuildErrors fails a real go build of a tiny module.
 func TestRunParsesGoBuildErrors(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("no go command on PATH")
 	}
-	shareGoCache(t, goBin)
 	dir := t.TempDir()
 	write(t, dir, "go.mod", "module tiny\n\ngo 1.22\n")
 	write(t, dir, "main.go", "package main\n\nfunc main() {\n\tundefinedThing()\n}\n")
 
-	res := build.Run(context.Background(), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
 		stage("compile", 2*time.Minute, "go", "build", "./..."),
 		stage("vet", time.Minute, "go", "vet", "./..."),
 	}, "abc", clock)
@@ -167,7 +171,7 @@ func TestRunParsesGoBuildErrors(t *testing.T) {
 }
 
 func TestRunFailureWithoutLocationsKeepsLastLines(t *testing.T) {
-	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
 		sh("test", "for i in $(seq 1 30); do echo line $i; done; exit 1"),
 	}, "abc", clock)
 
@@ -182,7 +186,7 @@ func TestRunFailureWithoutLocationsKeepsLastLines(t *testing.T) {
 }
 
 func TestRunFailureWithoutOutput(t *testing.T) {
-	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{sh("test", "exit 4")}, "abc", clock)
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{sh("test", "exit 4")}, "abc", clock)
 	want := "stage test exited with status 4 and printed nothing"
 	if len(res.Problems) != 1 || res.Problems[0].Message != want {
 		t.Errorf("Problems = %+v, want %q", res.Problems, want)
@@ -190,7 +194,7 @@ func TestRunFailureWithoutOutput(t *testing.T) {
 }
 
 func TestRunCommandThatCannotStart(t *testing.T) {
-	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
 		stage("compile", time.Minute, "no-such-program-autoapp"),
 		sh("test", "true"),
 	}, "abc", clock)
@@ -205,7 +209,7 @@ func TestRunCommandThatCannotStart(t *testing.T) {
 func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	res := build.Run(context.Background(), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
 		stage("test", 300*time.Millisecond, "sh", "-c", "sleep 30 & echo $! > grandchild.pid; echo waiting; wait"),
 		sh("package", "true"),
 	}, "abc", clock)
@@ -238,7 +242,7 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 func TestRunStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := build.Run(ctx, t.TempDir(), []workspace.Stage{sh("one", "true"), sh("two", "true")}, "abc", clock)
+	res := build.Run(ctx, jail(t), t.TempDir(), []workspace.Stage{sh("one", "true"), sh("two", "true")}, "abc", clock)
 	if res.OK || len(res.StagesRun) != 0 || !slices.Equal(res.NotRun, []string{"one", "two"}) {
 		t.Errorf("Run = %+v, want nothing run", res)
 	}
@@ -252,7 +256,7 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res := build.Run(context.Background(), dir, []workspace.Stage{stage("env", time.Minute, "env")}, "abc", clock)
+	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{stage("env", time.Minute, "env")}, "abc", clock)
 	if !res.OK {
 		t.Fatalf("Run = %+v, want a pass", res)
 	}
@@ -268,7 +272,8 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 		vars[name] = value
 	}
 	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, "PWD": true,
-		"GOCACHE": true, "GOPATH": true, "GOMODCACHE": true, "GOFLAGS": true, "CGO_ENABLED": true}
+		"XDG_CACHE_HOME": true, "GOCACHE": true, "GOPATH": true, "GOMODCACHE": true, "GOTOOLCHAIN": true, "npm_config_cache": true,
+		"GOFLAGS": true, "CGO_ENABLED": true, "GOPROXY": true, "GOSUMDB": true, "GONOSUMDB": true, "GOPRIVATE": true, "GONOPROXY": true}
 	for name := range vars {
 		if !allowed[name] {
 			t.Errorf("the stage saw %s, which is not in the minimal environment", name)
@@ -280,8 +285,16 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 	if want := filepath.Join(filepath.Dir(dir), ".home"); vars["HOME"] != want {
 		t.Errorf("HOME = %q, want %q beside the workspace", vars["HOME"], want)
 	}
-	if vars["TMPDIR"] == "" || vars["TMPDIR"] == os.Getenv("TMPDIR") {
-		t.Errorf("TMPDIR = %q, want a folder of the build's own", vars["TMPDIR"])
+	if app := filepath.Dir(dir); !strings.HasPrefix(vars["TMPDIR"], filepath.Join(app, "tmp")+"/") {
+		t.Errorf("TMPDIR = %q, want a folder of the build's own in %s/tmp", vars["TMPDIR"], app)
+	}
+	// The caches are the application's own, never the host's.
+	cache := filepath.Join(filepath.Dir(dir), "cache")
+	for name, want := range map[string]string{"GOCACHE": filepath.Join(cache, "go-build"), "GOPATH": filepath.Join(cache, "go"),
+		"GOMODCACHE": filepath.Join(cache, "go", "pkg", "mod"), "XDG_CACHE_HOME": cache, "npm_config_cache": filepath.Join(cache, "npm")} {
+		if vars[name] != want {
+			t.Errorf("%s = %q, want %q", name, vars[name], want)
+		}
 	}
 	if _, err := os.Stat(vars["TMPDIR"]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("TMPDIR %s is still there after the build (err %v)", vars["TMPDIR"], err)
@@ -289,7 +302,7 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 }
 
 func TestRunCapsOutputKeepingTheTail(t *testing.T) {
-	res := build.Run(context.Background(), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
 		sh("noisy", "yes 0123456789 | head -c 300000; echo THE-END"),
 	}, "abc", clock)
 	st := res.Stages[0]
@@ -360,20 +373,6 @@ func write(t *testing.T, dir, name, text string) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// shareGoCache hands the build the test's Go build cache, as the host hands
-// its own, so a stage's go build does not compile the standard library anew.
-func shareGoCache(t *testing.T, goBin string) {
-	t.Helper()
-	if os.Getenv("GOCACHE") != "" {
-		return
-	}
-	out, err := exec.Command(goBin, "env", "GOCACHE").Output()
-	if err != nil {
-		t.Fatalf("go env GOCACHE: %v", err)
-	}
-	t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 }
 
 // alive reports whether pid is a live process; a zombie nobody reaped yet

@@ -15,6 +15,7 @@ import (
 	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
@@ -41,8 +42,8 @@ func newHost(t testing.TB) *host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{apps: app.NewService(db, root, time.Now), previews: preview.NewManager(time.Now, nil)}
-	h.candidates = candidate.NewService(h.apps, h.previews, time.Now)
+	h := &host{apps: app.NewService(db, root, time.Now), previews: preview.NewManager(time.Now, nil, sandbox.NewGuard(root, sandbox.Probe()))}
+	h.candidates = candidate.NewService(h.apps, h.previews, sandbox.NewGuard(root, sandbox.Probe()), time.Now)
 	t.Cleanup(func() {
 		h.previews.StopAll()
 		db.Close()

@@ -50,6 +50,9 @@ func (s *Service) begin(ctx context.Context, appID string) (*job, error) {
 	if _, err := s.apps.Get(ctx, appID); err != nil {
 		return nil, err
 	}
+	if err := s.jail.Ready(); err != nil {
+		return nil, err
+	}
 	unlock, err := s.lock(appID)
 	if err != nil {
 		return nil, err
@@ -95,7 +98,7 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	if st.Build != nil {
 		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
 	}
-	out := build.Run(ctx, j.dir, j.manifest.Build, res.Revision, s.now)
+	out := build.Run(ctx, s.jail, j.dir, j.manifest.Build, res.Revision, s.now)
 	// A build cut short by a Stop says nothing about its stages.
 	if s.observer != nil && ctx.Err() == nil {
 		s.observer.Built(ctx, j.appID, res.Revision, out)

@@ -61,7 +61,9 @@ type PreviewRecord struct {
 	Release   string    `json:"release"`
 	SpawnedAt time.Time `json:"spawnedAt"`
 	URL       string    `json:"url"`
-	Running   bool      `json:"running"`
+	// Link is where the person opens it (see preview.Link).
+	Link    string `json:"link,omitempty"`
+	Running bool   `json:"running"`
 	// Problem is why it did not start, when it did not.
 	Problem string `json:"problem,omitempty"`
 }
@@ -108,10 +110,19 @@ type Apps interface {
 	RecordRelease(ctx context.Context, r app.Release) error
 }
 
+// Jail starts the processes of an application's build as the owner chose,
+// and refuses before anything starts when nothing of the engineer's may
+// run; *sandbox.Guard is the one the server uses.
+type Jail interface {
+	build.Starter
+	Ready() error
+}
+
 // Service builds, previews and checks applications and keeps their state.
 type Service struct {
 	apps     Apps
 	previews *preview.Manager
+	jail     Jail
 	now      func() time.Time
 	// started tells a preview that died with the last process from one
 	// that died in this one.
@@ -140,9 +151,9 @@ type headRead struct {
 	revision string
 }
 
-// NewService builds the service.
-func NewService(apps Apps, previews *preview.Manager, now func() time.Time) *Service {
-	return &Service{apps: apps, previews: previews, now: now, started: now(),
+// NewService builds the service; jail starts every build stage.
+func NewService(apps Apps, previews *preview.Manager, jail Jail, now func() time.Time) *Service {
+	return &Service{apps: apps, previews: previews, jail: jail, now: now, started: now(),
 		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
 }
 
@@ -277,11 +288,16 @@ func (s *Service) head(appID string) (string, error) {
 	return rev, nil
 }
 
-// PreviewURL is the address of the application's running preview, if one
-// runs. It reads no file, so a list of many applications stays cheap.
+// Ready refuses, with a sentence, when nothing of the engineer's may run
+// on this machine as the owner chose (see sandbox.Guard).
+func (s *Service) Ready() error { return s.jail.Ready() }
+
+// PreviewURL is the address at which the person opens the application's
+// running preview (its own host name, see preview.Link), if one runs. It
+// reads no file, so a list of many applications stays cheap.
 func (s *Service) PreviewURL(appID string) (string, bool) {
 	info, ok := s.previews.Status(appID)
-	return info.URL, ok
+	return info.Link, ok
 }
 
 // StartPreview starts the last release's preview.
@@ -329,7 +345,7 @@ func (s *Service) startPreview(ctx context.Context, st *State) (preview.Info, er
 		}
 		return preview.Info{}, &Error{Code: app.EInvalid, Message: msg}
 	}
-	st.Preview = &PreviewRecord{Release: info.Release, SpawnedAt: info.SpawnedAt, URL: info.URL, Running: true}
+	st.Preview = &PreviewRecord{Release: info.Release, SpawnedAt: info.SpawnedAt, URL: info.URL, Link: info.Link, Running: true}
 	return info, s.save(st)
 }
 

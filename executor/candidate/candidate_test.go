@@ -2,6 +2,7 @@ package candidate_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/migrations"
@@ -34,8 +36,9 @@ func newHost(t testing.TB, root string) *host {
 	}
 	h := &host{root: root, db: db}
 	h.apps = app.NewService(db, root, time.Now)
-	h.previews = preview.NewManager(time.Now, nil)
-	h.candidates = candidate.NewService(h.apps, h.previews, time.Now)
+	jail := sandbox.NewGuard(root, sandbox.Probe())
+	h.previews = preview.NewManager(time.Now, nil, jail)
+	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now)
 	t.Cleanup(func() {
 		h.previews.StopAll()
 		db.Close()
@@ -48,6 +51,28 @@ func (h *host) create(t testing.TB, id, template string) {
 	if _, err := h.apps.CreateFromTemplate(context.Background(), id, "", template); err != nil {
 		t.Fatalf("create %s from %s: %v", id, template, err)
 	}
+	// Each application builds with caches of its own, so each new Go
+	// service compiles the standard library anew. These throwaway ones
+	// share one cache folder instead, so the package's tests stay quick.
+	if template == "goservice" {
+		if err := os.Symlink(goCache, filepath.Join(h.apps.Dir(id), "cache")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// goCache is the cache folder the tests' Go services share.
+var goCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "autoapp-candidate-cache-")
+	if err != nil {
+		panic(err)
+	}
+	goCache = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func cycle(t testing.TB, h *host, id string, c candidate.Change) candidate.Result {
@@ -290,5 +315,34 @@ func BenchmarkCycleOverheadStatic(b *testing.B) {
 		if err != nil || res.Step != candidate.StepChecked || res.Checks.Passed != 1 {
 			b.Fatalf("cycle: %v %+v", err, res)
 		}
+	}
+}
+
+// TestNothingIsBuiltOnAMachineThatCannotConfine: without a sandbox and
+// without the owner's choice to run unconfined, a cycle is refused with
+// the sentence that says what to do, and no stage runs.
+func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
+	root := t.TempDir()
+	h := newHost(t, root)
+	jail := sandbox.NewGuard(root, sandbox.Machine{Why: "this kernel has no Landlock (it needs Linux 5.13 or later)"})
+	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, time.Now)
+	h.create(t, "site", "static")
+	_, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{})
+	var refusal interface{ Refusal() (string, string) }
+	if !errors.As(err, &refusal) {
+		t.Fatalf("Cycle = %v, want a refusal", err)
+	}
+	if _, sentence := refusal.Refusal(); !strings.Contains(sentence, "This machine cannot confine the engineer's code") ||
+		!strings.Contains(sentence, "turn on Run unconfined in Settings") {
+		t.Errorf("sentence = %q", sentence)
+	}
+	if st, err := h.candidates.State("site"); err != nil || st.Build != nil {
+		t.Errorf("State = %+v, %v; want nothing built", st, err)
+	}
+	if err := jail.SetUnconfined(true); err != nil {
+		t.Fatal(err)
+	}
+	if res := cycle(t, h, "site", candidate.Change{}); res.Step != candidate.StepChecked {
+		t.Errorf("after the owner's choice, Step = %q, want checked", res.Step)
 	}
 }

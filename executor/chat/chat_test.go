@@ -21,6 +21,7 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/migrations"
@@ -76,9 +77,10 @@ func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
 	h.model.Models("planner")
 	h.apps = app.NewService(db, root, time.Now)
 	h.backlog = intent.NewService(db, root, time.Now)
-	previews := preview.NewManager(time.Now, nil)
+	jail := sandbox.NewGuard(root, sandbox.Probe())
+	previews := preview.NewManager(time.Now, nil, jail)
 	t.Cleanup(previews.StopAll)
-	h.candidates = candidate.NewService(h.apps, previews, time.Now)
+	h.candidates = candidate.NewService(h.apps, previews, jail, time.Now)
 	providers, err := provider.NewRegistry(root, time.Now, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/overview"
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/verdict"
 	"autoapp/intent"
 	"autoapp/intent/app"
@@ -101,8 +102,9 @@ func mustOpen(tb testing.TB) *env {
 	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
 	e := &env{root: root, db: db, clock: c, backlog: intent.NewService(db, root, c.now), apps: app.NewService(db, root, c.now),
 		book: spend.New(db, root, c.now), gate: gate.New(c.now), runs: &runs{}}
-	previews := preview.NewManager(c.now, nil)
-	e.svc = overview.New(overview.Deps{Backlog: e.backlog, Apps: e.apps, Candidates: candidate.NewService(e.apps, previews, c.now),
+	jail := sandbox.NewGuard(root, sandbox.Probe())
+	previews := preview.NewManager(c.now, nil, jail)
+	e.svc = overview.New(overview.Deps{Backlog: e.backlog, Apps: e.apps, Candidates: candidate.NewService(e.apps, previews, jail, c.now),
 		Runs: e.runs, Questions: e.gate, Spend: e.book, ModelOf: func(string) string { return "prov:m" }, Now: c.now})
 	return e
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 )
 
@@ -49,9 +50,16 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
 	env = append(env, "PORT="+strconv.Itoa(port))
-	proc, err := spawn(dir, pv.Command, env, cleanup, &outputLog{log: m.log, preview: appID})
+	// It may listen on its own port and nowhere else.
+	policy := sandbox.ForApp(dir)
+	policy.Net, policy.Port = sandbox.NetBindOne, port
+	proc, err := spawn(m.jail, policy, dir, pv.Command, env, cleanup, &outputLog{log: m.log, preview: appID})
 	if err != nil {
 		cleanup()
+		var se *sandbox.Error
+		if errors.As(err, &se) {
+			return nil, refuse(EInvalid, "%s", se.Message)
+		}
 		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)
 	}
 
@@ -60,6 +68,7 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 		Release:   release,
 		SpawnedAt: m.now(),
 		URL:       fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Link:      Link(appID, port),
 		Port:      port,
 		PID:       proc.pid,
 	}
@@ -166,8 +175,9 @@ type process struct {
 	gone bool // the leader was reaped: its pid may name another process
 }
 
-// spawn starts argv in dir; cleanup runs once the process group is gone.
-func spawn(dir string, argv, env []string, cleanup func(), lines io.Writer) (*process, error) {
+// spawn starts argv in dir through jail, confined to policy; cleanup runs
+// once the process group is gone.
+func spawn(jail build.Starter, policy sandbox.Policy, dir string, argv, env []string, cleanup func(), lines io.Writer) (*process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -179,7 +189,7 @@ func spawn(dir string, argv, env []string, cleanup func(), lines io.Writer) (*pr
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
+	if err := jail.Start(cmd, policy); err != nil {
 		r.Close()
 		w.Close()
 		return nil, err

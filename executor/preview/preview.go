@@ -1,7 +1,10 @@
 // Package preview shows a release of an application on its own loopback
-// port, so it has its own origin and never the console's: either the
-// manifest's command, given $PORT, or a static folder the host serves
-// itself. One preview runs per application.
+// port: either the manifest's command, given $PORT and confined like a
+// build, or a static folder the host serves itself. One preview runs per
+// application. The person opens it at <app>.localhost:<port>, a host name
+// of its own, so the browser never sends it the console's cookies (which
+// belong to the console's host, whatever its port); the host itself asks
+// it at 127.0.0.1.
 package preview
 
 import (
@@ -11,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"autoapp/executor/build"
 	"autoapp/executor/workspace"
 )
 
@@ -48,8 +52,11 @@ type Info struct {
 	AppID     string    `json:"appId"`
 	Release   string    `json:"release"`
 	SpawnedAt time.Time `json:"spawnedAt"`
-	URL       string    `json:"url"`
-	Port      int       `json:"port"`
+	// URL is where the host reaches it: loopback, by address.
+	URL string `json:"url"`
+	// Link is where the person opens it: a host name of its own.
+	Link string `json:"link"`
+	Port int    `json:"port"`
 	// PID leads the preview's process group; 0 for a static preview.
 	PID    int  `json:"pid"`
 	Static bool `json:"static"`
@@ -69,8 +76,9 @@ type running struct {
 // Manager runs at most one preview per application. It is safe for
 // concurrent use.
 type Manager struct {
-	now func() time.Time
-	log *slog.Logger
+	now  func() time.Time
+	log  *slog.Logger
+	jail build.Starter
 
 	// quit ends every start in progress when StopAll is called.
 	quit    context.Context
@@ -83,8 +91,9 @@ type Manager struct {
 	turns map[string]*sync.Mutex
 }
 
-// NewManager builds a manager with a clock and a log; a nil log discards.
-func NewManager(now func() time.Time, log *slog.Logger) *Manager {
+// NewManager builds a manager with a clock, a log (nil discards) and the
+// jail that starts preview commands.
+func NewManager(now func() time.Time, log *slog.Logger, jail build.Starter) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -92,6 +101,7 @@ func NewManager(now func() time.Time, log *slog.Logger) *Manager {
 	return &Manager{
 		now:     now,
 		log:     log,
+		jail:    jail,
 		quit:    quit,
 		cancel:  cancel,
 		running: map[string]*running{},
@@ -248,6 +258,15 @@ func (m *Manager) StopAll() {
 	}
 	wg.Wait()
 	m.starts.Wait()
+}
+
+// Link is the address at which the person opens the preview of appID
+// listening on port: http://<appID>.localhost:<port>/. Browsers resolve
+// every name under localhost to loopback, and keep cookies per host name,
+// so none of the console's reaches it. An application id is a valid
+// host label (lowercase words and digits joined by dashes).
+func Link(appID string, port int) string {
+	return fmt.Sprintf("http://%s.localhost:%d/", appID, port)
 }
 
 func (m *Manager) turn(appID string) *sync.Mutex {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 )
 
@@ -80,7 +81,7 @@ func clock() time.Time { return time.Date(2026, 11, 30, 7, 15, 2, 0, time.UTC) }
 
 func newManager(t *testing.T) *preview.Manager {
 	t.Helper()
-	m := preview.NewManager(clock, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	m := preview.NewManager(clock, slog.New(slog.NewTextHandler(t.Output(), nil)), sandbox.NewGuard(t.TempDir(), sandbox.Probe()))
 	t.Cleanup(m.StopAll)
 	return m
 }
@@ -90,11 +91,16 @@ func command(argv ...string) workspace.Preview {
 }
 
 // workspaceDir is a workspace folder inside a test folder of its own, so
-// the .home beside it goes away with the test.
+// the .home beside it goes away with the test. It holds the test server as
+// ./server: a confined preview runs only programs of the toolchain and of
+// its own application folder.
 func workspaceDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "workspace")
 	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(server, filepath.Join(dir, "server")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -104,7 +110,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 	m := newManager(t)
 	// The shell leads the group and the server is its child: only killing
 	// the whole group frees the port.
-	p := command("sh", "-c", server+" & wait")
+	p := command("sh", "-c", "./server & wait")
 	info, err := m.Start(context.Background(), "app1", workspaceDir(t), p, "r20261130-071502-1a2b3c4")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +121,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 		Release:   "r20261130-071502-1a2b3c4",
 		SpawnedAt: clock(),
 		URL:       fmt.Sprintf("http://127.0.0.1:%d/", info.Port),
+		Link:      fmt.Sprintf("http://app1.localhost:%d/", info.Port),
 		Port:      info.Port,
 		PID:       info.PID,
 	}
@@ -145,7 +152,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 
 func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
 	m := newManager(t)
-	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command(server), "r1")
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command("./server"), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +233,7 @@ func TestStartRefusesWhatCannotStart(t *testing.T) {
 func TestCommandEnvironmentHoldsNoHostSecrets(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "secret-value-123")
 	m := newManager(t)
-	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command(server), "r1")
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command("./server"), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +325,7 @@ func TestStartReplacesTheRunningPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newManager(t)
-	old, err := m.Start(context.Background(), "app1", dir, command(server), "r1")
+	old, err := m.Start(context.Background(), "app1", dir, command("./server"), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +348,7 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(staticDir, "index.html"), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := m.Start(context.Background(), "a", workspaceDir(t), command(server), "r1")
+	a, err := m.Start(context.Background(), "a", workspaceDir(t), command("./server"), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,5 +448,45 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 			t.Fatalf("gave up after %s waiting for %s", within, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkPreviewStart starts and stops the test server as a preview,
+// confined and unconfined (the owner's choice in Settings): the difference
+// is what the sandbox costs a preview start.
+func BenchmarkPreviewStart(b *testing.B) {
+	if !sandbox.Probe().Confines() {
+		b.Fatalf("this machine cannot confine: %s", sandbox.Probe().Why)
+	}
+	for _, name := range []string{"confined", "unconfined"} {
+		b.Run(name, func(b *testing.B) {
+			root := b.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, "launcher"), 0o700); err != nil {
+				b.Fatal(err)
+			}
+			g := sandbox.NewGuard(root, sandbox.Probe())
+			if name == "unconfined" {
+				if err := g.SetUnconfined(true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m := preview.NewManager(clock, nil, g)
+			defer m.StopAll()
+			dir := filepath.Join(b.TempDir(), "workspace")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.Link(server, filepath.Join(dir, "server")); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := m.Start(context.Background(), "app1", dir, command("./server"), "r1"); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Stop("app1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

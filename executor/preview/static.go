@@ -59,6 +59,7 @@ func (m *Manager) startStatic(appID, dir, folder, release string) (*running, err
 		Release:   release,
 		SpawnedAt: m.now(),
 		URL:       fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Link:      Link(appID, port),
 		Port:      port,
 		Static:    true,
 	}

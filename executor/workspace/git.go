@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"autoapp/executor/sandbox"
 )
 
 // Who the host's commits name. The engineer authors every accepted edit;
@@ -23,11 +25,45 @@ const (
 	EngineerEmail = "engineer@autoapp.local"
 	HostName      = "Autoapp host"
 	HostEmail     = "host@autoapp.local"
+	OwnerName     = "Owner"
+	OwnerEmail    = "owner@autoapp.local"
 )
+
+// CommitOwnerFile commits the file at path, which the owner's page has
+// just written, as the owner's edit with message. A file left as git has
+// it commits nothing. Like every git command here it runs with no hooks
+// and confined to the workspace.
+func (w *Workspace) CommitOwnerFile(path, message string) error {
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	sign := signature{OwnerName, OwnerEmail, w.now()}
+	if _, err := runGit(w.dir, sign, "add", "--", path); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	// diff --quiet exits 1 when something is staged, 0 when nothing is.
+	_, err := runGit(w.dir, sign, "diff", "--cached", "--quiet", "--", path)
+	switch {
+	case err == nil:
+		return nil
+	case exitCode(err) != 1:
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if _, err := runGit(w.dir, sign, "commit", "-q", "--no-verify", "-m", message, "--", path); err != nil {
+		return fmt.Errorf("workspace: commit: %w", err)
+	}
+	return nil
+}
 
 // gitTimeout bounds one git command; the workspace is local, so only a
 // stuck disk or a huge repository comes near it.
 const gitTimeout = 2 * time.Minute
+
+// Git runs a read-only git command in dir as the workspace's own are run:
+// the same options and environment, confined to dir. It returns what git
+// wrote to stdout.
+func Git(dir string, args ...string) ([]byte, error) {
+	return runGit(dir, hostSign(time.Unix(0, 0)), args...)
+}
 
 // signature is whom a commit names as its author, and when it is made.
 type signature struct {
@@ -48,31 +84,31 @@ var gitOptions = []string{
 	"-c", "init.defaultBranch=main",
 }
 
-// gitEnv is the environment of every git command: none of the host's GIT_
-// variables, no global or system configuration, the C locale (so output
-// parses), literal pathspecs (so a path is never a pattern), and the
-// commit's people and dates.
+// gitEnv is the environment of every git command: nothing of the host's
+// (no keys, no GIT_ variables), no global or system configuration, no
+// home to find any in, the C locale (so output parses), literal pathspecs
+// (so a path is never a pattern), and the commit's people and dates.
 func gitEnv(s signature) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
 	}
 	date := fmt.Sprintf("@%d %s", s.when.Unix(), s.when.Format("-0700"))
-	return append(env,
+	return []string{
+		"PATH=" + path,
+		"HOME=/nonexistent",
 		"GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_LITERAL_PATHSPECS=1",
 		"LC_ALL=C",
-		"GIT_AUTHOR_NAME="+s.name,
-		"GIT_AUTHOR_EMAIL="+s.email,
-		"GIT_AUTHOR_DATE="+date,
-		"GIT_COMMITTER_NAME="+HostName,
-		"GIT_COMMITTER_EMAIL="+HostEmail,
-		"GIT_COMMITTER_DATE="+date,
-	)
+		"GIT_AUTHOR_NAME=" + s.name,
+		"GIT_AUTHOR_EMAIL=" + s.email,
+		"GIT_AUTHOR_DATE=" + date,
+		"GIT_COMMITTER_NAME=" + HostName,
+		"GIT_COMMITTER_EMAIL=" + HostEmail,
+		"GIT_COMMITTER_DATE=" + date,
+	}
 }
 
 // gitError is a git command that failed, with what it said.
@@ -117,7 +153,10 @@ func runGitInput(dir string, s signature, stdin io.Reader, env []string, args ..
 	return out.Bytes(), nil
 }
 
-// streamGit runs git in dir, writing its stdout to stdout.
+// streamGit runs git in dir, writing its stdout to stdout. git runs
+// confined to dir whenever the machine can confine (see
+// sandbox.StartHost): the repository's own configuration may have been
+// written by the engineer's code, and may name programs git runs.
 func streamGit(dir string, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
@@ -129,7 +168,11 @@ func streamGit(dir string, s signature, stdin io.Reader, env []string, stdout io
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{max: 16 << 10, buf: &stderr}
 	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
+	err := sandbox.StartHost(cmd, sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone})
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		code := -1
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

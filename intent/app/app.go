@@ -251,7 +251,15 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 	if err := WriteFileAtomic(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
-	return gitCommitManifest(dir, s.now())
+	ws, err := workspace.Open(dir, s.now)
+	if err != nil {
+		return fmt.Errorf("app: save manifest: %w", err)
+	}
+	defer ws.Close()
+	if err := ws.CommitOwnerFile(workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
+		return fmt.Errorf("app: save manifest: %w", err)
+	}
+	return nil
 }
 
 // RecordRelease stores a successful build. The same revision built twice
@@ -441,21 +449,5 @@ func gitShow(dir, object string) ([]byte, error) {
 
 func gitClone(source, dir string) error {
 	_, err := git(filepath.Dir(dir), nil, "clone", "--quiet", "--no-hardlinks", "--", source, dir)
-	return err
-}
-
-func gitCommitManifest(dir string, now time.Time) error {
-	date := now.UTC().Format(time.RFC3339)
-	env := []string{"GIT_AUTHOR_NAME=Owner", "GIT_AUTHOR_EMAIL=owner@autoapp.local",
-		"GIT_COMMITTER_NAME=Autoapp", "GIT_COMMITTER_EMAIL=host@autoapp.local",
-		"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
-	if _, err := git(dir, env, "add", "--", workspace.ManifestFile); err != nil {
-		return err
-	}
-	if out, err := git(dir, env, "diff", "--cached", "--quiet"); err == nil {
-		_ = out
-		return nil // nothing changed
-	}
-	_, err := git(dir, env, "commit", "--quiet", "-m", "The owner edited autoapp.json")
 	return err
 }

@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// SettingFile is the owner's choice, in <root>/launcher.
+const SettingFile = "sandbox.json"
+
+// Error is a refusal with a sentence for the person.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Refusal is the refusal's code and its sentence, as the pages answer it.
+func (e *Error) Refusal() (code, sentence string) { return e.Code, e.Message }
+
+// Setting is sandbox.json: whether the owner lets the engineer's code run
+// unconfined.
+type Setting struct {
+	Unconfined bool `json:"unconfined"`
+}
+
+// State is how the engineer's code runs now, for the pages.
+type State struct {
+	Machine Machine
+	// Unconfined is the owner's choice to run it without the sandbox.
+	Unconfined bool
+	// Problem says why sandbox.json was not read; the code then runs
+	// confined, or not at all.
+	Problem string
+}
+
+// Confined says builds and previews run in the sandbox.
+func (s State) Confined() bool { return s.Machine.Confines() && !s.Unconfined }
+
+// Refused says nothing of the engineer's may run: the machine cannot
+// confine and the owner has not said to run it unconfined.
+func (s State) Refused() bool { return !s.Machine.Confines() && !s.Unconfined }
+
+// Sentence says in one sentence how the engineer's code runs.
+func (s State) Sentence() string {
+	switch {
+	case s.Confined():
+		return "Builds and previews run in a sandbox (" + s.Machine.String() + "): they reach the toolchain and their own application folder, nothing of yours."
+	case s.Unconfined:
+		return "Builds and previews run unconfined, as you chose in Settings: the engineer's code can read and write everything this user can, your keys and stores included."
+	}
+	return "This machine cannot confine the engineer's code (" + s.Machine.Why + "), so nothing is built or previewed until you turn on Run unconfined in Settings."
+}
+
+// Guard starts the processes of applications as the owner chose: confined
+// when the machine can, unconfined only when the owner turned that on in
+// Settings, and otherwise not at all. It is safe for concurrent use.
+type Guard struct {
+	machine Machine
+	file    string
+}
+
+// NewGuard is the guard of the data folder root on machine m.
+func NewGuard(root string, m Machine) *Guard {
+	return &Guard{machine: m, file: filepath.Join(root, "launcher", SettingFile)}
+}
+
+// State reads the owner's choice afresh, so a change in Settings holds
+// from the next process on.
+func (g *Guard) State() State {
+	st := State{Machine: g.machine}
+	b, err := os.ReadFile(g.file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st
+	}
+	var set Setting
+	if err == nil {
+		err = json.Unmarshal(b, &set)
+	}
+	if err != nil {
+		st.Problem = fmt.Sprintf("%s could not be read (%v), so the sandbox stays on.", SettingFile, err)
+		return st
+	}
+	st.Unconfined = set.Unconfined
+	return st
+}
+
+// Ready refuses, with a sentence, when nothing of the engineer's may run.
+func (g *Guard) Ready() error {
+	if st := g.State(); st.Refused() {
+		return &Error{Code: "conflict", Message: st.Sentence()}
+	}
+	return nil
+}
+
+// SetUnconfined keeps the owner's choice, written to a temporary file and
+// renamed over the old one.
+func (g *Guard) SetUnconfined(on bool) error {
+	b, err := json.MarshalIndent(Setting{Unconfined: on}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(g.file), 0o700); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(g.file), ".sandbox-*.json")
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), g.file); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// Start starts cmd from an application: confined to p, or as it is when
+// the owner chose to run unconfined, or not at all.
+func (g *Guard) Start(cmd *exec.Cmd, p Policy) error {
+	st := g.State()
+	switch {
+	case st.Refused():
+		return &Error{Code: "conflict", Message: st.Sentence()}
+	case st.Unconfined:
+		return cmd.Start()
+	}
+	return Start(cmd, g.machine, p)
+}
+
+// StartHost starts a host program that works on an application's files,
+// such as git over its workspace: confined to p whenever the machine can,
+// whatever the owner chose, since those files may hold what the
+// engineer's code wrote (a repository's own configuration can name
+// programs to run). On a machine that cannot confine it runs as it is:
+// there, nothing of the engineer's ran unless the owner allowed it.
+func StartHost(cmd *exec.Cmd, p Policy) error {
+	m := Probe()
+	if !m.Confines() {
+		return cmd.Start()
+	}
+	return Start(cmd, m, p)
+}

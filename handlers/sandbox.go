@@ -1,0 +1,37 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/sandbox"
+	"autoapp/views"
+)
+
+// Sandbox is what the handlers need of the sandbox guard.
+type Sandbox interface {
+	State() sandbox.State
+	SetUnconfined(on bool) error
+}
+
+// sandboxView says how the engineer's code runs, for Settings and the
+// Applications pages.
+func (h *Handlers) sandboxView() views.SandboxView {
+	st := h.sandbox.State()
+	return views.SandboxView{Sentence: st.Sentence(), Confined: st.Confined(), Refused: st.Refused(),
+		Unconfined: st.Unconfined, Problem: st.Problem}
+}
+
+// sandboxSave keeps the owner's choice to run the engineer's code
+// unconfined, or in the sandbox again.
+func (h *Handlers) sandboxSave(c *fiber.Ctx) error {
+	on := c.FormValue("unconfined") == "1"
+	if err := h.sandbox.SetUnconfined(on); err != nil {
+		return err
+	}
+	if on {
+		h.log.Warn("the owner turned the sandbox off: builds and previews run unconfined")
+	} else {
+		h.log.Info("the owner turned the sandbox on")
+	}
+	return c.Redirect("/settings#sandbox", fiber.StatusSeeOther)
+}

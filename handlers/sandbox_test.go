@@ -1,0 +1,26 @@
+package handlers_test
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+func TestTheOwnerTurnsTheSandboxOffAndOnInSettings(t *testing.T) {
+	_, b := withOwner(t)
+	r := b.get("/apps")
+	wantStatus(t, r, fiber.StatusOK)
+	wantSentence(t, r, `data-confined="true"`)
+	wantSentence(t, r, "Builds and previews run in a sandbox (Landlock")
+
+	wantRedirect(t, b.post("/settings/sandbox", url.Values{"unconfined": {"1"}}), "/settings#sandbox")
+	r = b.get("/apps")
+	wantSentence(t, r, `data-confined="false"`)
+	wantSentence(t, r, "Builds and previews run unconfined, as you chose in Settings")
+	r = b.get("/settings")
+	wantSentence(t, r, `name="unconfined" value="1" checked`)
+
+	wantRedirect(t, b.post("/settings/sandbox", url.Values{}), "/settings#sandbox")
+	wantSentence(t, b.get("/apps"), `data-confined="true"`)
+}

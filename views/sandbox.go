@@ -1,0 +1,16 @@
+package views
+
+// SandboxView is how the engineer's code runs, as Settings and the
+// Applications pages say it.
+type SandboxView struct {
+	// Sentence says it in one sentence.
+	Sentence string
+	// Confined: builds and previews run in the sandbox. Refused: the
+	// machine cannot confine and the owner has not chosen to run
+	// unconfined, so nothing is built.
+	Confined, Refused bool
+	// Unconfined is the owner's choice in Settings.
+	Unconfined bool
+	// Problem says why the owner's choice could not be read.
+	Problem string
+}
