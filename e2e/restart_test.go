@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,10 +38,14 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 	must(t, form.GetByLabel("Id").Fill("svc"))
 	must(t, form.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Create the application"}).Click())
 	must(t, expect.Page(page).ToHaveURL(first.URL+"/apps/svc"))
-	must(t, page.GetByTestId("cycle").Click())
-	must(t, expect.Locator(page.GetByTestId("checks-summary")).ToHaveText("Passed 1 of 1.", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
-	previewURL, err := page.GetByTestId("preview-link").GetAttribute("href")
+	// A new Go application's first build compiles the standard library
+	// into its own cache.
+	must(t, page.GetByTestId("cycle").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(120000)}))
+	must(t, expect.Locator(page.GetByTestId("checks-summary")).ToHaveText("Passed 1 of 1.", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(120000)}))
+	link, err := page.GetByTestId("preview-link").GetAttribute("href")
 	must(t, err)
+	// The page links the preview at its own host name; Go asks it at loopback.
+	previewURL := strings.Replace(link, "svc.localhost", "127.0.0.1", 1)
 	if resp, err := http.Get(previewURL + "health"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the preview does not answer before the restart: %v", err)
 	}
