@@ -34,6 +34,9 @@ func Ask(ctx context.Context, ep Endpoint, instructions, message string, schema 
 	if err := json.Unmarshal(schema, &format); err != nil {
 		return Usage{}, fmt.Errorf("ai: the question's schema: %w", err)
 	}
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
 	p, err := newProvider(ep, "", timeout)
 	if err != nil {
 		return Usage{}, err
@@ -52,16 +55,16 @@ func Ask(ctx context.Context, ep Endpoint, instructions, message string, schema 
 	}
 	reqCtx, cancel := context.WithTimeoutCause(ctx, p.timeout, errRequestTimeout)
 	defer cancel()
-	c, resp, err := p.complete(reqCtx, params)
+	a, err := p.send(reqCtx, params, time.Now, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Usage{Partial: true}, ctx.Err()
 		}
-		return Usage{Partial: true}, p.reduce(reqCtx, err, resp)
+		return Usage{Partial: true}, p.reduce(reqCtx, err, nil)
 	}
-	usage := Usage{Input: int(c.Usage.PromptTokens), Output: int(c.Usage.CompletionTokens), Partial: !c.JSON.Usage.Valid()}
+	usage := Usage{Input: a.Usage.Input, Output: a.Usage.Output, Partial: !a.Counted}
 
-	content := stripFence(c.Choices[0].Message.Content)
+	content := stripFence(withoutThinking(a.Content))
 	if ps := compiled.validate([]byte(content)); len(ps) > 0 {
 		return usage, &ProviderError{Kind: ProviderUnusable, Sentence: UnusableSentence,
 			detail: p.redact(fmt.Sprintf("%s (answer: %.500q)", (&Refusal{Problems: ps}).Error(), content))}
@@ -91,6 +94,9 @@ func stripFence(s string) string {
 // (GET /v1/models), sorted, within timeout (0: DefaultRequestTimeout).
 // Endpoint.Model is not used.
 func Models(ctx context.Context, ep Endpoint, timeout time.Duration) ([]string, error) {
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
 	p, err := newProvider(ep, "", timeout)
 	if err != nil {
 		return nil, err

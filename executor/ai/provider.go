@@ -24,14 +24,18 @@ type Endpoint struct {
 	BaseURL  string
 	APIKey   string
 	Model    string
+	// ContextTokens is the model's context window, when known; 0 when not.
+	ContextTokens int
 }
 
 // RunHeader names the run a request belongs to, so that a log or a
 // scripted model can tell the turns of one run from the others.
 const RunHeader = "X-Autoapp-Run"
 
-// DefaultRequestTimeout is how long one request may take when the turn
-// does not say.
+// DefaultRequestTimeout is how long a structured question (Ask) or a list
+// of models may take when the caller does not say. A turn's requests have
+// no such limit: its own limits (idle, wall) bound them, since a local
+// model may take minutes to answer.
 const DefaultRequestTimeout = 60 * time.Second
 
 // ProviderErrorKind says what kind of failure of the provider an error is.
@@ -60,6 +64,9 @@ const (
 	// ProviderUnusable: a completion whose content is not the JSON object
 	// Ask asked for.
 	ProviderUnusable ProviderErrorKind = "unusable"
+	// ProviderContext: HTTP 400, the prompt does not fit the model's
+	// context window.
+	ProviderContext ProviderErrorKind = "context"
 )
 
 // ProviderError is a failure of the provider reduced to one sentence of
@@ -173,11 +180,10 @@ type provider struct {
 // newProvider builds the endpoint's client from explicit options only:
 // openai.NewClient would read OPENAI_BASE_URL, OPENAI_API_KEY and
 // OPENAI_ORG_ID from the environment, and the environment must never decide
-// where a request goes or what it carries.
+// where a request goes or what it carries. timeout is the limit the
+// caller puts on one request, for its sentence; 0 for a turn, whose
+// requests its own limits bound.
 func newProvider(ep Endpoint, runID string, timeout time.Duration) (*provider, error) {
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
 	base := strings.TrimRight(strings.TrimSpace(ep.BaseURL), "/")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -219,17 +225,6 @@ func newProvider(ep Endpoint, runID string, timeout time.Duration) (*provider, e
 
 func (p *provider) close() { p.http.CloseIdleConnections() }
 
-// complete sends one chat completion request. ctx carries the deadline
-// (with its cause); the error, if any, is the SDK's, for reduce.
-func (p *provider) complete(ctx context.Context, params openai.ChatCompletionNewParams) (*openai.ChatCompletion, *http.Response, error) {
-	var resp *http.Response
-	c, err := p.chat.New(ctx, params, option.WithResponseInto(&resp))
-	if err == nil && (c == nil || len(c.Choices) == 0) {
-		err = errors.New("the completion has no choices")
-	}
-	return c, resp, err
-}
-
 // reduce turns a failed request into a ProviderError. reqCtx is the
 // request's context: its cause tells our request timeout from other ends.
 func (p *provider) reduce(reqCtx context.Context, err error, resp *http.Response) *ProviderError {
@@ -259,6 +254,12 @@ func (p *provider) classify(reqCtx context.Context, err error, resp *http.Respon
 		return &ProviderError{Kind: ProviderModel, Sentence: ModelSentence(p.ep.Model), Status: status}
 	case status == http.StatusTooManyRequests:
 		return &ProviderError{Kind: ProviderRateLimit, Sentence: RateLimitSentence, Status: status}
+	case status == http.StatusBadRequest && isContextError(err):
+		tokens, _ := contextTooSmall(err)
+		if tokens == 0 {
+			tokens = p.ep.ContextTokens
+		}
+		return &ProviderError{Kind: ProviderContext, Sentence: ContextSentence(tokens), Status: status}
 	case status >= 500:
 		return &ProviderError{Kind: ProviderFailed, Sentence: FailedSentence(status), Status: status}
 	case status >= 300:
@@ -269,12 +270,17 @@ func (p *provider) classify(reqCtx context.Context, err error, resp *http.Respon
 		return &ProviderError{Kind: ProviderMalformed, Sentence: MalformedSentence, Status: status}
 	}
 	var transport *url.Error
+	if errors.Is(err, errStreamCut) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &ProviderError{Kind: ProviderDropped, Sentence: DroppedSentence(p.host)}
+	}
 	if !errors.As(err, &transport) {
 		// Not a failure of the connection: what came back could not be read.
 		return &ProviderError{Kind: ProviderMalformed, Sentence: MalformedSentence}
 	}
 	var netErr net.Error
 	switch {
+	case errors.Is(err, errStreamCut):
+		return &ProviderError{Kind: ProviderDropped, Sentence: DroppedSentence(p.host)}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		return &ProviderError{Kind: ProviderDropped, Sentence: DroppedSentence(p.host)}
 	case errors.As(err, &netErr) && netErr.Timeout():
@@ -291,11 +297,8 @@ func (p *provider) redact(s string) string {
 	return strings.ReplaceAll(s, p.ep.APIKey, "[key]")
 }
 
-// withTimeout bounds one request by the request timeout and by the given
-// limit, whichever comes first; the context's cause tells them apart.
-func withTimeout(ctx context.Context, request time.Duration, limit time.Duration, limitCause error) (context.Context, context.CancelFunc) {
-	if limitCause != nil && limit < request {
-		return context.WithTimeoutCause(ctx, limit, limitCause)
-	}
-	return context.WithTimeoutCause(ctx, request, errRequestTimeout)
+// isContextError says the 400 is about the context window.
+func isContextError(err error) bool {
+	_, ok := contextTooSmall(err)
+	return ok
 }

@@ -23,18 +23,23 @@ func TestEachProviderFaultIsOneSentenceOfOurs(t *testing.T) {
 		{scripted.Status403, ai.ProviderKey, "The AI provider refused the key."},
 		{scripted.Status404Model, ai.ProviderModel, "The AI provider does not offer the model model-1."},
 		{scripted.Status429, ai.ProviderRateLimit, "The AI provider is rate-limiting requests; try again later."},
+		{scripted.Status503, ai.ProviderFailed, "The AI provider failed (HTTP 503)."},
 		{scripted.Malformed, ai.ProviderMalformed, "The AI provider answered with something that is not a chat completion."},
 		{scripted.ConnectionDrop, ai.ProviderDropped, ""},
-		{scripted.Timeout, ai.ProviderTimeout, "The AI provider did not answer within 0.2 seconds."},
 	}
 	for _, c := range cases {
 		t.Run(string(c.kind)+"/"+faultName(c.fault), func(t *testing.T) {
 			s := scripted.New(t)
-			// One step goes well first, so the fault cuts a turn in the middle.
-			s.On(scripted.Any(), call("source.read", `{"path":"a"}`), scripted.Reply{Fault: c.fault})
+			// One step goes well first, so the fault cuts a turn in the
+			// middle. A provider that asks to wait is asked again, at once
+			// here (Retry-After: 0), until the retries are spent.
+			replies := []scripted.Reply{call("source.read", `{"path":"a"}`)}
+			for range 1 + ai.MaxRetries {
+				replies = append(replies, scripted.Reply{Fault: c.fault, RetryAfter: "0"})
+			}
+			s.On(scripted.Any(), replies...)
 			log := &syncBuffer{}
 			tr := turn(s, newClock(), log, readTool(nil))
-			tr.Limits.Request = 200 * time.Millisecond
 
 			res := ai.Run(context.Background(), tr)
 
@@ -66,7 +71,7 @@ func TestEachProviderFaultIsOneSentenceOfOurs(t *testing.T) {
 }
 
 func faultName(f scripted.Fault) string {
-	return [...]string{"none", "500", "401", "403", "404", "429", "timeout", "malformed", "drop"}[f]
+	return [...]string{"none", "500", "401", "403", "404", "429", "timeout", "malformed", "drop", "503", "context"}[f]
 }
 
 // assertNoRawText checks that the provider's raw text reached neither the

@@ -67,8 +67,6 @@ type Limits struct {
 	// reason (same tool, same kind of refusal: the schema or the handler,
 	// for the same fields) with no edit landing in between (Tool.Edits).
 	SameRefusals int
-	// Request is the longest one request to the provider may take.
-	Request time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -83,9 +81,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.SameRefusals <= 0 {
 		l.SameRefusals = DefaultSameRefusals
-	}
-	if l.Request <= 0 {
-		l.Request = DefaultRequestTimeout
 	}
 	return l
 }
@@ -119,6 +114,9 @@ type Turn struct {
 	OnUsage func(Usage)
 	// OnStep is called as each tool call completes.
 	OnStep func(Call)
+	// OnProgress is called as the model is asked, as each piece of its
+	// answer streams in, and as the provider asks to wait.
+	OnProgress func(Progress)
 	// OnDelivered, when set, is called once the documents are fitted into
 	// the budget, before the model is first asked, with what the turn is
 	// given of each (the record Result.Documents holds): the turn's context
@@ -269,7 +267,7 @@ func Run(ctx context.Context, t Turn) Result {
 		t.OnDelivered(slices.Clone(delivered))
 	}
 
-	p, err := newProvider(t.Endpoint, t.RunID, r.lim.Request)
+	p, err := newProvider(t.Endpoint, t.RunID, 0)
 	if err != nil {
 		return r.failed(err.(*ProviderError))
 	}
@@ -327,7 +325,7 @@ func Run(ctx context.Context, t Turn) Result {
 
 		r.steps++
 		reqCtx, cancel := r.requestContext(ctx)
-		c, resp, err := p.complete(reqCtx, params)
+		a, err := p.send(reqCtx, params, r.now, r.t.OnProgress)
 		cause := context.Cause(reqCtx)
 		cancel()
 		if err != nil {
@@ -339,31 +337,33 @@ func Run(ctx context.Context, t Turn) Result {
 			case errors.Is(cause, errIdleLimit):
 				return r.end(EndIdle, IdleSentence(r.lim.Idle))
 			}
-			return r.failed(p.reduce(reqCtx, err, resp))
+			return r.failed(p.reduce(reqCtx, err, nil))
 		}
-		r.addUsage(c)
+		r.addUsage(a)
 		if ended, ok := r.overLimit(); ok {
 			return ended
 		}
 
-		msg := c.Choices[0].Message
-		var calls []openai.ChatCompletionMessageToolCallUnion
-		for _, tc := range msg.ToolCalls {
-			if tc.Function.Name != "" {
+		// A model's reasoning is neither its answer nor a tool's input.
+		content := withoutThinking(a.Content)
+		var calls []toolCall
+		for _, tc := range a.Calls {
+			if tc.Name != "" {
+				tc.Args = withoutThinking(tc.Args)
 				calls = append(calls, tc)
 			}
 		}
 		if len(calls) == 0 {
-			r.res.Text = msg.Content
+			r.res.Text = content
 			if r.res.Text == "" {
-				r.res.Text = msg.Refusal
+				r.res.Text = a.Refusal
 			}
 			return r.end(EndAnswered, AnsweredSentence)
 		}
 
 		asked := openai.ChatCompletionAssistantMessageParam{}
-		if msg.Content != "" {
-			asked.Content.OfString = openai.String(msg.Content)
+		if content != "" {
+			asked.Content.OfString = openai.String(content)
 		}
 		for i := range calls {
 			if calls[i].ID == "" {
@@ -373,14 +373,14 @@ func Run(ctx context.Context, t Turn) Result {
 				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
 					ID: calls[i].ID,
 					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name: calls[i].Function.Name, Arguments: calls[i].Function.Arguments,
+						Name: calls[i].Name, Arguments: calls[i].Args,
 					},
 				},
 			})
 		}
 		params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asked})
 		for _, tc := range calls {
-			answer, ended, ok := r.call(ctx, tc.Function.Name, tc.Function.Arguments)
+			answer, ended, ok := r.call(ctx, tc.Name, tc.Args)
 			if ok {
 				return ended
 			}
@@ -389,16 +389,16 @@ func Run(ctx context.Context, t Turn) Result {
 	}
 }
 
-// requestContext bounds one request by the request timeout and by what is
-// left of the wall and idle limits. The limits are measured on the turn's
-// clock and applied as real time: a slow model is cut where the limit
-// falls, not at the end of its request.
+// requestContext bounds one request by what is left of the wall and idle
+// limits, and by nothing else: a slow model is slow, not failed. The
+// limits are measured on the turn's clock and applied as real time: a
+// model is cut where the limit falls, not at the end of its request.
 func (r *turn) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	limit, cause := r.lim.Wall-r.now().Sub(r.start), errWallLimit
 	if idle, held := r.idle.idle(); !held && r.lim.Idle-idle < limit {
 		limit, cause = r.lim.Idle-idle, errIdleLimit
 	}
-	return withTimeout(ctx, r.lim.Request, limit, cause)
+	return context.WithTimeoutCause(ctx, limit, cause)
 }
 
 // overLimit ends the turn when the wall or idle limit has passed.
@@ -413,10 +413,10 @@ func (r *turn) overLimit() (Result, bool) {
 }
 
 // addUsage adds a completed step's usage and reports the total so far.
-func (r *turn) addUsage(c *openai.ChatCompletion) {
-	if c.JSON.Usage.Valid() {
-		r.res.Usage.Input += int(c.Usage.PromptTokens)
-		r.res.Usage.Output += int(c.Usage.CompletionTokens)
+func (r *turn) addUsage(a answer) {
+	if a.Counted {
+		r.res.Usage.Input += a.Usage.Input
+		r.res.Usage.Output += a.Usage.Output
 	} else {
 		r.unreported = true
 	}

@@ -508,7 +508,6 @@ func TestALimitCutsARequestInFlight(t *testing.T) {
 	}{
 		{"idle", ai.Limits{Idle: 150 * time.Millisecond}, ai.EndIdle},
 		{"wall", ai.Limits{Wall: 150 * time.Millisecond}, ai.EndWall},
-		{"request", ai.Limits{Request: 150 * time.Millisecond}, ai.EndProvider},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // RunHeader is the header in which the AI layer names the run a request
@@ -52,6 +53,11 @@ const (
 	Malformed
 	// ConnectionDrop closes the connection without answering.
 	ConnectionDrop
+	// Status503 answers HTTP 503, as an overloaded server does.
+	Status503
+	// ContextExceeded answers HTTP 400 saying the prompt is longer than
+	// the model's context window of ContextTokens.
+	ContextExceeded
 )
 
 // Call is a tool call a reply makes, or one recorded in a request's
@@ -80,6 +86,24 @@ type Reply struct {
 	// Before runs as the request arrives, before anything is answered.
 	// Tests use it to move an injected clock, standing for a slow model.
 	Before func()
+
+	// A request that asks to stream is answered as real servers do: the
+	// role, then the text a word at a time and each tool call's arguments
+	// a few characters at a time, the finish reason, the usage (when
+	// asked for and given), and [DONE].
+	//
+	// FirstToken is how long the model reads before its first piece;
+	// Every is the pause between pieces.
+	FirstToken, Every time.Duration
+	// DropAfter closes the connection after that many pieces (0: never).
+	DropAfter int
+	// Reasoning is sent as reasoning_content before the answer, as
+	// DeepSeek's and vLLM's reasoning models do.
+	Reasoning string
+	// RetryAfter is the Retry-After header of a 429 or 503.
+	RetryAfter string
+	// ContextTokens is the window a ContextExceeded fault names.
+	ContextTokens int
 }
 
 // Match selects the requests a script answers. The zero Match selects
@@ -165,6 +189,9 @@ type Request struct {
 	Messages       []Message
 	Tools          []Tool
 	ResponseFormat json.RawMessage
+	// Stream says the request asked for a streamed answer, IncludeUsage
+	// that it asked for the usage in the stream.
+	Stream, IncludeUsage bool
 }
 
 // Authorization is the request's Authorization header.
@@ -330,7 +357,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model %q not found %s", req.Model, RawDetail), "model_not_found")
 		return
 	case Status429:
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
 		writeError(w, http.StatusTooManyRequests, "Rate limit reached "+RawDetail, "rate_limit_exceeded")
+		return
+	case Status503:
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
+		writeError(w, http.StatusServiceUnavailable, "The server is overloaded "+RawDetail, "overloaded")
+		return
+	case ContextExceeded:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. %s",
+			reply.ContextTokens, reply.ContextTokens+1000, RawDetail), "context_length_exceeded")
 		return
 	case Timeout:
 		select {
@@ -355,7 +395,121 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if req.Stream {
+		s.stream(w, r, n, req, *reply)
+		return
+	}
 	writeJSON(w, http.StatusOK, completion(n, req.Model, *reply))
+}
+
+// stream answers a streaming request with server-sent events.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, n int, req Request, reply Reply) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		s.t.Errorf("scripted: the answer cannot be streamed")
+		return
+	}
+	pause := func(d time.Duration) bool {
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return false
+	}
+	id := fmt.Sprintf("chatcmpl-%d", n)
+	event := func(choices []map[string]any, usage map[string]any) {
+		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": req.Model, "choices": choices}
+		if usage != nil {
+			chunk["usage"] = usage
+		}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		flusher.Flush()
+	}
+	delta := func(d map[string]any) []map[string]any {
+		return []map[string]any{{"index": 0, "delta": d, "finish_reason": nil}}
+	}
+
+	var pieces []map[string]any
+	for _, word := range splitKeep(reply.Reasoning, " ") {
+		pieces = append(pieces, map[string]any{"reasoning_content": word})
+	}
+	for _, word := range splitKeep(reply.Text, " ") {
+		pieces = append(pieces, map[string]any{"content": word})
+	}
+	for i, c := range reply.ToolCalls {
+		callID := c.ID
+		if callID == "" {
+			callID = fmt.Sprintf("call_%d_%d", n, i)
+		}
+		pieces = append(pieces, map[string]any{"tool_calls": []map[string]any{{"index": i, "id": callID, "type": "function",
+			"function": map[string]any{"name": strings.ReplaceAll(c.Name, ".", "_"), "arguments": ""}}}})
+		for _, part := range chunks(c.Args, 12) {
+			pieces = append(pieces, map[string]any{"tool_calls": []map[string]any{{"index": i, "function": map[string]any{"arguments": part}}}})
+		}
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	if !pause(reply.FirstToken) {
+		return
+	}
+	event(delta(map[string]any{"role": "assistant", "content": ""}), nil)
+	for i, p := range pieces {
+		if reply.DropAfter > 0 && i == reply.DropAfter {
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					_ = conn.Close()
+				}
+			}
+			return
+		}
+		if i > 0 && !pause(reply.Every) {
+			return
+		}
+		event(delta(p), nil)
+	}
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	event([]map[string]any{{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, nil)
+	if reply.Usage != (Usage{}) && req.IncludeUsage {
+		event([]map[string]any{}, map[string]any{"prompt_tokens": reply.Usage.Input, "completion_tokens": reply.Usage.Output,
+			"total_tokens": reply.Usage.Input + reply.Usage.Output})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	flusher.Flush()
+}
+
+// splitKeep splits s after each sep, keeping it, so the pieces join back.
+func splitKeep(s, sep string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.SplitAfter(s, sep)
+}
+
+// chunks cuts s into pieces of at most n bytes.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
 }
 
 func completion(n int, model string, reply Reply) map[string]any {
@@ -425,11 +579,16 @@ func decodeChat(body []byte, req *Request) {
 			} `json:"function"`
 		} `json:"tools"`
 		ResponseFormat json.RawMessage `json:"response_format"`
+		Stream         bool            `json:"stream"`
+		StreamOptions  struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if json.Unmarshal(body, &in) != nil {
 		return
 	}
 	req.Model = in.Model
+	req.Stream, req.IncludeUsage = in.Stream, in.StreamOptions.IncludeUsage
 	req.ResponseFormat = in.ResponseFormat
 	for _, m := range in.Messages {
 		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}

@@ -1,0 +1,201 @@
+package ai_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/scripted"
+)
+
+// progressLog keeps what a turn said of its model's progress.
+type progressLog struct {
+	mu   sync.Mutex
+	seen []ai.Progress
+}
+
+func (p *progressLog) add(g ai.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = append(p.seen, g)
+}
+
+func (p *progressLog) all() []ai.Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ai.Progress(nil), p.seen...)
+}
+
+// realTurn is a turn on the real clock, whose limits are applied as real
+// time, with its progress kept.
+func realTurn(s *scripted.Server, limits ai.Limits, tools ...ai.Tool) (ai.Turn, *progressLog) {
+	tr := turn(s, nil, &syncBuffer{}, tools...)
+	tr.Now = time.Now
+	tr.Limits = limits
+	p := &progressLog{}
+	tr.OnProgress = p.add
+	return tr, p
+}
+
+func TestASlowModelWithinTheLimitsIsNotAFault(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "source.read", Args: `{"path":"main.go"}`}}, FirstToken: 1500 * time.Millisecond,
+			Every: 20 * time.Millisecond, Usage: scripted.Usage{Input: 900, Output: 30}},
+		scripted.Reply{Text: "The footer is there now, on every page.", FirstToken: 1500 * time.Millisecond, Every: 20 * time.Millisecond,
+			Usage: scripted.Usage{Input: 1000, Output: 12}})
+	tr, progress := realTurn(s, ai.Limits{Idle: 3 * time.Second, Wall: 10 * time.Second}, readTool(nil))
+
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndAnswered || res.Text != "The footer is there now, on every page." {
+		t.Fatalf("ended %s: %q %q, want the answer", res.Ended, res.Sentence, res.Text)
+	}
+	if res.Usage != (ai.Usage{Input: 1900, Output: 42}) {
+		t.Errorf("usage %+v, want the stream's usage of both steps, whole", res.Usage)
+	}
+	for _, r := range s.Requests() {
+		if !r.Stream || !r.IncludeUsage {
+			t.Errorf("a request did not ask to stream with its usage: %s", r.Body)
+		}
+	}
+	// The page could say the model was reading, then that it was writing.
+	seen := progress.all()
+	if len(seen) == 0 || seen[0].Tokens != 0 || seen[0].Asked.IsZero() {
+		t.Fatalf("progress %+v, want the request first, with no token yet", seen)
+	}
+	most := 0
+	for _, p := range seen {
+		most = max(most, p.Tokens)
+	}
+	if most < 5 {
+		t.Errorf("the most tokens seen streaming is %d, want the pieces counted as they came", most)
+	}
+}
+
+func TestAModelSilentPastTheIdleLimitEndsTheTurnAsIdle(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), scripted.Reply{Text: "too late", FirstToken: 10 * time.Second})
+	tr, _ := realTurn(s, ai.Limits{Idle: time.Second, Wall: time.Minute})
+	start := time.Now()
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndIdle || res.Sentence != "The turn made no tool call for 1 second." {
+		t.Fatalf("ended %s: %q, want the idle ending", res.Ended, res.Sentence)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the idle turn took %s to end", took)
+	}
+}
+
+func TestAStreamDroppedHalfWayIsAProviderFault(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), scripted.Reply{Text: "one two three four five six seven eight", DropAfter: 3})
+	tr, _ := realTurn(s, ai.Limits{})
+	res := ai.Run(context.Background(), tr)
+	want := "The AI provider at " + strings.TrimPrefix(s.URL(), "http://") + " closed the connection without answering."
+	if res.Ended != ai.EndProvider || res.Err == nil || res.Err.Kind != ai.ProviderDropped || res.Sentence != want {
+		t.Fatalf("ended %s: %q (%v), want %q", res.Ended, res.Sentence, res.Err, want)
+	}
+	if res.ToolCalledBeforeFailure {
+		t.Error("a turn that failed before any tool call counts as an attempt")
+	}
+}
+
+func TestARateLimitIsWaitedOutAndTheRequestSentAgain(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(),
+		scripted.Reply{Fault: scripted.Status429, RetryAfter: "1"},
+		scripted.Reply{Fault: scripted.Status503, RetryAfter: time.Now().Add(2 * time.Second).UTC().Format(http1123)},
+		scripted.Reply{Text: "Done."})
+	tr, progress := realTurn(s, ai.Limits{})
+	start := time.Now()
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndAnswered || res.Text != "Done." {
+		t.Fatalf("ended %s: %q, want the answer after the waits", res.Ended, res.Sentence)
+	}
+	if took := time.Since(start); took < 1500*time.Millisecond {
+		t.Errorf("the turn took %s: it did not wait as asked", took)
+	}
+	if n := s.Count(); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+	var waits []string
+	for _, p := range progress.all() {
+		if p.Wait > 0 {
+			waits = append(waits, ai.WaitSentence(p.Wait, p.Why))
+		}
+	}
+	if len(waits) != 2 || waits[0] != "The provider asked to wait 1 s (rate limit)." || !strings.HasSuffix(waits[1], "(overloaded).") {
+		t.Errorf("the waits said %q", waits)
+	}
+}
+
+const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+func TestARateLimitThatDoesNotLiftFailsAfterThreeRetries(t *testing.T) {
+	s := scripted.New(t)
+	for range 4 {
+		s.On(scripted.Any(), scripted.Reply{Fault: scripted.Status429, RetryAfter: "0"})
+	}
+	tr, _ := realTurn(s, ai.Limits{})
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndProvider || res.Err.Kind != ai.ProviderRateLimit || res.ToolCalledBeforeFailure {
+		t.Fatalf("ended %s: %q, want the rate limit, not an attempt", res.Ended, res.Sentence)
+	}
+	if n := s.Count(); n != 1+ai.MaxRetries {
+		t.Errorf("%d requests, want %d", n, 1+ai.MaxRetries)
+	}
+}
+
+func TestAWaitLongerThanTwoMinutesIsNotWaited(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), scripted.Reply{Fault: scripted.Status429, RetryAfter: "600"})
+	tr, _ := realTurn(s, ai.Limits{})
+	start := time.Now()
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndProvider || res.Err.Kind != ai.ProviderRateLimit || time.Since(start) > 5*time.Second || s.Count() != 1 {
+		t.Fatalf("ended %s: %q after %s and %d requests, want the rate limit at once", res.Ended, res.Sentence, time.Since(start), s.Count())
+	}
+}
+
+func TestAContextWindowTooSmallIsSaidInASentence(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), scripted.Reply{Fault: scripted.ContextExceeded, ContextTokens: 8192})
+	tr, _ := realTurn(s, ai.Limits{})
+	res := ai.Run(context.Background(), tr)
+	want := "The model's context window (8,192 tokens) is too small for this turn's documents."
+	if res.Ended != ai.EndProvider || res.Err.Kind != ai.ProviderContext || res.Sentence != want || res.ToolCalledBeforeFailure {
+		t.Fatalf("ended %s: %q, want %q, not an attempt", res.Ended, res.Sentence, want)
+	}
+	assertNoRawText(t, s, res)
+}
+
+func TestTheModelsReasoningReachesNeitherThePersonNorTheTools(t *testing.T) {
+	s := scripted.New(t)
+	var got []string
+	tool := readTool(nil)
+	handler := tool.Handler
+	tool.Handler = func(ctx context.Context, input json.RawMessage) (any, error) {
+		got = append(got, string(input))
+		return handler(ctx, input)
+	}
+	s.On(scripted.Any(),
+		scripted.Reply{Reasoning: "I should read the file first.", ToolCalls: []scripted.Call{{Name: "source.read", Args: `<think>path is main.go</think>{"path":"main.go"}`}}},
+		scripted.Reply{Reasoning: "secret musing", Text: "<think>The person must not read this.</think>The footer is added."})
+	tr, _ := realTurn(s, ai.Limits{}, tool)
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndAnswered || res.Text != "The footer is added." {
+		t.Fatalf("ended %s: %q, want the answer without its reasoning", res.Ended, res.Text)
+	}
+	if len(got) != 1 || got[0] != `{"path":"main.go"}` {
+		t.Errorf("the tool was given %q", got)
+	}
+	for i, r := range s.Requests() {
+		if strings.Contains(string(r.Body), "think>") || strings.Contains(string(r.Body), "musing") {
+			t.Errorf("request %d sent the reasoning back: %s", i, r.Body)
+		}
+	}
+}
