@@ -51,9 +51,11 @@ type Deps struct {
 	Models     Models
 	Log        *slog.Logger
 	Now        func() time.Time
-	// Limits of each builder turn; zero values take the AI layer's defaults.
-	Limits ai.Limits
-	// AdviceTimeout bounds the planning model's answer about a failed task.
+	// Limits are the limits of each builder turn, read as it starts
+	// (limits.json); nil, or a zero field, takes the AI layer's defaults.
+	Limits func() ai.Limits
+	// AdviceTimeout bounds the planning model's answer about a failed
+	// task; zero is the idle limit in force (a question makes no tool call).
 	AdviceTimeout time.Duration
 	// Deliveries records what a done intent hands over; nil delivers nothing.
 	Deliveries Deliveries
@@ -150,6 +152,8 @@ type Progress struct {
 	Refusal   string
 	Usage     ai.Usage
 	HostBuild bool
+	// Model is what the turn's model is doing now (see ai.Progress).
+	Model ai.Progress
 }
 
 // errStopped and errShutdown are the causes a run's context is cancelled with.
@@ -166,8 +170,8 @@ func New(d Deps) *Executor {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.AdviceTimeout == 0 {
-		d.AdviceTimeout = 60 * time.Second
+	if d.Limits == nil {
+		d.Limits = func() ai.Limits { return ai.Limits{} }
 	}
 	if d.TaskContext == "" && d.Apps != nil {
 		d.TaskContext = filepath.Join(filepath.Dir(d.Apps.Dir("")), "launcher", TaskContextFile)

@@ -49,7 +49,7 @@ func (c *clock) advance(d time.Duration) {
 
 // withLimits builds the executor on clock c with the turn limits l.
 func withLimits(c *clock, l ai.Limits) hostOption {
-	return func(d *executor.Deps) { d.Now, d.Limits = c.now, l }
+	return func(d *executor.Deps) { d.Now, d.Limits = c.now, func() ai.Limits { return l } }
 }
 
 // gate holds a scripted reply until the test lets it go: hold is the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"autoapp/executor/ai"
@@ -241,10 +242,11 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		Documents:    docs,
 		Message:      builder.Message(d.AppID, task.Task.Task, markdown, task.Answers, lastAttempt),
 		Tools:        session.Tools(),
-		Limits:       e.d.Limits,
+		Limits:       e.d.Limits(),
 		Now:          e.d.Now,
 		Log:          e.d.Log,
 		OnUsage:      func(u ai.Usage) { r.update(func(p *Progress) { p.Usage = u }) },
+		OnProgress:   func(m ai.Progress) { r.update(func(p *Progress) { p.Model = m }) },
 		OnStep: func(c ai.Call) {
 			// Refusals by the schema never reach a handler: the session hears of them here.
 			session.Observe(c)
@@ -514,7 +516,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	var a verdict.Advice
 	u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
-		verdict.AdviceSchema, e.d.AdviceTimeout, &a)
+		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil
 	if rerr := e.d.Backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
 		AppID: d.AppID, Model: ref, Input: u.Input, Output: u.Output, Partial: partial || u.Partial}); rerr != nil {
@@ -548,4 +550,13 @@ func providerDetail(res ai.Result) string {
 		return res.Err.Detail()
 	}
 	return res.Sentence
+}
+
+// adviceTimeout bounds the planning model's answer about a failed task: the
+// idle limit in force, since a structured question makes no tool call.
+func (e *Executor) adviceTimeout() time.Duration {
+	if e.d.AdviceTimeout > 0 {
+		return e.d.AdviceTimeout
+	}
+	return e.d.Limits().WithDefaults().Idle
 }

@@ -81,6 +81,10 @@ type Deps struct {
 	Prices Prices
 	// Sandbox is how builds and previews run, and the owner's choice.
 	Sandbox Sandbox
+	// Limits are the turn limits of limits.json, set in Settings.
+	Limits Limits
+	// Now is the clock the pages tell elapsed times by; nil is time.Now.
+	Now func() time.Time
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
 	Log  *slog.Logger
@@ -107,6 +111,8 @@ type Handlers struct {
 	overview   Overview
 	prices     Prices
 	sandbox    Sandbox
+	limits     Limits
+	now        func() time.Time
 	quit       func()
 	log        *slog.Logger
 	version    string
@@ -116,9 +122,12 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, sandbox: d.Sandbox, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.now == nil {
+		h.now = time.Now
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "autoapp",
@@ -194,6 +203,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/tiers", h.settingsTiers)
 	app.Post("/settings/prices", h.pricesSave)
 	app.Post("/settings/sandbox", h.sandboxSave)
+	app.Post("/settings/limits", h.limitsSave)
 	app.Post("/quit", h.quitLauncher)
 
 	app.Get("/apps", h.appList)

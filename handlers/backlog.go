@@ -162,7 +162,7 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 		}
 	}
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
-		v.Progress = progressView(p)
+		v.Progress = h.progressView(p)
 	}
 	if err := h.intentSpend(ctx, d, &v); err != nil {
 		return err
@@ -361,9 +361,10 @@ func failReason(t intent.BacklogTask) string {
 	return t.Reason
 }
 
-func progressView(p executor.Progress) *views.ProgressView {
+func (h *Handlers) progressView(p executor.Progress) *views.ProgressView {
 	v := &views.ProgressView{Slug: p.Slug, RunID: p.RunID, Started: clock(p.Started), Stage: p.Stage, LastTool: p.LastTool,
-		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild}
+		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild,
+		Model: p.Model.Sentence(h.now()), Limits: h.limitsLine()}
 	if p.Usage.Input+p.Usage.Output > 0 {
 		v.Tokens = fmt.Sprintf("%d tokens in, %d out so far", p.Usage.Input, p.Usage.Output)
 	}

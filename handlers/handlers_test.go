@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor"
+	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
@@ -128,7 +129,7 @@ func newServer(t testing.TB) *server {
 		ModelOf: overview.ModelOf(providers), Now: c.now})
 	return &server{app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owners, Apps: apps, Candidates: candidates,
 		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks,
-		Overview: overviews, Prices: book, Sandbox: jail}),
+		Overview: overviews, Prices: book, Sandbox: jail, Limits: ai.NewLimitsFile(appRoot), Now: c.now}),
 		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
 }
 

@@ -112,6 +112,7 @@ func overviewView(o overview.Overview) views.OverviewView {
 	if p := o.InHand; p != nil {
 		v.InHand = &views.InHandView{IntentID: p.IntentID, AppID: p.AppID, Slug: p.Slug, RunID: p.RunID, Stage: p.Stage,
 			LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Elapsed: duration(p.Elapsed), Limit: duration(p.Limit),
+			Idle: duration(p.Idle), Model: p.Model.Sentence(o.At),
 			Turn: p.Turn, MaxTurns: p.MaxTurns, Attempts: p.Attempts, MaxCounted: p.MaxCounted, Passed: p.Passed, Total: p.Total,
 			Task: spendView(p.Task), Run: spendView(p.Run)}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/executor/ai"
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/intent"
@@ -19,6 +20,8 @@ type Chats interface {
 	Send(ctx context.Context, appID string, requestID int64, message string) (chat.Turn, error)
 	Turns(ctx context.Context, appID string, limit int) ([]chat.Turn, error)
 	Running(appID string) bool
+	// Progress is what the running turn's model is doing now.
+	Progress(appID string) (ai.Progress, bool)
 }
 
 // Requests is what the handlers need of the requests' journals.
@@ -93,6 +96,9 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			Sentence: t.Sentence, At: clock(t.StartedAt), Lines: t.Lines})
 	}
 	p.Running = h.chats.Running(p.AppID)
+	if mp, ok := h.chats.Progress(p.AppID); ok && p.Running {
+		p.Model = mp.Sentence(h.now())
+	}
 	if h.gate != nil {
 		for _, q := range h.gate.Pending(p.AppID) {
 			p.Asks = append(p.Asks, views.AskView{ID: q.ID, Text: q.Text})

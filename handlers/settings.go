@@ -47,6 +47,8 @@ type settingsNotes struct {
 	typedTiers map[string]string
 	// typedPrices are refused prices, shown back as typed.
 	typedPrices *views.PricesView
+	// typedIdle and typedTurn are refused limits, shown back as typed.
+	typedIdle, typedTurn string
 }
 
 func (h *Handlers) settingsPage(c *fiber.Ctx) error {
@@ -85,6 +87,7 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	}
 	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
 	v.Sandbox = h.sandboxView()
+	v.Limits = h.limitsView(n.typedIdle, n.typedTurn)
 	return render(c, views.SettingsPageView(s, v))
 }
 

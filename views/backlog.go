@@ -139,6 +139,12 @@ type ProgressView struct {
 	Turn, Passed, Total                            int
 	Tokens                                         string
 	HostBuild                                      bool
+	// Model says what the model is doing now ("The model is writing: 312
+	// tokens so far in this step."), or "".
+	Model string
+	// Limits are the limits in force: "no tool call for 8 minutes, 20
+	// minutes a turn".
+	Limits string
 }
 
 // RunbookLine is one line "For you to check by hand".

@@ -29,11 +29,13 @@ type NeedView struct {
 
 // InHandView is the task the run is building, with its limits.
 type InHandView struct {
-	IntentID                             int64
-	AppID, Slug, RunID, Stage, LastTool  string
-	Refusal                              string
-	HostBuild                            bool
-	Elapsed, Limit                       string
+	IntentID                            int64
+	AppID, Slug, RunID, Stage, LastTool string
+	Refusal                             string
+	HostBuild                           bool
+	Elapsed, Limit                      string
+	// Idle is the idle limit in force; Model what the model is doing now.
+	Idle, Model                          string
 	Turn, MaxTurns, Attempts, MaxCounted int
 	Passed, Total                        int
 	Task, Run                            SpendView

@@ -15,6 +15,8 @@ type RequestView struct {
 	Turns          []ChatTurnView
 	// Running is set while a chat turn runs: the conversation polls.
 	Running bool
+	// Model says what the running turn's model is doing now, or "".
+	Model string
 	// Questions are the engineer's open questions, shown first.
 	Questions []string
 	// The request in hand, if one is open.

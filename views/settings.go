@@ -36,6 +36,15 @@ type SettingsView struct {
 	Prices *PricesView
 	// Sandbox is how the engineer's code runs, with the owner's choice.
 	Sandbox SandboxView
+	// Limits is the turn limits form; nil when the launcher keeps none.
+	Limits *LimitsView
+}
+
+// LimitsView is limits.json as the Settings form shows it, in minutes.
+type LimitsView struct {
+	Idle, Turn string
+	// Problem says why the defaults hold instead of the file.
+	Problem string
 }
 
 // PriceRow is one model's price in the form, as saved or as typed.

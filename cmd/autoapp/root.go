@@ -87,6 +87,7 @@ type launcher struct {
 	owners     *owner.Service
 	apps       *app.Service
 	sandbox    *sandbox.Guard
+	limits     *ai.LimitsFile
 	previews   *preview.Manager
 	candidates *candidate.Service
 	backlog    *intent.Service
@@ -141,14 +142,16 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	l.requests = request.NewService(s.intents, l.backlog, time.Now)
 	// Applied feedback voids the guided approval, in the same transaction.
 	l.backlog.OnFeedback(l.requests.VoidApproval)
-	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers,
+	// The turn limits of limits.json, read as each turn starts.
+	l.limits = ai.NewLimitsFile(s.root)
+	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers, Limits: l.limits.Limits,
 		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
 		Lessons: l.lessons, Servings: l.servings, Cases: l.cases,
 		Distill: func(ctx context.Context) { distill(ctx, l, log) }})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)
-	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now,
+	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now, Limits: l.limits.Limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.gate, Candidates: l.candidates, Apps: l.apps,
 			Busy: l.runs.Busy, Cases: l.cases, Log: log, Now: time.Now}),
 		Start: l.runs.Start, Gate: l.gate, Turns: s.knowledge,
@@ -164,7 +167,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	// What the turns cost and what needs the person: reads only.
 	l.spend = spend.New(s.intents, s.root, time.Now)
 	l.overview = overview.New(overview.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Runs: l.runs,
-		Questions: l.gate, Spend: l.spend, ModelOf: overview.ModelOf(providers), Now: time.Now})
+		Questions: l.gate, Spend: l.spend, ModelOf: overview.ModelOf(providers), Limits: l.limits.Limits, Now: time.Now})
 	return l, nil
 }
 

@@ -116,7 +116,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 2
 	}
-	app := handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Overview: l.overview, Prices: l.spend, Sandbox: l.sandbox, Log: log, Version: version})
+	app := handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.owners, Apps: l.apps, Candidates: l.candidates, Backlog: l.backlog, Providers: l.providers, Runs: l.runs, Deliveries: l.deliveries, Chats: l.chats, Requests: l.requests, Gate: l.gate, Knowledge: st.knowledge, Cases: l.cases, Lessons: l.lessons, Servings: l.servings, Overview: l.overview, Prices: l.spend, Sandbox: l.sandbox, Limits: l.limits, Now: time.Now, Log: log, Version: version})
 	fmt.Fprintf(stdout, "Autoapp is serving http://%s (data in %s). Stop it with Ctrl-C.\n", ln.Addr(), st.root)
 	if remote.allowed {
 		fmt.Fprintf(stdout, "It answers at %s; a request for any other name is refused.\n", strings.Join(hosts, ", "))

@@ -273,3 +273,19 @@ func groupDigits(n int) string {
 	}
 	return s
 }
+
+// Sentence says what the model is doing, as the pages show it at now: ""
+// when nothing is asked of it (a tool runs, or the turn has not begun).
+func (p Progress) Sentence(now time.Time) string {
+	switch {
+	case p.Asked.IsZero():
+		return ""
+	case p.Wait > 0:
+		return WaitSentence(p.Wait, p.Why)
+	case p.Tokens == 0:
+		return "Waiting for the model's first token (" + shortDuration(max(now.Sub(p.Asked), 0)) + ")."
+	case p.Tokens == 1:
+		return "The model is writing: 1 token so far in this step."
+	}
+	return "The model is writing: " + groupDigits(p.Tokens) + " tokens so far in this step."
+}

@@ -69,7 +69,8 @@ type Limits struct {
 	SameRefusals int
 }
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with each zero field at its default.
+func (l Limits) WithDefaults() Limits {
 	if l.Steps <= 0 {
 		l.Steps = DefaultSteps
 	}
@@ -245,7 +246,7 @@ func Run(ctx context.Context, t Turn) Result {
 	r := &turn{
 		ctx:       ctx,
 		t:         t,
-		lim:       t.Limits.withDefaults(),
+		lim:       t.Limits.WithDefaults(),
 		now:       t.Now,
 		log:       t.Log,
 		identical: map[string]int{},
@@ -446,6 +447,9 @@ func (r *turn) failed(pe *ProviderError) Result {
 // call ends the turn, it returns the turn's result and true.
 func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage, Result, bool) {
 	c := Call{Name: wireName, Input: inputJSON(args), Started: r.now()}
+	if r.t.OnProgress != nil {
+		r.t.OnProgress(Progress{}) // the model is not asked while a tool runs
+	}
 	r.idle.restart()
 	release := r.idle.hold()
 

@@ -116,8 +116,9 @@ type Deps struct {
 	Usage executor.UsageBook
 	Log   *slog.Logger
 	Now   func() time.Time
-	// Limits of each turn; zero values take the AI layer's defaults.
-	Limits ai.Limits
+	// Limits are the limits of each turn, read as it starts (limits.json);
+	// nil, or a zero field, takes the AI layer's defaults.
+	Limits func() ai.Limits
 	// EditTools, when set, gives a turn of the application, with the turn's
 	// run id, tools that edit or build (GatedEditTools); they are offered
 	// behind planner.GuardEdits, and done, when not nil, is called once the
@@ -153,6 +154,20 @@ type Service struct {
 type running struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// progress is what its model is doing now.
+	progress ai.Progress
+}
+
+// Progress is what the model of the application's running turn is doing
+// now: reading, writing, or waiting because the provider asked to.
+func (s *Service) Progress(appID string) (ai.Progress, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.turns[appID]
+	if r == nil {
+		return ai.Progress{}, false
+	}
+	return r.progress, true
 }
 
 // Causes a turn's context is cancelled with.
@@ -355,9 +370,16 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		History:      history,
 		Message:      turn.Message,
 		Tools:        planner.GuardEdits(tools, session),
-		Limits:       s.d.Limits,
+		Limits:       s.limits(),
 		Now:          s.d.Now,
 		Log:          log,
+		OnProgress: func(p ai.Progress) {
+			s.mu.Lock()
+			if r := s.turns[turn.AppID]; r != nil {
+				r.progress = p
+			}
+			s.mu.Unlock()
+		},
 		OnStep: func(c ai.Call) {
 			if err := s.appendLine(bg, turn.ID, planner.Line(c)); err != nil {
 				log.Error("a tool call's line could not be kept", "err", err)
@@ -597,4 +619,12 @@ func (s *Service) Turns(ctx context.Context, appID string, limit int) ([]Turn, e
 		turns = append(turns, t)
 	}
 	return turns, nil
+}
+
+// limits are the limits of a turn starting now.
+func (s *Service) limits() ai.Limits {
+	if s.d.Limits == nil {
+		return ai.Limits{}
+	}
+	return s.d.Limits()
 }

@@ -65,10 +65,10 @@ type Deps struct {
 	// (provider:model), from the task's own or tier model ("" when
 	// neither: the Settings model).
 	ModelOf func(ref string) string
-	// TurnLimit is how long a builder turn may run; zero is the AI
-	// layer's default.
-	TurnLimit time.Duration
-	Now       func() time.Time
+	// Limits are the turn limits in force (limits.json); nil is the AI
+	// layer's defaults.
+	Limits func() ai.Limits
+	Now    func() time.Time
 }
 
 // Service reads the overview.
@@ -81,8 +81,8 @@ func New(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.TurnLimit == 0 {
-		d.TurnLimit = ai.DefaultWall
+	if d.Limits == nil {
+		d.Limits = func() ai.Limits { return ai.Limits{} }
 	}
 	if d.ModelOf == nil {
 		d.ModelOf = func(ref string) string { return ref }
@@ -125,12 +125,17 @@ type Need struct {
 
 // InHand is the task the run is building now.
 type InHand struct {
-	IntentID, TaskID                     int64
-	AppID, Slug, RunID                   string
-	Stage, LastTool, Refusal             string
-	HostBuild                            bool
-	Started                              time.Time
-	Elapsed, Limit                       time.Duration
+	IntentID, TaskID         int64
+	AppID, Slug, RunID       string
+	Stage, LastTool, Refusal string
+	HostBuild                bool
+	Started                  time.Time
+	// Elapsed is the turn's time so far of its Limit; Idle is the turn's
+	// idle limit in force.
+	Elapsed, Limit, Idle time.Duration
+	// Model is what the turn's model is doing now: reading, writing, or
+	// waiting because the provider asked to.
+	Model                                ai.Progress
 	Turn, MaxTurns, Attempts, MaxCounted int
 	Passed, Total                        int
 	// Task is the task's spend over all its turns, Run the intent's since
@@ -365,9 +370,10 @@ func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
 	if err != nil {
 		return live, nil, err
 	}
+	lim := s.d.Limits().WithDefaults()
 	h := &InHand{IntentID: p.IntentID, TaskID: p.TaskID, AppID: live.AppID, Slug: p.Slug, RunID: p.RunID,
 		Stage: p.Stage, LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Started: p.Started,
-		Limit: s.d.TurnLimit, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: t.Attempts, MaxCounted: verdict.MaxCounted,
+		Limit: lim.Wall, Idle: lim.Idle, Model: p.Model, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: t.Attempts, MaxCounted: verdict.MaxCounted,
 		Passed: p.Passed, Total: p.Total}
 	if !p.Started.IsZero() {
 		h.Elapsed = min(max(s.d.Now().Sub(p.Started), 0), h.Limit)

@@ -1,0 +1,161 @@
+package ai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LimitsFileName is the turn limits the owner sets in Settings, in
+// <root>/launcher.
+const LimitsFileName = "limits.json"
+
+// Bounds of what limits.json may say, in minutes: a few seconds (for a
+// test) to a day.
+const (
+	minLimitMinutes = 0.05
+	maxLimitMinutes = 24 * 60
+)
+
+// limitsJSON is limits.json.
+type limitsJSON struct {
+	IdleMinutes float64 `json:"idleMinutes"`
+	TurnMinutes float64 `json:"turnMinutes"`
+}
+
+// LimitsFile reads and writes limits.json. It is read afresh for every
+// turn, so a change in Settings holds from the next turn on.
+type LimitsFile struct {
+	path string
+}
+
+// NewLimitsFile is the limits file of the data folder root.
+func NewLimitsFile(root string) *LimitsFile {
+	return &LimitsFile{path: filepath.Join(root, "launcher", LimitsFileName)}
+}
+
+// Path is the file's path.
+func (f *LimitsFile) Path() string { return f.path }
+
+// Read is the limits in force: limits.json's, or the defaults (8 minutes
+// idle, 20 minutes a turn) when it is missing or cannot be used, with the
+// sentence that says why in the second case.
+func (f *LimitsFile) Read() (Limits, string) {
+	d := Limits{}.WithDefaults()
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, ""
+	}
+	var in limitsJSON
+	if err == nil {
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&in)
+	}
+	if err != nil {
+		return d, fmt.Sprintf("%s could not be read (%v), so the default limits hold.", LimitsFileName, err)
+	}
+	if ps := checkLimits(in); len(ps) > 0 {
+		return d, fmt.Sprintf("%s is not usable (%s), so the default limits hold.", LimitsFileName, (&Refusal{Problems: ps}).Error())
+	}
+	d.Idle, d.Wall = minutes(in.IdleMinutes), minutes(in.TurnMinutes)
+	return d, ""
+}
+
+// Limits is the limits in force, for a turn.
+func (f *LimitsFile) Limits() Limits {
+	l, _ := f.Read()
+	return l
+}
+
+// LimitsError is a refused limits form, every problem named by its field.
+type LimitsError struct{ Problems []Problem }
+
+func (e *LimitsError) Error() string {
+	return "The limits were not saved: " + (&Refusal{Problems: e.Problems}).Error() + "."
+}
+
+// Refusal is the refusal's code and its sentence, as the pages answer it.
+func (e *LimitsError) Refusal() (code, sentence string) { return "invalid", e.Error() }
+
+// Save checks the idle and turn minutes as typed in Settings and writes
+// them to a temporary file renamed over limits.json.
+func (f *LimitsFile) Save(idle, turn string) error {
+	var in limitsJSON
+	var ps []Problem
+	read := func(field, text string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		switch {
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			ps = append(ps, Problem{Field: field, Message: fmt.Sprintf("%q is not a number of minutes", text)})
+		case v < minLimitMinutes || v > maxLimitMinutes:
+			ps = append(ps, boundProblem(field, v))
+		}
+		return v
+	}
+	in.IdleMinutes, in.TurnMinutes = read("idleMinutes", idle), read("turnMinutes", turn)
+	if len(ps) == 0 {
+		ps = checkLimits(in)
+	}
+	if len(ps) > 0 {
+		return &LimitsError{Problems: ps}
+	}
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".limits-*.json")
+	if err != nil {
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		return fmt.Errorf("ai: limits: %w", err)
+	}
+	return nil
+}
+
+func checkLimits(in limitsJSON) []Problem {
+	var ps []Problem
+	bound := func(field string, v float64) {
+		if v < minLimitMinutes || v > maxLimitMinutes {
+			ps = append(ps, boundProblem(field, v))
+		}
+	}
+	bound("idleMinutes", in.IdleMinutes)
+	bound("turnMinutes", in.TurnMinutes)
+	if len(ps) == 0 && in.IdleMinutes > in.TurnMinutes {
+		ps = append(ps, Problem{Field: "idleMinutes", Message: fmt.Sprintf("%g minutes without a tool call is longer than the turn (%g minutes)", in.IdleMinutes, in.TurnMinutes)})
+	}
+	return ps
+}
+
+func boundProblem(field string, v float64) Problem {
+	return Problem{Field: field, Message: fmt.Sprintf("%g minutes is not between %g and %d", v, minLimitMinutes, maxLimitMinutes)}
+}
+
+func minutes(m float64) time.Duration {
+	return time.Duration(m * float64(time.Minute)).Round(time.Millisecond)
+}
+
+// Minutes writes d as a number of minutes for a form: "8", "0.5".
+func Minutes(d time.Duration) string {
+	return strconv.FormatFloat(d.Minutes(), 'f', -1, 64)
+}

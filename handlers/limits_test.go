@@ -1,0 +1,29 @@
+package handlers_test
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+func TestTheLimitsAreSetInSettingsWithEveryProblemNamed(t *testing.T) {
+	_, b := withOwner(t)
+	r := b.get("/settings")
+	wantStatus(t, r, fiber.StatusOK)
+	wantSentence(t, r, `name="idle_minutes" value="8"`)
+	wantSentence(t, r, `name="turn_minutes" value="20"`)
+
+	r = b.post("/settings/limits", url.Values{"idle_minutes": {"soon"}, "turn_minutes": {"0"}})
+	wantStatus(t, r, fiber.StatusUnprocessableEntity)
+	wantSentence(t, r, `idleMinutes: &#34;soon&#34; is not a number of minutes`)
+	wantSentence(t, r, `value="soon"`)
+	r = b.post("/settings/limits", url.Values{"idle_minutes": {"30"}, "turn_minutes": {"10"}})
+	wantStatus(t, r, fiber.StatusUnprocessableEntity)
+	wantSentence(t, r, "30 minutes without a tool call is longer than the turn (10 minutes)")
+
+	wantRedirect(t, b.post("/settings/limits", url.Values{"idle_minutes": {"12.5"}, "turn_minutes": {"45"}}), "/settings#limits")
+	r = b.get("/settings")
+	wantSentence(t, r, `name="idle_minutes" value="12.5"`)
+	wantSentence(t, r, `name="turn_minutes" value="45"`)
+}
