@@ -52,7 +52,10 @@ func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
 	must(t, expect.Locator(row).ToContainText(model.URL()))
 	must(t, expect.Locator(row.GetByTestId("key-mask")).ToHaveText("••••cret"))
 
-	// Test lists what it offers, asked with the key.
+	// Test lists what it offers, asked with the key, and asks its first
+	// model for one tool call: this one answers in text.
+	model.On(scripted.Contains("Call the tool echo"), scripted.Reply{Text: `echo("ready")`},
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "echo", Args: `{"word": "ready"}`}}})
 	must(t, row.GetByTestId("test-provider").Click())
 	result := page.GetByTestId("provider-scripted").GetByTestId("test-result")
 	must(t, expect.Locator(result).ToContainText("It offers 2 models"))
@@ -67,11 +70,18 @@ func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
 	if !sawKey {
 		t.Fatal("the provider was not asked with its key")
 	}
+	must(t, expect.Locator(page.GetByTestId("tool-test")).ToHaveText(
+		"qwen3:27b answered in text instead of calling the tool: choose a model with tool support, or start llama.cpp's server with --jinja."))
+	must(t, expect.Locator(page.GetByTestId("tool-test")).ToHaveAttribute("data-ok", "false"))
 
 	// The Settings model and the tier models.
 	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:small-model"))
 	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
 	must(t, expect.Locator(page.GetByTestId("default-model").GetByLabel("Model")).ToHaveValue("scripted:small-model"))
+	// Tested again, the provider's model tried is the Settings model, which calls tools.
+	must(t, page.GetByTestId("provider-scripted").GetByTestId("test-provider").Click())
+	must(t, expect.Locator(page.GetByTestId("tool-test")).ToContainText("small-model calls tools: yes ("))
+	must(t, expect.Locator(page.GetByTestId("tool-test")).ToHaveAttribute("data-ok", "true"))
 	tiers := page.GetByTestId("tier-models")
 	must(t, tiers.GetByLabel("quick").Fill("scripted:small-model"))
 	must(t, tiers.GetByLabel("deep").Fill("scripted:qwen3:27b"))

@@ -28,6 +28,8 @@ type Providers interface {
 	CheckModel(ref, what string) error
 	Models(ctx context.Context, name string) ([]string, error)
 	Test(ctx context.Context, name string) ([]string, error)
+	// TryTools asks one of the provider's models for a tool call.
+	TryTools(ctx context.Context, name string, models []string) (bool, string)
 }
 
 // offeredWait bounds how long the Settings page waits for the providers'
@@ -49,6 +51,9 @@ type settingsNotes struct {
 	typedPrices *views.PricesView
 	// typedIdle and typedTurn are refused limits, shown back as typed.
 	typedIdle, typedTurn string
+	// tools says whether the tested provider's model calls tools.
+	tools   string
+	toolsOK bool
 }
 
 func (h *Handlers) settingsPage(c *fiber.Ctx) error {
@@ -78,6 +83,7 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On}
 		if p.Name == n.tested {
 			row.Tested, row.Models, row.TestProblem = true, n.models, n.testProblem
+			row.Tools, row.ToolsOK = n.tools, n.toolsOK
 		}
 		v.Providers = append(v.Providers, row)
 	}
@@ -190,6 +196,9 @@ func (h *Handlers) providerTest(c *fiber.Ctx) error {
 		n.testProblem = pe.Message
 	case err != nil:
 		return err
+	case len(models) > 0:
+		// The engineer's every turn calls tools: try one.
+		n.toolsOK, n.tools = h.providers.TryTools(c.UserContext(), name, models)
 	}
 	return h.renderSettings(c, n)
 }

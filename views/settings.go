@@ -7,7 +7,11 @@ type ProviderRow struct {
 	HasKey, On             bool
 	// Tested is set when the owner just pressed Test: Models lists what it
 	// offers, or TestProblem says why not.
-	Tested      bool
+	Tested bool
+	// Tools says whether a model of it calls tools, after Test; ToolsOK
+	// says it does.
+	Tools       string
+	ToolsOK     bool
 	Models      []string
 	TestProblem string
 }

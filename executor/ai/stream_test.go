@@ -199,3 +199,31 @@ func TestTheModelsReasoningReachesNeitherThePersonNorTheTools(t *testing.T) {
 		}
 	}
 }
+
+func TestTheToolTestSaysWhetherTheModelCallsTools(t *testing.T) {
+	cases := []struct {
+		name  string
+		reply scripted.Reply
+		ok    bool
+		want  string
+	}{
+		{"a tool call", scripted.Reply{Reasoning: "easy", ToolCalls: []scripted.Call{{Name: "echo", Args: `{"word":"ready"}`}}}, true, "model-1 calls tools: yes ("},
+		{"text instead", scripted.Reply{Text: `echo("ready")`}, false,
+			"model-1 answered in text instead of calling the tool: choose a model with tool support, or start llama.cpp's server with --jinja."},
+		{"bad arguments", scripted.Reply{ToolCalls: []scripted.Call{{Name: "echo", Args: `{"text":"ready"}`}}}, false, "model-1 called the tool, but its arguments do not match"},
+		{"a provider fault", scripted.Reply{Fault: scripted.Status401}, false, "model-1: The AI provider refused the key."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := scripted.New(t)
+			s.On(scripted.Any(), c.reply)
+			ok, sentence := ai.ProbeTools(context.Background(), endpoint(s), time.Now)
+			if ok != c.ok || !strings.HasPrefix(sentence, c.want) {
+				t.Errorf("ProbeTools = %v %q, want %v %q", ok, sentence, c.ok, c.want)
+			}
+			if strings.Contains(sentence, scripted.RawDetail) {
+				t.Errorf("the provider's raw text is in %q", sentence)
+			}
+		})
+	}
+}

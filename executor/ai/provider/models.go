@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"autoapp/executor/ai"
+	"autoapp/intent/plan"
 )
 
 // Limits of asking a provider for its models.
@@ -229,4 +232,29 @@ func sayDuration(d time.Duration) string {
 		return fmt.Sprintf("%d seconds", d/time.Second)
 	}
 	return d.String()
+}
+
+// TryTools asks one of the provider's models for one small tool call (see
+// ai.ProbeTools) and says in a sentence whether it can do the engineer's
+// job: the Settings model when this provider serves it, else the first
+// model models lists. A provider that lists none has nothing to try.
+func (r *Registry) TryTools(ctx context.Context, name string, models []string) (bool, string) {
+	r.mu.Lock()
+	i := r.find(name)
+	if i < 0 {
+		r.mu.Unlock()
+		return false, noProvider(name).Message
+	}
+	p, ref, inUse := r.providers[i], r.model, r.inUse()
+	r.mu.Unlock()
+	model := ""
+	if prov, m, err := plan.ParseModelRef(ref); err == nil && ref != "" && (prov == name || prov == "" && inUse == name) && slices.Contains(models, m) {
+		model = m
+	} else if len(models) > 0 {
+		model = models[0]
+	}
+	if model == "" {
+		return false, name + " lists no model to try."
+	}
+	return ai.ProbeTools(ctx, ai.Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model}, r.now)
 }
