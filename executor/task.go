@@ -235,7 +235,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	defer session.Close()
 	docs, lessons := e.documents(bg, d, task)
 	turn := ai.Turn{
-		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
+		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindBuilder,
 		RunID:        runID,
 		Instructions: builder.Instructions,
@@ -514,7 +514,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 		return
 	}
 	var a verdict.Advice
-	u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
+	u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
 		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil

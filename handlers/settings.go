@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +65,7 @@ func (h *Handlers) settingsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name}
+		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name, ContextTokens: tokensText(p.ContextTokens)}
 	}
 	return h.renderSettings(c, n)
 }
@@ -80,7 +82,7 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	v := views.SettingsView{DefaultModel: h.providers.DefaultModel(), Form: n.form, Refusal: n.refusal, Notice: n.notice, Op: op}
 	list := h.providers.List()
 	for _, p := range list {
-		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On}
+		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On, ContextTokens: tokensText(p.ContextTokens)}
 		if p.Name == n.tested {
 			row.Tested, row.Models, row.TestProblem = true, n.models, n.testProblem
 			row.Tools, row.ToolsOK = n.tools, n.toolsOK
@@ -128,7 +130,7 @@ func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []
 
 func (h *Handlers) providerSave(c *fiber.Ctx) error {
 	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
-		On: c.FormValue("on") == "1", Editing: c.FormValue("editing")}
+		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens"))}
 	err := h.saveProvider(form, c.FormValue("api_key"), c.FormValue("clear_key") == "1")
 	if status, sentence, ok := refusal(err); ok {
 		c.Status(status)
@@ -148,7 +150,15 @@ func (h *Handlers) saveProvider(form views.ProviderForm, key string, clearKey bo
 	} else if form.Editing != form.Name {
 		return &provider.Error{Code: provider.EInvalid, Message: "A provider cannot be renamed; remove it and add it under the new name."}
 	}
-	p := provider.Provider{Name: form.Name, BaseURL: form.BaseURL, APIKey: key, On: form.On}
+	tokens := 0
+	if form.ContextTokens != "" {
+		n, err := strconv.Atoi(strings.ReplaceAll(form.ContextTokens, ",", ""))
+		if err != nil {
+			return &provider.Error{Code: provider.EInvalid, Message: fmt.Sprintf("The context window %q is not a whole number of tokens.", form.ContextTokens)}
+		}
+		tokens = n
+	}
+	p := provider.Provider{Name: form.Name, BaseURL: form.BaseURL, APIKey: key, On: form.On, ContextTokens: tokens}
 	if err := h.providers.Save(p, form.Editing != ""); err != nil {
 		return err
 	}
@@ -273,4 +283,12 @@ func (h *Handlers) quitLauncher(c *fiber.Ctx) error {
 	// After this answer is written: the shutdown waits for it.
 	defer h.quit()
 	return render(c, views.Stopping(shell(c, "Stopping", "")))
+}
+
+// tokensText is a context window for a form: "" when none is set.
+func tokensText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

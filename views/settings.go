@@ -5,6 +5,8 @@ package views
 type ProviderRow struct {
 	Name, BaseURL, KeyMask string
 	HasKey, On             bool
+	// ContextTokens is the context window set in Settings, or "".
+	ContextTokens string
 	// Tested is set when the owner just pressed Test: Models lists what it
 	// offers, or TestProblem says why not.
 	Tested bool
@@ -20,6 +22,8 @@ type ProviderRow struct {
 // key is never filled in.
 type ProviderForm struct {
 	Name, BaseURL string
+	// ContextTokens is the context window as typed, "" to ask the provider.
+	ContextTokens string
 	On            bool
 	// Editing names the provider being edited; "" adds one.
 	Editing string

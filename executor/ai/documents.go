@@ -83,3 +83,43 @@ func deliver(docs []Document, budget int) (string, []DeliveredDocument) {
 	}
 	return b.String(), record
 }
+
+// Fitting documents into a model's context window: a token is taken as 3
+// characters (code and prose run 3 to 4), and a quarter of the window, at
+// least 1,024 tokens, is kept for the model's answer.
+const (
+	charsPerToken = 3
+	answerShare   = 4
+	answerTokens  = 1024
+)
+
+// fitBudget is the documents budget of t: its own (or the default), made
+// smaller when the model's context window is known and the rest of the
+// prompt (instructions, history, message, tools) leaves less room. ok is
+// false when not even the rest fits, documents or not.
+func fitBudget(t Turn) (budget int, ok bool) {
+	budget = t.DocumentBudget
+	if budget == 0 {
+		budget = DefaultDocumentBudget
+	}
+	window := t.Endpoint.ContextTokens
+	if window <= 0 {
+		return budget, true
+	}
+	room := (window - max(window/answerShare, answerTokens)) * charsPerToken
+	fixed := len(t.Instructions) + len(t.Message) + len(DocumentsPreamble)
+	for _, m := range t.History {
+		fixed += len(m.Text)
+	}
+	for _, tool := range t.Tools {
+		fixed += len(tool.Name) + len(tool.Description) + len(tool.Schema)
+	}
+	left := room - fixed
+	if left <= 0 {
+		return -1, false
+	}
+	if budget < 0 {
+		return budget, true
+	}
+	return min(budget, left), true
+}

@@ -227,3 +227,32 @@ func TestTheToolTestSaysWhetherTheModelCallsTools(t *testing.T) {
 		})
 	}
 }
+
+func TestTheDocumentsAreCutToTheModelsContextWindow(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), scripted.Reply{Text: "Read."})
+	tr, _ := realTurn(s, ai.Limits{})
+	tr.Endpoint.ContextTokens = 2048 // room for 1,024 tokens, about 3,000 characters
+	tr.Documents = []ai.Document{{Ref: "digest:app", Title: "Digest", Text: strings.Repeat("d", 2000)},
+		{Ref: "evidence:app", Title: "Evidence", Text: strings.Repeat("e", 4000)}}
+	res := ai.Run(context.Background(), tr)
+	if res.Ended != ai.EndAnswered {
+		t.Fatalf("ended %s: %q", res.Ended, res.Sentence)
+	}
+	if d := res.Documents; d[0].Delivery != ai.DeliveredWhole || d[1].Delivery != ai.DeliveredCut || d[0].Delivered+d[1].Delivered > 3072 {
+		t.Errorf("delivered %+v, want the first whole and the second cut to fit", d)
+	}
+	if n := len(s.Requests()[0].Body); n > 2048*4 {
+		t.Errorf("the request is %d bytes, too long for a 2,048-token window", n)
+	}
+
+	// A window too small for the instructions and message alone asks nothing.
+	s2 := scripted.New(t)
+	tr2, _ := realTurn(s2, ai.Limits{})
+	tr2.Endpoint.ContextTokens = 1024
+	tr2.Instructions = strings.Repeat("Build carefully. ", 100)
+	res = ai.Run(context.Background(), tr2)
+	if res.Ended != ai.EndProvider || res.Err.Kind != ai.ProviderContext || res.Sentence != "The model's context window (1,024 tokens) is too small for this turn's documents." || s2.Count() != 0 {
+		t.Errorf("ended %s: %q after %d requests, want the context sentence and nothing sent", res.Ended, res.Sentence, s2.Count())
+	}
+}

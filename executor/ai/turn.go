@@ -262,10 +262,17 @@ func Run(ctx context.Context, t Turn) Result {
 	r.start = r.now()
 	r.idle = newIdleClock(r.now)
 
-	docs, delivered := deliver(t.Documents, t.DocumentBudget)
+	// The documents are cut to what the model's context window leaves
+	// room for; a window too small for the turn itself asks nothing.
+	budget, fits := fitBudget(t)
+	docs, delivered := deliver(t.Documents, budget)
 	r.res.Documents = delivered
 	if t.OnDelivered != nil {
 		t.OnDelivered(slices.Clone(delivered))
+	}
+	if !fits {
+		return r.failed(&ProviderError{Kind: ProviderContext, Sentence: ContextSentence(t.Endpoint.ContextTokens),
+			detail: "the instructions, history, message and tools alone do not fit the context window"})
 	}
 
 	p, err := newProvider(t.Endpoint, t.RunID, 0)

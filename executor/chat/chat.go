@@ -362,7 +362,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 
 	aiTurn := ai.Turn{
-		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model},
+		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindChat,
 		RunID:        turn.RunID,
 		Instructions: planner.Instructions,

@@ -33,7 +33,10 @@ const (
 // offer is a provider's model list and when it was fetched.
 type offer struct {
 	models []string
-	at     time.Time
+	// windows are the context windows, in tokens, of the models whose
+	// provider says (see contextWindows).
+	windows map[string]int
+	at      time.Time
 }
 
 // Models is the model ids the named provider offers, from GET
@@ -82,13 +85,16 @@ func (r *Registry) fetchAndKeep(ctx context.Context, p Provider) ([]string, erro
 	r.mu.Lock()
 	generation := r.generation[p.Name]
 	r.mu.Unlock()
-	models, err := r.fetch(ctx, p)
+	models, windows, body, err := r.fetch(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	if len(windows) == 0 && servedByLlamaCpp(body) {
+		windows = r.serverWindow(ctx, p, models)
+	}
 	r.mu.Lock()
 	if r.generation[p.Name] == generation {
-		r.offered[p.Name] = offer{models: models, at: r.now()}
+		r.offered[p.Name] = offer{models: models, windows: windows, at: r.now()}
 	}
 	r.mu.Unlock()
 	return slices.Clone(models), nil
@@ -96,7 +102,7 @@ func (r *Registry) fetchAndKeep(ctx context.Context, p Provider) ([]string, erro
 
 // fetch asks p for its models. The key goes in the Authorization header to
 // p's own base URL; the client follows no redirect.
-func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, error) {
+func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, map[string]int, []byte, error) {
 	limit := ModelsTimeout
 	if t := r.client.Timeout; t > 0 && t < limit {
 		limit = t
@@ -107,7 +113,7 @@ func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, error) {
 	req, err := http.NewRequestWithContext(ctx2, http.MethodGet, u, nil)
 	if err != nil {
 		r.logFailure(p, u, 0, err, nil)
-		return nil, refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
+		return nil, nil, nil, refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
 	}
 	req.Header.Set("Accept", "application/json")
 	if p.APIKey != "" {
@@ -116,34 +122,111 @@ func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, error) {
 	resp, err := r.client.Do(req)
 	if err != nil {
 		r.logFailure(p, u, 0, err, nil)
-		return nil, failure(ctx, p, err, limit)
+		return nil, nil, nil, failure(ctx, p, err, limit)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxModelList+1))
 	if err != nil {
 		r.logFailure(p, u, resp.StatusCode, err, body)
-		return nil, failure(ctx, p, err, limit)
+		return nil, nil, nil, failure(ctx, p, err, limit)
 	}
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		r.logFailure(p, u, code, nil, body)
 		if p.APIKey == "" {
-			return nil, refuse(EUnavailable, "%s asks for a key; add one in Settings.", p.Name)
+			return nil, nil, nil, refuse(EUnavailable, "%s asks for a key; add one in Settings.", p.Name)
 		}
-		return nil, refuse(EUnavailable, "%s refused the key.", p.Name)
+		return nil, nil, nil, refuse(EUnavailable, "%s refused the key.", p.Name)
 	case code == http.StatusNotFound:
 		r.logFailure(p, u, code, nil, body)
-		return nil, refuse(EUnavailable, "%s has no model list at %s/v1/models; check the base URL.", p.Name, p.BaseURL)
+		return nil, nil, nil, refuse(EUnavailable, "%s has no model list at %s/v1/models; check the base URL.", p.Name, p.BaseURL)
 	case code < 200 || code > 299:
 		r.logFailure(p, u, code, nil, body)
-		return nil, refuse(EUnavailable, "%s answered HTTP %d when asked for its models.", p.Name, code)
+		return nil, nil, nil, refuse(EUnavailable, "%s answered HTTP %d when asked for its models.", p.Name, code)
 	}
 	models, ok := parseModelList(body)
 	if !ok {
 		r.logFailure(p, u, resp.StatusCode, nil, body)
-		return nil, refuse(EUnavailable, "%s did not answer with a model list.", p.Name)
+		return nil, nil, nil, refuse(EUnavailable, "%s did not answer with a model list.", p.Name)
 	}
-	return models, nil
+	return models, contextWindows(body), body, nil
+}
+
+// servedByLlamaCpp says the model list is llama.cpp's server's, which
+// names itself the owner of its model.
+func servedByLlamaCpp(body []byte) bool {
+	var list struct {
+		Data []struct {
+			OwnedBy string `json:"owned_by"`
+		} `json:"data"`
+	}
+	return json.Unmarshal(body, &list) == nil && len(list.Data) == 1 && list.Data[0].OwnedBy == "llamacpp"
+}
+
+// contextWindows reads, from a model list, the context window each model
+// has where the provider says: OpenRouter's context_length, vLLM's
+// max_model_len.
+func contextWindows(body []byte) map[string]int {
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			ContextLength int    `json:"context_length"`
+			MaxModelLen   int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return nil
+	}
+	windows := map[string]int{}
+	for _, m := range list.Data {
+		if n := max(m.ContextLength, m.MaxModelLen); n > 0 {
+			windows[strings.TrimSpace(m.ID)] = n
+		}
+	}
+	return windows
+}
+
+// serverWindow asks a llama.cpp server, which serves one model, for the
+// context window it runs with (GET /props, n_ctx). Any other provider
+// answers no such thing, and nothing is known.
+func (r *Registry) serverWindow(ctx context.Context, p Provider, models []string) map[string]int {
+	if len(models) != 1 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ModelsTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.BaseURL+"/props", nil)
+	if err != nil {
+		return nil
+	}
+	if p.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var props struct {
+		Settings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&props) != nil || props.Settings.NCtx <= 0 {
+		return nil
+	}
+	return map[string]int{models[0]: props.Settings.NCtx}
+}
+
+// window is the context window of model on the named provider: the one
+// set in Settings, else the one the provider said, else 0 (unknown).
+func (r *Registry) window(name, model string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i := r.find(name); i >= 0 && r.providers[i].ContextTokens > 0 {
+		return r.providers[i].ContextTokens
+	}
+	return r.offered[name].windows[model]
 }
 
 // parseModelList reads the OpenAI list shape {"data":[{"id":"…"}]} into

@@ -56,6 +56,10 @@ const (
 	MaxName    = 40
 	MaxBaseURL = 2000
 	MaxAPIKey  = 4096
+	// A context window set in Settings is 0 (ask the provider) or
+	// between these, in tokens.
+	MinContextTokens = 512
+	MaxContextTokens = 10_000_000
 )
 
 // Provider is one OpenAI-compatible API the owner set up. BaseURL is kept
@@ -67,6 +71,10 @@ type Provider struct {
 	BaseURL string `json:"baseUrl"`
 	APIKey  string `json:"-"`
 	On      bool   `json:"on"`
+	// ContextTokens is the context window of its models as the owner
+	// set it (for Ollama, the num_ctx it runs with); 0 leaves it to what
+	// the provider says.
+	ContextTokens int `json:"contextTokens,omitempty"`
 }
 
 // String names the provider without its key.
@@ -85,9 +93,10 @@ type ProviderView struct {
 	BaseURL string `json:"baseUrl"`
 	// KeyMask is "••••" and the key's last four characters when the key
 	// has at least 12, else "••••"; "" when there is no key.
-	KeyMask string `json:"keyMask"`
-	HasKey  bool   `json:"hasKey"`
-	On      bool   `json:"on"`
+	KeyMask       string `json:"keyMask"`
+	HasKey        bool   `json:"hasKey"`
+	On            bool   `json:"on"`
+	ContextTokens int    `json:"contextTokens,omitempty"`
 }
 
 // Endpoint is where one turn goes: the provider, its base URL (without
@@ -97,6 +106,8 @@ type Endpoint struct {
 	BaseURL  string `json:"baseUrl"`
 	APIKey   string `json:"-"`
 	Model    string `json:"model"`
+	// ContextTokens is the model's context window; 0 when unknown.
+	ContextTokens int `json:"contextTokens,omitempty"`
 }
 
 // String names the endpoint without its key.
@@ -108,7 +119,7 @@ func (e Endpoint) LogValue() slog.Value {
 }
 
 func (p Provider) view() ProviderView {
-	return ProviderView{Name: p.Name, BaseURL: p.BaseURL, KeyMask: MaskKey(p.APIKey), HasKey: p.APIKey != "", On: p.On}
+	return ProviderView{Name: p.Name, BaseURL: p.BaseURL, KeyMask: MaskKey(p.APIKey), HasKey: p.APIKey != "", On: p.On, ContextTokens: p.ContextTokens}
 }
 
 // MaskKey is how a key is shown: "••••" and its last four characters when

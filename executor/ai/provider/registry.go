@@ -49,6 +49,9 @@ type fileProvider struct {
 	BaseURL string `json:"baseUrl"`
 	APIKey  string `json:"apiKey,omitempty"`
 	On      bool   `json:"on"`
+	// ContextTokens is the context window set in Settings; 0 or absent
+	// leaves it to the provider.
+	ContextTokens int `json:"contextTokens,omitempty"`
 }
 
 // NewRegistry opens the registry under root, reading providers.json when
@@ -100,7 +103,7 @@ func (r *Registry) load() error {
 	}
 	seen := map[string]bool{}
 	for i, fp := range f.Providers {
-		p := Provider{Name: fp.Name, APIKey: fp.APIKey, On: fp.On}
+		p := Provider{Name: fp.Name, APIKey: fp.APIKey, On: fp.On, ContextTokens: fp.ContextTokens}
 		if e := validateName(p.Name); e != nil {
 			return fmt.Errorf("provider: %s, provider %d: %s", r.path, i+1, e.Message)
 		}
@@ -166,6 +169,9 @@ func (r *Registry) Save(p Provider, keepKey bool) error {
 	p.BaseURL = base
 	if e := validateKey(p.APIKey); e != nil {
 		return e
+	}
+	if p.ContextTokens != 0 && (p.ContextTokens < MinContextTokens || p.ContextTokens > MaxContextTokens) {
+		return refuse(EInvalid, "The context window must be a number of tokens between %d and %d, or empty to ask the provider.", MinContextTokens, MaxContextTokens)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -271,7 +277,7 @@ func (r *Registry) change(name string, edit func(*Provider)) error {
 func (r *Registry) commit(providers []Provider, model, changed string) error {
 	f := file{Providers: make([]fileProvider, len(providers)), DefaultModel: model}
 	for i, p := range providers {
-		f.Providers[i] = fileProvider{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, On: p.On}
+		f.Providers[i] = fileProvider{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, On: p.On, ContextTokens: p.ContextTokens}
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

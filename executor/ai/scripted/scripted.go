@@ -228,11 +228,15 @@ type Server struct {
 	srv  *httptest.Server
 	quit chan struct{}
 
-	mu       sync.Mutex
-	models   []string
-	scripts  []*script
-	requests []Request
-	calls    int
+	mu     sync.Mutex
+	models []string
+	// listed and served are context windows: one the model list names
+	// (context_length, as OpenRouter's), one GET /props names (n_ctx, as
+	// llama.cpp's server); 0 names none.
+	listed, served int
+	scripts        []*script
+	requests       []Request
+	calls          int
 }
 
 // New starts a scripted server that is closed when the test ends.
@@ -242,6 +246,7 @@ func New(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
+	mux.HandleFunc("GET /props", s.props)
 	mux.HandleFunc("/", s.unknown)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
@@ -259,6 +264,27 @@ func (s *Server) Models(ids ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = slices.Clone(ids)
+}
+
+// ContextWindows sets the context window the model list names for each
+// model (listed) and the one GET /props answers (served); 0 names none,
+// and /props then answers 404 as servers other than llama.cpp's do.
+func (s *Server) ContextWindows(listed, served int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listed, s.served = listed, served
+}
+
+func (s *Server) props(w http.ResponseWriter, r *http.Request) {
+	s.record(r, nil)
+	s.mu.Lock()
+	n := s.served
+	s.mu.Unlock()
+	if n == 0 {
+		writeError(w, http.StatusNotFound, "File Not Found", "not_found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"default_generation_settings": map[string]any{"n_ctx": n}})
 }
 
 // On adds a script: the requests m selects get the replies in order, one
@@ -301,6 +327,12 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	data := make([]map[string]any, len(s.models))
 	for i, id := range s.models {
 		data[i] = map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "scripted"}
+		if s.listed > 0 {
+			data[i]["context_length"] = s.listed
+		}
+		if s.served > 0 {
+			data[i]["owned_by"] = "llamacpp" // as llama.cpp's server names itself
+		}
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
