@@ -1,0 +1,87 @@
+package executor_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+)
+
+// These run on the real clock with limits of seconds, as a limits.json
+// set so small would: the model is slow in real time, not on a fake clock.
+
+// withRealLimits builds the executor on the real clock with the limits l.
+func withRealLimits(l ai.Limits) hostOption {
+	return func(d *executor.Deps) { d.Limits = func() ai.Limits { return l } }
+}
+
+func TestARealSilenceLongerThanTheIdleLimitIsACountedAttempt(t *testing.T) {
+	h := newHost(t, withRealLimits(ai.Limits{Idle: time.Second, Wall: time.Minute}))
+	id := h.plan(t, heading())
+	for n := 1; n <= 2; n++ {
+		h.model.On(scripted.RunID(runID(id, headingSlug, n)), scripted.Reply{Text: "thinking", FirstToken: 4 * time.Second})
+	}
+	h.adviceAnswers(scripted.Reply{Text: `{"diagnosis": "The model was silent.", "advice": "retry", "note": "Choose a faster model."}`})
+
+	d := h.run(t, id)
+	wantStopped(t, d, headingSlug+" failed.")
+	task := h.task(t, id, headingSlug)
+	wantTask(t, task, intent.TaskFailed, 2)
+	reasons := "Nothing was built. The turn made no tool call for 1 second."
+	wantEnds(t, task, "in-queue: another attempt: "+reasons, "failed: 2 attempts in this run did not complete the task. "+reasons)
+}
+
+func TestAStreamDroppedHalfWayIsNotAnAttempt(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{Text: "one two three four five six seven eight nine ten", DropAfter: 4})
+	d := h.run(t, id)
+	if d.Status != intent.IntentStopped {
+		t.Fatalf("the intent is %s", d.Status)
+	}
+	task := h.task(t, id, headingSlug)
+	wantTask(t, task, intent.TaskInterrupted, 0)
+	if got := ends(task); len(got) != 1 || !strings.HasPrefix(got[0], "interrupted: not an attempt: ") {
+		t.Fatalf("the turn ended %q", got)
+	}
+}
+
+func TestARateLimitWaitedOutCompletesTheTask(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{Fault: scripted.Status429, RetryAfter: "1"},
+		scripted.Reply{Fault: scripted.Status429, RetryAfter: "1"},
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{Text: "Done."})
+	d := h.run(t, id)
+	if d.Status != intent.IntentDone {
+		t.Fatalf("the intent is %s (%q)", d.Status, d.StopReason)
+	}
+	wantTask(t, h.task(t, id, headingSlug), intent.TaskCompleted, 1)
+}
+
+func TestARateLimitThatNeverLiftsStopsTheRun(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	replies := make([]scripted.Reply, 1+ai.MaxRetries)
+	for i := range replies {
+		replies[i] = scripted.Reply{Fault: scripted.Status429, RetryAfter: "0"}
+	}
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), replies...)
+	d := h.run(t, id)
+	if d.Status != intent.IntentStopped {
+		t.Fatalf("the intent is %s", d.Status)
+	}
+	task := h.task(t, id, headingSlug)
+	wantTask(t, task, intent.TaskInterrupted, 0)
+	if got := ends(task); len(got) != 1 || !strings.Contains(got[0], "rate-limiting") {
+		t.Fatalf("the turn ended %q", got)
+	}
+}
