@@ -15,9 +15,10 @@ import (
 
 // TestASlowModelStreamsWithinTheLimitsSetInSettings sets the limits in
 // Settings, then runs a task whose model is slow to start and slow to
-// write, as a local model is: the task in hand says it waits for the first
-// token, then how many tokens have streamed, with the limits in force, and
-// the task completes.
+// write, as a local model is, behind a provider that first asks to wait:
+// the task in hand says the provider asked to wait, then that it waits for
+// the first token, then how many tokens have streamed, with the limits in
+// force, and the task completes.
 func TestASlowModelStreamsWithinTheLimitsSetInSettings(t *testing.T) {
 	s, model, page := signedInWithModel(t, "builder")
 
@@ -39,6 +40,8 @@ func TestASlowModelStreamsWithinTheLimitsSetInSettings(t *testing.T) {
 	// The first step reads for 3 s, then writes its long call a piece every 120 ms.
 	page1 := "<!DOCTYPE html>\n<title>Notes</title>\n<h1>A new site</h1>\n<p class=\"greeting\">Hello notes</p>\n" + strings.Repeat("<!-- padding -->\n", 20)
 	model.On(scripted.RunID(run),
+		// The provider first asks to wait, as a rate-limited one does.
+		scripted.Reply{Fault: scripted.Status429, RetryAfter: "4"},
 		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json",
 			example("The home page says Hello notes", "/", "Hello notes")), overwrite("site/index.html", page1)},
 			FirstToken: 3 * time.Second, Every: 120 * time.Millisecond, Usage: scripted.Usage{Input: 2000, Output: 400}},
@@ -47,6 +50,7 @@ func TestASlowModelStreamsWithinTheLimitsSetInSettings(t *testing.T) {
 	runFromPage(t, page, s, in.ID)
 
 	progress := page.GetByTestId("model-progress")
+	must(t, expect.Locator(progress).ToHaveText("The provider asked to wait 4 s (rate limit)."))
 	must(t, expect.Locator(progress).ToContainText("Waiting for the model's first token"))
 	must(t, expect.Locator(progress).ToContainText("The model is writing:", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(15000)}))
 	must(t, expect.Locator(progress).ToContainText("tokens so far in this step"))
