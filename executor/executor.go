@@ -339,6 +339,15 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 			e.stopIntent(r, stopCause(ctx))
 			return
 		}
+		// A run whose every task completed is finished before anything
+		// else: an intervention sent during the last turn finds it done
+		// and is kept as applied to a finished run (the deferred boundary).
+		if d, err := e.d.Backlog.Get(context.WithoutCancel(ctx), r.intentID); err == nil && d.Status == intent.IntentRunning {
+			if next, waiting := nextTask(d); next == nil && waiting == "" {
+				e.finish(ctx, r, d)
+				return
+			}
+		}
 		// A safe boundary: after the last verdict, before the next turn.
 		if e.boundary(context.WithoutCancel(ctx), r) {
 			return
@@ -359,11 +368,7 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 				e.stopIntent(r, waiting)
 				return
 			}
-			if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
-				log.Error("the intent could not be marked done", "err", err)
-				return
-			}
-			e.deliver(context.WithoutCancel(ctx), d)
+			e.finish(ctx, r, d)
 			return
 		}
 		if stop := e.runTask(ctx, r, d, *next); stop != "" {
@@ -371,6 +376,15 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 			return
 		}
 	}
+}
+
+// finish marks the intent done, every task completed, and delivers it.
+func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) {
+	if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
+		e.d.Log.Error("the intent could not be marked done", "intent", r.intentID, "err", err)
+		return
+	}
+	e.deliver(context.WithoutCancel(ctx), d)
 }
 
 // nextTask is the first queued task in run order whose blockers completed;

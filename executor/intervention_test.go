@@ -97,3 +97,46 @@ func TestAPauseStopsAfterTheTaskInHandAndRunFinishes(t *testing.T) {
 		t.Fatalf("Run after the pause: %s (%s)", d.Status, d.StopReason)
 	}
 }
+
+// TestAPauseDuringTheLastTasksTurnStillFinishesTheIntent: every task
+// completed, so the boundary finishes the intent (done, delivered) and the
+// pause is kept as applied to a finished run; feedback sent so is still
+// given to the next chat turn.
+func TestAPauseDuringTheLastTasksTurnStillFinishesTheIntent(t *testing.T) {
+	for _, kind := range []intent.InterventionKind{intent.InterventionPause, intent.InterventionFeedback} {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHost(t)
+			id := h.plan(t, heading())
+			sub := &submitDuring{h: h, t: t, id: id, kind: kind}
+			if kind == intent.InterventionFeedback {
+				sub.text = "Greet readers by name next."
+			}
+			h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+				scripted.Reply{Before: sub.send, ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+				scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+				scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+				scripted.Reply{Text: "Done."})
+			d := h.run(t, id)
+			if sub.err != nil {
+				t.Fatal(sub.err)
+			}
+			if d.Status != intent.IntentDone {
+				t.Fatalf("the intent is %s (%q), want done: every task completed", d.Status, d.StopReason)
+			}
+			wantTask(t, h.task(t, id, headingSlug), intent.TaskCompleted, 1)
+			pending, applied, err := h.backlog.Interventions(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pending) != 0 || len(applied) != 1 {
+				t.Fatalf("pending %+v, applied %+v; want it applied", pending, applied)
+			}
+			if kind == intent.InterventionFeedback {
+				fb, err := h.backlog.FeedbackForChat(context.Background(), d.AppID)
+				if err != nil || len(fb) != 1 || fb[0].Text != sub.text {
+					t.Fatalf("FeedbackForChat = %+v, %v; want the feedback for the next chat turn", fb, err)
+				}
+			}
+		})
+	}
+}
