@@ -105,6 +105,7 @@ type CaseBook interface {
 // Deliveries records a done intent's artifacts.
 type Deliveries interface {
 	Deliver(ctx context.Context, in delivery.Input) (delivery.Delivery, error)
+	Undelivered(ctx context.Context) ([]int64, error)
 }
 
 // Requests is what the executor needs of the requests: the guided gate,
@@ -378,6 +379,31 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 	}
 }
 
+// DeliverMissing delivers every done intent that has no delivery, as the
+// run would have had the launcher not stopped between the two: the same
+// export and the same journal entry, once. It answers how many it
+// delivered; serve calls it as it starts.
+func (e *Executor) DeliverMissing(ctx context.Context) (int, error) {
+	if e.d.Deliveries == nil {
+		return 0, nil
+	}
+	ids, err := e.d.Deliveries.Undelivered(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		d, err := e.d.Backlog.Get(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if e.deliver(ctx, d) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // finish marks the intent done, every task completed, and delivers it.
 func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) {
 	if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
@@ -485,20 +511,20 @@ func (e *Executor) request(ctx context.Context, intentID int64) (request.State, 
 
 // deliver exports the done intent's artifacts at the completing revision
 // and records the delivery with its evidence, once.
-func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) {
+func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) bool {
 	if e.d.Deliveries == nil {
-		return
+		return false
 	}
 	log := e.d.Log.With("intent", d.ID)
 	_, m, _, err := e.d.Apps.Manifest(d.AppID)
 	if err != nil {
 		log.Error("no delivery: the manifest could not be read", "err", err)
-		return
+		return false
 	}
 	o, err := e.d.Candidates.ObserveNow(ctx, d.AppID)
 	if err != nil {
 		log.Error("no delivery: the candidate could not be read", "err", err)
-		return
+		return false
 	}
 	in := delivery.Input{IntentID: d.ID, AppID: d.AppID, Revision: o.Head, Paths: m.Artifacts}
 	if o.Build != nil && o.Build.Release != nil {
@@ -519,11 +545,12 @@ func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) {
 	}
 	if _, err := e.d.Deliveries.Deliver(ctx, in); err != nil {
 		log.Error("the delivery could not be recorded", "err", err)
-		return
+		return false
 	}
 	if req, ok, err := e.request(ctx, d.ID); err == nil && ok {
 		if _, err := e.d.Requests.Delivered(ctx, req.ID); err != nil {
 			log.Error("the request's journal did not take the delivery", "err", err)
 		}
 	}
+	return true
 }

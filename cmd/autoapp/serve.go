@@ -86,6 +86,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if n > 0 {
 		log.Info("interventions sent before the stop were applied", "applied", n)
 	}
+	// A done intent the last launcher stopped before delivering is delivered now.
+	if n, err := l.runs.DeliverMissing(ctx); err != nil {
+		log.Error("the deliveries the last launcher left undone could not be made", "err", err)
+	} else if n > 0 {
+		log.Info("done intents the last launcher left undelivered were delivered", "delivered", n)
+	}
 	// Lessons learned under other instructions or another version ask for review.
 	if n, err := l.lessons.Review(ctx, builder.InstructionsHash(), version); err != nil {
 		log.Error("the lessons could not be reviewed", "err", err)

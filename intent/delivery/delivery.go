@@ -264,6 +264,18 @@ func (s *Service) checkInput(ctx context.Context, in Input) error {
 	return nil
 }
 
+// Undelivered are the done intents that have no delivery: a launcher
+// that stopped between marking one done and delivering it left them so.
+func (s *Service) Undelivered(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	if err := s.db.Read.SelectContext(ctx, &ids, `SELECT i.id FROM intents i
+		LEFT JOIN deliveries d ON d.intent_id = i.id
+		WHERE i.status = 'done' AND d.intent_id IS NULL ORDER BY i.id`); err != nil {
+		return nil, fmt.Errorf("delivery: undelivered: %w", err)
+	}
+	return ids, nil
+}
+
 // Get returns the delivery of an intent.
 func (s *Service) Get(ctx context.Context, intentID int64) (Delivery, error) {
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
