@@ -444,10 +444,11 @@ func stopCause(ctx context.Context) string {
 // executor does at every safe boundary: never while a model call is in
 // flight. It answers whether they stopped the run.
 func (e *Executor) boundary(ctx context.Context, r *run) bool {
+	// What was applied holds even when its acknowledgement failed: the run
+	// stops on it, and the next boundary (or start) acknowledges it.
 	a, err := e.d.Backlog.ApplyInterventions(ctx, r.intentID)
 	if err != nil {
-		e.d.Log.Error("the interventions could not be applied", "intent", r.intentID, "err", err)
-		return false
+		e.d.Log.Error("the interventions could not be applied or acknowledged", "intent", r.intentID, "err", err)
 	}
 	for _, rc := range a.Receipts {
 		e.d.Log.Info("an intervention was applied", "intent", r.intentID, "kind", string(rc.Kind), "request", rc.ID, "order", rc.Order)

@@ -6,6 +6,7 @@ import (
 
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
+	"autoapp/migrations"
 )
 
 // submitDuring is a scripted reply's Before: it sends an intervention while
@@ -138,5 +139,53 @@ func TestAPauseDuringTheLastTasksTurnStillFinishesTheIntent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAPauseStopsTheRunEvenWhenItsAcknowledgementFails: the pause is
+// applied (the intent stops) but the second transaction, the
+// acknowledgement, fails; the run still stops there, before a second
+// attempt, and a later boundary acknowledges the receipt.
+func TestAPauseStopsTheRunEvenWhenItsAcknowledgementFails(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	db, err := migrations.Open(h.db, migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	// Every acknowledgement fails, as on a full disk.
+	if _, err := db.Write.Exec(`CREATE TRIGGER test_ack_fails BEFORE UPDATE OF done_at ON interventions
+		BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	sub := &submitDuring{h: h, t: t, id: id, kind: intent.InterventionPause}
+	// The first attempt writes no example, so its verdict asks for another.
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{Before: sub.send, ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	h.model.On(scripted.RunID(runID(id, headingSlug, 2)),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	d := h.run(t, id)
+	if sub.err != nil {
+		t.Fatal(sub.err)
+	}
+	wantStopped(t, d, intent.PausedByPerson)
+	if n := len(turnRequests(h, runID(id, headingSlug, 2))); n != 0 {
+		t.Fatalf("a second attempt ran on the paused intent (%d requests)", n)
+	}
+	// Once writes work again, the next boundary acknowledges the receipt.
+	if _, err := db.Write.Exec(`DROP TRIGGER test_ack_fails`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.backlog.ApplyInterventions(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	pending, applied, err := h.backlog.Interventions(context.Background(), id)
+	if err != nil || len(pending) != 0 || len(applied) != 1 {
+		t.Fatalf("pending %+v, applied %+v, %v; want it applied and acknowledged", pending, applied, err)
 	}
 }
