@@ -149,6 +149,11 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	if d.Status != intent.TaskInterrupted || d.Attempts != 0 {
 		t.Fatalf("after the restart: %s with %d attempts", d.Status, d.Attempts)
 	}
+	// The interruption names the attempt the kill cut, so the next
+	// attempt's attempts document has it.
+	if last := d.Events[len(d.Events)-1]; last.To != intent.TaskInterrupted || last.RunID != run {
+		t.Fatalf("the interruption is recorded as %+v, want run %s", last, run)
+	}
 	got, err := backlog.Get(ctx, in.ID)
 	must(t, err)
 	if got.Status != intent.IntentStopped || got.StopReason != "The launcher stopped." {

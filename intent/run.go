@@ -102,7 +102,14 @@ func (s *Service) Recover(ctx context.Context) (tasks, intents int, err error) {
 		return 0, 0, fmt.Errorf("intent: recover: %w", err)
 	}
 	for _, id := range taskIDs {
-		if err := moveTask(ctx, tx, now, id, TaskInterrupted, Move{Reason: LauncherStopped, Actor: ActorExecutor}); err != nil {
+		// The interruption names the attempt it cut: the run id the task
+		// went in-progress with.
+		var runID string
+		if err := tx.GetContext(ctx, &runID, `SELECT run_id FROM task_events
+			WHERE task_id = ? AND to_status = 'in-progress' ORDER BY id DESC LIMIT 1`, id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, 0, fmt.Errorf("intent: recover: %w", err)
+		}
+		if err := moveTask(ctx, tx, now, id, TaskInterrupted, Move{Reason: LauncherStopped, RunID: runID, Actor: ActorExecutor}); err != nil {
 			return 0, 0, err
 		}
 	}
