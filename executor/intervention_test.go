@@ -189,3 +189,22 @@ func TestAPauseStopsTheRunEvenWhenItsAcknowledgementFails(t *testing.T) {
 		t.Fatalf("pending %+v, applied %+v, %v; want it applied and acknowledged", pending, applied, err)
 	}
 }
+
+// TestAStopReasonIsASentenceOfOursNeverAStoresText: the store refuses to
+// start the task with a raw error; the intent stops with our sentence and
+// the raw text goes to the log only.
+func TestAStopReasonIsASentenceOfOursNeverAStoresText(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	db, err := migrations.Open(h.db, migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Write.Exec(`CREATE TRIGGER test_no_start BEFORE UPDATE OF status ON tasks WHEN NEW.status = 'in-progress'
+		BEGIN SELECT RAISE(ABORT, 'raw-store-detail-7f3 constraint failed'); END`); err != nil {
+		t.Fatal(err)
+	}
+	d := h.run(t, id)
+	wantStopped(t, d, "The run could not start "+headingSlug+"; the launcher's log has the detail.")
+}

@@ -66,10 +66,12 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		}
 		ep, err := e.d.Models.Resolve(bg, ref)
 		if err != nil {
-			sentence := err.Error()
+			sentence := "Its model could not be found; the launcher's log has the detail."
 			var pe *provider.Error
 			if errors.As(err, &pe) {
 				sentence = pe.Message
+			} else {
+				log.Error("the task's model could not be resolved", "model", ref, "err", err)
 			}
 			if merr := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: sentence, Actor: intent.ActorExecutor}); merr != nil {
 				log.Error("the task could not be failed", "err", merr)
@@ -78,7 +80,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		}
 		if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 			log.Error("the task could not start", "err", err)
-			return "The run could not start " + t.Slug + ": " + err.Error()
+			return "The run could not start " + t.Slug + "; the launcher's log has the detail."
 		}
 		r.update(func(p *Progress) {
 			*p = Progress{IntentID: r.intentID, TaskID: t.ID, Slug: t.Slug, Turn: len(task.RunIDs) + 1, RunID: runID,
@@ -140,7 +142,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskCompleted, intent.Move{Reason: reason, RunID: runID,
 				Actor: intent.ActorExecutor, Completion: c}); err != nil {
 				log.Error("the task could not be completed", "err", err)
-				return "The run could not record that " + t.Slug + " completed: " + err.Error()
+				return "The run could not record that " + t.Slug + " completed; the launcher's log has the detail."
 			}
 			return ""
 		case verdict.Retry:
@@ -151,7 +153,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			}
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInQueue, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 				log.Error("the task could not be queued again", "err", err)
-				return "The run could not queue " + t.Slug + " again: " + err.Error()
+				return "The run could not queue " + t.Slug + " again; the launcher's log has the detail."
 			}
 			lastAttempt = reasons
 		default:
@@ -229,7 +231,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	session, err := builder.NewSession(cfg)
 	if err != nil {
-		out.res = ai.Result{Ended: ai.EndProvider, Sentence: "The builder's tools could not be prepared: " + err.Error()}
+		e.d.Log.Error("the builder's tools could not be prepared", "run", runID, "err", err)
+		out.res = ai.Result{Ended: ai.EndProvider, Sentence: "The builder's tools could not be prepared; the launcher's log has the detail."}
 		return out
 	}
 	defer session.Close()
