@@ -33,7 +33,7 @@ generate:
 ## test: checks, unit and handler tests, then the browser tests
 test: check unit e2e
 
-# check fails when gofmt, go vet or templ generate would change anything.
+# check fails when gofmt, go vet, staticcheck or templ generate would change anything.
 check:
 	@echo "==> Checking that the generated templ files are current"
 	@tmp=$$(mktemp -d) && cp -r views $$tmp/ && \
@@ -46,6 +46,8 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@echo "==> staticcheck (staticcheck.conf: every default check but ST1005, the sentences our errors are)"
+	go tool staticcheck ./...
 
 unit:
 	@echo "==> Unit and handler tests"

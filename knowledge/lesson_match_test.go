@@ -73,9 +73,8 @@ func TestMatch(t *testing.T) {
 		if err := s.lessons.Pin(ctx, pinned, true); err != nil {
 			t.Fatal(err)
 		}
-		var others []int64
 		for i := range 4 {
-			others = append(others, s.write(fmt.Sprintf("Tags filter lesson number %d.", i), knowledge.Applies{}))
+			s.write(fmt.Sprintf("Tags filter lesson number %d.", i), knowledge.Applies{})
 		}
 		ids, served := servedIDs(t, s, knowledge.MatchQuery{Files: []string{"src/tags.ts"}, Words: "tags filter"})
 		if len(ids) != 3 || ids[0] != pinned || served[0].Reason != knowledge.ReasonPinned {

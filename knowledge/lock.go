@@ -45,7 +45,8 @@ func AcquireServerLock(root string) (release func() error, err error) {
 		return nil, fmt.Errorf("knowledge: the server lock %s: %w", path, err)
 	}
 	// The pid is for the person reading a refusal; the lock is the flock.
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {

@@ -277,7 +277,8 @@ func (r *Registry) change(name string, edit func(*Provider)) error {
 func (r *Registry) commit(providers []Provider, model, changed string) error {
 	f := file{Providers: make([]fileProvider, len(providers)), DefaultModel: model}
 	for i, p := range providers {
-		f.Providers[i] = fileProvider{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, On: p.On, ContextTokens: p.ContextTokens}
+		// The same fields; only the file's shape writes the key.
+		f.Providers[i] = fileProvider(p)
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
