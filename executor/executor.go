@@ -325,7 +325,7 @@ func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) erro
 	if strings.TrimSpace(answer) == "" {
 		return &Error{Code: intent.EInvalid, Message: "Write an answer to the question first."}
 	}
-	return e.d.Backlog.MoveTask(ctx, taskID, intent.TaskInQueue, intent.Move{Reason: "the person answered", Actor: intent.ActorOwner, Answer: strings.TrimSpace(answer)})
+	return e.d.Backlog.AnswerTask(ctx, taskID, strings.TrimSpace(answer))
 }
 
 // loop runs the intent's tasks one at a time in run order until it is done

@@ -132,3 +132,39 @@ func TestRecoverInterruptsAndStopsWithoutResuming(t *testing.T) {
 		t.Fatalf("a second recovery moved %d tasks and %d intents", nt, ni)
 	}
 }
+
+func TestOnlyATaskThatAskedTakesAnAnswer(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in, tasks := e.draft(t, "notes", "List notes")
+	id := tasks[0].ID
+	if err := e.svc.AnswerTask(ctx, id, "By date."); err == nil || !strings.Contains(err.Error(), "asked no question") {
+		t.Fatalf("an answer to a proposed task: %v", err)
+	}
+	if d, _ := e.svc.Task(ctx, id); d.Status != intent.TaskProposed {
+		t.Fatalf("the proposed task moved to %s", d.Status)
+	}
+	e.moveIntent(t, in.ID, intent.IntentRunning)
+	e.move(t, id, intent.TaskInQueue, "")
+	e.move(t, id, intent.TaskInProgress, "r-a1")
+	if err := e.svc.MoveTask(ctx, id, intent.TaskFailed, intent.Move{Reason: "No example ran."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.AnswerTask(ctx, id, "By date."); err == nil {
+		t.Fatal("an answer re-queued a failed task")
+	}
+	if d, _ := e.svc.Task(ctx, id); d.Status != intent.TaskFailed {
+		t.Fatalf("the failed task moved to %s", d.Status)
+	}
+	e.move(t, id, intent.TaskInQueue, "")
+	e.move(t, id, intent.TaskInProgress, "r-a2")
+	if err := e.svc.MoveTask(ctx, id, intent.TaskNeedsAnswer, intent.Move{Reason: "asked", Question: "Sort by date or title?"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.AnswerTask(ctx, id, "By date."); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := e.svc.Task(ctx, id); d.Status != intent.TaskInQueue || len(d.Answers) != 1 || d.Answers[0].Answer != "By date." {
+		t.Fatalf("after the answer: %s %+v", d.Status, d.Answers)
+	}
+}

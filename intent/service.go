@@ -64,6 +64,34 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 	return nil
 }
 
+// AnswerTask is the person's answer to the question a task asked: the
+// task is queued again with the answer kept. Only a task that asked
+// (needs-answer) takes an answer; the check and the move share one
+// transaction.
+func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: answer task %d: %w", taskID, err)
+	}
+	defer tx.Rollback()
+	t, err := loadTask(ctx, tx, taskID)
+	if err != nil {
+		return err
+	}
+	if t.Status != TaskNeedsAnswer {
+		return refuse(EConflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
+	}
+	ev := Move{Reason: "the person answered", Actor: ActorOwner, Answer: answer}
+	if err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: answer task %d: %w", taskID, err)
+	}
+	s.toldMoved(ctx, TaskMoved{TaskID: taskID, From: TaskNeedsAnswer, To: TaskInQueue})
+	return nil
+}
+
 // MoveIntent moves an intent to another status in a transaction of its
 // own, through moveIntent. The reason is kept as the stop reason on a move
 // to stopped.
