@@ -140,10 +140,13 @@ type run struct {
 
 // Progress is what the intent's page shows while a run goes.
 type Progress struct {
-	IntentID  int64
-	TaskID    int64
-	Slug      string
+	IntentID int64
+	TaskID   int64
+	Slug     string
+	// Turn is the turn of this run, from 1; Counted the attempts of this
+	// run that counted towards the policy's limit. The limits are per run.
 	Turn      int
+	Counted   int
 	RunID     string
 	Started   time.Time
 	Stage     string

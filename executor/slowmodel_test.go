@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,36 @@ func TestARateLimitThatNeverLiftsStopsTheRun(t *testing.T) {
 	wantTask(t, task, intent.TaskInterrupted, 0)
 	if got := ends(task); len(got) != 1 || !strings.Contains(got[0], "rate-limiting") {
 		t.Fatalf("the turn ended %q", got)
+	}
+}
+
+// TestTheProgressCountsTurnsAndAttemptsOfThisRun: the limits are per run,
+// as the policy counts them, so a task run again starts at turn 1 with no
+// counted attempt, whatever its earlier runs did.
+func TestTheProgressCountsTurnsAndAttemptsOfThisRun(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	// The first run: one attempt that counts, then a provider fault.
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello")}}, scripted.Reply{Text: "Done."})
+	h.model.On(scripted.RunID(runID(id, headingSlug, 2)), scripted.Reply{Fault: scripted.Status500})
+	if d := h.run(t, id); d.Status != intent.IntentStopped {
+		t.Fatalf("the first run ended %s", d.Status)
+	}
+	g := newGate(t)
+	h.model.On(scripted.RunID(runID(id, headingSlug, 3)),
+		scripted.Reply{Before: g.hold, ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{Text: "Done."})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	g.wait(t)
+	p, ok := h.exec.Progress(id)
+	if !ok || p.Turn != 1 || p.Counted != 0 {
+		t.Errorf("progress of the second run: turn %d, counted %d; want turn 1 and none counted", p.Turn, p.Counted)
+	}
+	g.open()
+	if d := h.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("the second run ended %s (%q)", d.Status, d.StopReason)
 	}
 }

@@ -83,7 +83,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			return "The run could not start " + t.Slug + "; the launcher's log has the detail."
 		}
 		r.update(func(p *Progress) {
-			*p = Progress{IntentID: r.intentID, TaskID: t.ID, Slug: t.Slug, Turn: len(task.RunIDs) + 1, RunID: runID,
+			*p = Progress{IntentID: r.intentID, TaskID: t.ID, Slug: t.Slug, Turn: turns, Counted: countedOf(attempts), RunID: runID,
 				Started: e.d.Now(), Stage: "reading", Total: len(task.Criteria)}
 		})
 
@@ -562,4 +562,15 @@ func (e *Executor) adviceTimeout() time.Duration {
 		return e.d.AdviceTimeout
 	}
 	return e.d.Limits().WithDefaults().Idle
+}
+
+// countedOf is how many of this run's attempts counted.
+func countedOf(attempts []verdict.Attempt) int {
+	n := 0
+	for _, a := range attempts {
+		if a.Counted {
+			n++
+		}
+	}
+	return n
 }

@@ -373,7 +373,7 @@ func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
 	lim := s.d.Limits().WithDefaults()
 	h := &InHand{IntentID: p.IntentID, TaskID: p.TaskID, AppID: live.AppID, Slug: p.Slug, RunID: p.RunID,
 		Stage: p.Stage, LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Started: p.Started,
-		Limit: lim.Wall, Idle: lim.Idle, Model: p.Model, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: t.Attempts, MaxCounted: verdict.MaxCounted,
+		Limit: lim.Wall, Idle: lim.Idle, Model: p.Model, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: p.Counted, MaxCounted: verdict.MaxCounted,
 		Passed: p.Passed, Total: p.Total}
 	if !p.Started.IsZero() {
 		h.Elapsed = min(max(s.d.Now().Sub(p.Started), 0), h.Limit)

@@ -6,8 +6,8 @@ import "fmt"
 const (
 	// MaxCounted is how many counted attempts of one run fail the task.
 	MaxCounted = 2
-	// MaxTurns is the ceiling of turns a task gets, over every run,
-	// however much each improves.
+	// MaxTurns is the ceiling of turns a task gets in one run, however
+	// much each improves.
 	MaxTurns = 4
 )
 
@@ -49,7 +49,7 @@ const (
 )
 
 // Decide applies the attempt policy. run are this run's earlier attempts
-// of the task, oldest first; turns are the task's turns so far over every
+// of the task, oldest first; turns are the task's turns so far in this
 // run, this one included. A completed verdict completes the task.
 // Otherwise the attempt counts, unless it passed more criteria than every
 // earlier attempt of this run; the second counted attempt of a run, or the
