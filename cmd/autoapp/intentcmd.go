@@ -72,6 +72,10 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if number == "" && fs.NArg() > 0 {
 		number = fs.Arg(0)
 	}
+	if err := requireData(*root); err != nil {
+		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
+		return 1
+	}
 	st, err := openRoot(*root)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)

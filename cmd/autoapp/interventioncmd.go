@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -46,6 +45,15 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		text = fs.String("text", "", "the feedback (a pause may carry a note)")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		// The flag package said why on stderr; with --json, stdout says it too.
+		if wantsJSON(args[1:]) {
+			var e interventionError
+			e.Error.Code, e.Error.Message = string(intent.EInvalid), "The flags could not be read: "+err.Error()+"."
+			printJSON(stdout, stderr, e)
+		}
 		return 2
 	}
 	fail := func(code intent.Code, format string, a ...any) int {
@@ -131,13 +139,25 @@ func openInbox(root string) (*intent.Service, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
 	}
-	path := filepath.Join(abs, "launcher", "intents.sqlite")
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("there is no launcher data in %s (no launcher/intents.sqlite); name the data folder with --root", abs)
+	if err := requireData(abs); err != nil {
+		return nil, nil, err
 	}
+	path := filepath.Join(abs, "launcher", "intents.sqlite")
 	db, err := migrations.Open(path, migrations.Intents)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the inbox could not be opened: %v", err)
 	}
 	return intent.NewService(db, abs, time.Now), func() { db.Close() }, nil
+}
+
+// wantsJSON says the arguments ask for JSON, whether or not the flags
+// before a bad one were read.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-json", "--json", "-json=true", "--json=true":
+			return true
+		}
+	}
+	return false
 }

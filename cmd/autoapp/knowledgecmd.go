@@ -174,6 +174,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
+	if err := requireData(*root); err != nil {
+		return fail(1, "%v", err)
+	}
 	st, err := openRoot(*root)
 	if err != nil {
 		return fail(1, "%v", err)

@@ -146,7 +146,7 @@ func TestKnowledgeListFilters(t *testing.T) {
 	})
 
 	t.Run("nothing to list", func(t *testing.T) {
-		code, out, _ := runCLI(t, "", "knowledge", "list", "--root", t.TempDir(), "--review")
+		code, out, _ := runCLI(t, "", "knowledge", "list", "--root", freshRoot(t), "--review")
 		if code != 0 || strings.TrimSpace(out) != "No lessons needing review." {
 			t.Fatalf("exit %d, %q", code, out)
 		}
@@ -423,7 +423,7 @@ func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
 		t.Fatalf("the index the attempt's end left: exit %d\n%s%s", code, out, errOut)
 	}
 	// A root where no attempt ended has no index until it is rebuilt.
-	if code, out, _ := runCLI(t, "", "knowledge", "links", "--root", t.TempDir()); code != 0 || !strings.Contains(out, "--rebuild builds it") {
+	if code, out, _ := runCLI(t, "", "knowledge", "links", "--root", freshRoot(t)); code != 0 || !strings.Contains(out, "--rebuild builds it") {
 		t.Fatalf("an empty index: exit %d\n%s", code, out)
 	}
 	code, out, errOut = runCLI(t, "", "knowledge", "links", "--root", root, "--rebuild")

@@ -68,6 +68,28 @@ func openRoot(root string) (*stores, error) {
 	return &stores{root: abs, intents: intents, knowledge: ks}, nil
 }
 
+// requireData refuses a data folder that holds no Autoapp data, or whose
+// stores are reached through a symbolic link, before anything is created
+// there: a command that only reads, given a mistyped --root, must not make
+// and migrate a new data folder.
+func requireData(root string) error {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
+	}
+	launcher := filepath.Join(abs, "launcher")
+	for _, p := range []string{launcher, filepath.Join(launcher, "intents.sqlite"), filepath.Join(launcher, "knowledge.sqlite")} {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return fmt.Errorf("There is no Autoapp data in %s.", abs)
+		case fi.Mode()&os.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link; Autoapp reads only the real files of its data folder.", p)
+		}
+	}
+	return nil
+}
+
 func (s *stores) close() error {
 	// The intents store first: the knowledge store keeps the log to the end.
 	err2 := s.intents.Close()
