@@ -58,7 +58,7 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("intent "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", "./data", "the data folder")
-	appID := fs.String("app", "", "the application (list; default: the one selected last)")
+	appID := fs.String("app", "", "list only this application's intents (default: every application's)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	// The intent number may come before or after the flags.
 	rest := args[1:]
@@ -67,6 +67,9 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		number, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if number == "" && fs.NArg() > 0 {
@@ -89,51 +92,75 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 
 	if verb == "list" {
-		if *appID == "" {
-			if *appID, err = l.apps.Selected(ctx); err != nil {
+		// Every application's intents, grouped; --app narrows to one.
+		var ids []string
+		if *appID != "" {
+			if _, err := l.apps.Get(ctx, *appID); err != nil {
+				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
+				return 2
+			}
+			ids = []string{*appID}
+		} else {
+			apps, err := l.apps.List(ctx)
+			if err != nil {
 				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
 				return 1
 			}
-			if *appID == "" {
-				fmt.Fprintln(stderr, "autoapp intent list: no application is selected; name one with --app.")
-				return 2
+			for _, a := range apps {
+				ids = append(ids, a.ID)
 			}
 		}
-		if _, err := l.apps.Get(ctx, *appID); err != nil {
-			fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
-			return 2
-		}
-		intents, err := l.backlog.List(ctx, *appID)
-		if err != nil {
-			fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
-			return 1
-		}
-		out := make([]intentJSON, 0, len(intents))
-		for _, i := range intents {
-			j := intentOut(i.Intent)
-			j.Counts = map[string]int{}
-			for status, n := range i.Counts {
-				j.Counts[string(status)] = n
+		out := []intentJSON{}
+		groups := map[string][]intentJSON{}
+		for _, id := range ids {
+			intents, err := l.backlog.List(ctx, id)
+			if err != nil {
+				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
+				return 1
 			}
-			out = append(out, j)
+			for _, i := range intents {
+				j := intentOut(i.Intent)
+				j.Counts = map[string]int{}
+				for status, n := range i.Counts {
+					j.Counts[string(status)] = n
+				}
+				out = append(out, j)
+				groups[id] = append(groups[id], j)
+			}
 		}
 		if *asJSON {
 			return printJSON(stdout, stderr, out)
 		}
-		if len(out) == 0 {
+		switch {
+		case len(ids) == 0:
+			fmt.Fprintln(stdout, "There are no applications yet.")
+			return 0
+		case len(out) == 0 && *appID != "":
 			fmt.Fprintf(stdout, "%s has no intents yet.\n", *appID)
 			return 0
+		case len(out) == 0:
+			fmt.Fprintln(stdout, "No application has an intent yet.")
+			return 0
 		}
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tSTATUS\tTASKS\tREQUEST")
-		for _, j := range out {
-			status := j.Status
-			if j.BeingWritten {
-				status += " (being written)"
+		for n, id := range ids {
+			if len(groups[id]) == 0 {
+				continue
 			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", j.ID, status, countsLine(j.Counts), firstLineOf(j.Request, 70))
+			if n > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "%s\n", id)
+			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSTATUS\tTASKS\tREQUEST")
+			for _, j := range groups[id] {
+				status := j.Status
+				if j.BeingWritten {
+					status += " (being written)"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", j.ID, status, countsLine(j.Counts), firstLineOf(j.Request, 70))
+			}
+			w.Flush()
 		}
-		w.Flush()
 		return 0
 	}
 

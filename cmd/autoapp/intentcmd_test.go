@@ -67,11 +67,15 @@ func TestIntentListAndShowPrintTheBacklog(t *testing.T) {
 	root, id := backlogRoot(t)
 	n := strconv.FormatInt(id, 10)
 
-	code, _, errOut := runCLI(t, "", "intent", "list", "--root", root)
-	if code != 2 || !strings.Contains(errOut, "no application is selected") {
-		t.Fatalf("list without a selection: exit %d %q", code, errOut)
+	// With no application named, every application's intents, grouped.
+	code, out, errOut := runCLI(t, "", "intent", "list", "--root", root)
+	if code != 0 || !strings.HasPrefix(out, "notes\nID") || !strings.Contains(out, "Add tags to notes.") {
+		t.Fatalf("list of every application: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := runCLI(t, "", "intent", "list", "--root", root, "--app", "notes")
+	if code, _, _ := runCLI(t, "", "intent", "list", "-h"); code != 0 {
+		t.Fatalf("intent list -h: exit %d, want usage and 0", code)
+	}
+	code, out, errOut = runCLI(t, "", "intent", "list", "--root", root, "--app", "notes")
 	if code != 0 || !strings.Contains(out, "stopped") || !strings.Contains(out, "Add tags to notes.") || !strings.Contains(out, "1 in-queue, 1 failed") {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
 	}

@@ -24,6 +24,9 @@ func ownerSet(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	root := fs.String("root", "./data", "the data folder")
 	name := fs.String("name", "", "the owner's name (kept when omitted and an owner exists)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // the usage was asked for, and printed
+		}
 		return 2
 	}
 	st, err := openRoot(*root)

@@ -28,6 +28,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var remote allowRemote
 	fs.Var(&remote, "allow-remote", "allow listening on an address other machines can reach; =NAME,… also answers at those names")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // the usage was asked for, and printed
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
