@@ -22,7 +22,11 @@ type UsageBook interface {
 // logged; the turn's result stands.
 func RunTurn(ctx context.Context, book UsageBook, appID string, t ai.Turn) ai.Result {
 	res := ai.Run(ctx, t)
-	u := intent.Usage{Kind: t.Kind, RunID: t.RunID, AppID: appID, Model: modelRef(t.Endpoint),
+	kind := t.Kind
+	if kind == ai.KindChat && planned(res.Calls) {
+		kind = ai.KindPlanning
+	}
+	u := intent.Usage{Kind: kind, RunID: t.RunID, AppID: appID, Model: modelRef(t.Endpoint),
 		Input: res.Usage.Input, Output: res.Usage.Output, Partial: res.Usage.Partial}
 	// The row is written even when the turn's context was cancelled (Stop).
 	if err := book.RecordUsage(context.WithoutCancel(ctx), u); err != nil {
@@ -33,6 +37,20 @@ func RunTurn(ctx context.Context, book UsageBook, appID string, t ai.Turn) ai.Re
 		log.Error("usage row not written", "run", t.RunID, "err", err)
 	}
 	return res
+}
+
+// planned says a chat turn's intent tools wrote a plan: it was a planning
+// turn, and its usage is counted so.
+func planned(calls []ai.Call) bool {
+	for _, c := range calls {
+		switch c.Name {
+		case "intent.open", "intent.task", "intent.submit":
+			if c.OK {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // modelRef names the model as Settings would: provider:model.

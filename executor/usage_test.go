@@ -61,3 +61,37 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 		}
 	}
 }
+
+// TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage: a chat turn whose
+// intent tools wrote a plan is counted as planning; one that only talked
+// stays chat.
+func TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage(t *testing.T) {
+	db, err := migrations.Open(filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	book := intent.NewService(db, t.TempDir(), time.Now)
+	model := scripted.New(t)
+	plan := ai.Tool{Name: "intent.task", Description: "Add a task.",
+		Schema: []byte(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`),
+		Handler: func(ctx context.Context, in json.RawMessage) (any, error) {
+			return map[string]string{"slug": "0001-a-task"}, nil
+		}}
+	model.On(scripted.RunID("planned"),
+		scripted.Reply{ToolCalls: []scripted.Call{{Name: "intent_task", Args: `{"title":"A task"}`}}, Usage: scripted.Usage{Input: 100, Output: 20}},
+		scripted.Reply{Text: "The plan is in the Backlog.", Usage: scripted.Usage{Input: 120, Output: 8}})
+	model.On(scripted.RunID("talked"), scripted.Reply{Text: "Which colour?", Usage: scripted.Usage{Input: 50, Output: 4}})
+	ep := ai.Endpoint{Provider: "scripted", BaseURL: model.URL(), Model: "small"}
+	for _, run := range []string{"planned", "talked"} {
+		executor.RunTurn(context.Background(), book, "notes", ai.Turn{Endpoint: ep, Kind: ai.KindChat, RunID: run,
+			Instructions: "Plan.", Message: "Go.", Tools: []ai.Tool{plan}})
+	}
+	rows, err := book.UsageSince(context.Background(), time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Kind != intent.KindPlanning || rows[1].Kind != intent.KindChat {
+		t.Fatalf("rows %+v, want planning then chat", rows)
+	}
+}

@@ -370,8 +370,9 @@ func TestARequestWithQuestionsBecomesASubmittedPlan(t *testing.T) {
 	}
 
 	var usage int
-	if err := h.db.Read.Get(&usage, `SELECT count(*) FROM usage WHERE kind = 'chat' AND app_id = ?`, appID); err != nil || usage != 2 {
-		t.Fatalf("%d chat usage rows (%v)", usage, err)
+	// Both turns wrote the plan: they are planning turns in the usage.
+	if err := h.db.Read.Get(&usage, `SELECT count(*) FROM usage WHERE kind = 'planning' AND app_id = ?`, appID); err != nil || usage != 2 {
+		t.Fatalf("%d planning usage rows (%v)", usage, err)
 	}
 	turns, err := h.chat.Turns(ctx, appID, 0)
 	if err != nil || len(turns) != 2 || turns[0].ID != first.ID || turns[1].ID != second.ID {
