@@ -489,3 +489,14 @@ func backlogTask(t Task, status map[string]TaskStatus, tiers map[string]string) 
 	bt.RunsOn, bt.RunsOnFrom = plan.ModelFor(t.Model, bt.Tier, tiers, "")
 	return bt
 }
+
+// TakeRequest makes the intent its request's, in the request's
+// transaction as it is linked: its mode is the request's, and its request
+// the request's first message, byte for byte, whatever words the engineer
+// opened it with.
+func TakeRequest(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode, text string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE intents SET mode = ?, request = ? WHERE id = ?`, string(mode), text, intentID); err != nil {
+		return fmt.Errorf("intent: take request: %w", err)
+	}
+	return nil
+}

@@ -548,3 +548,27 @@ func TestRunAndDelivery(t *testing.T) {
 		t.Fatalf("%d host entries", n)
 	}
 }
+
+// TestTheIntentTakesItsRequestsModeAndWords: the engineer may open the
+// intent with other words (its second message, say) and the default mode;
+// linked to the request, the intent is the request's mode and its first
+// message, byte for byte.
+func TestTheIntentTakesItsRequestsModeAndWords(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st := e.create(t, "notes", "guided")
+	in, err := e.backlog.OpenDraft(ctx, "notes", "Yes, by date please.", intent.Analysis{Restated: []string{"Sort notes."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Link(ctx, st.ID, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.backlog.Get(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Mode != intent.ModeGuided || d.Request != st.Text {
+		t.Fatalf("the intent is %s with request %q; want guided with %q", d.Mode, d.Request, st.Text)
+	}
+}

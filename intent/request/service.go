@@ -310,6 +310,9 @@ func (s *Service) Link(ctx context.Context, id, intentID int64) (State, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE requests SET intent_id = ? WHERE id = ? AND intent_id IS NULL`, intentID, id); err != nil {
 		return State{}, fmt.Errorf("request: link: %w", err)
 	}
+	if err := intent.TakeRequest(ctx, tx, intentID, intent.Mode(j.Mode), j.Text); err != nil {
+		return State{}, err
+	}
 	j.IntentID = intentID
 	st, err := s.settle(ctx, j)
 	if err != nil {
