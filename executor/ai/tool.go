@@ -24,9 +24,13 @@ type Tool struct {
 	// second time the tool is refused for the same problems; CheckExample
 	// holds it to Schema.
 	Example json.RawMessage
-	// Edits says that a successful call changed the workspace: an edit
-	// landed, and the count of repeated refusals starts again.
+	// Edits says that a successful call may change the workspace: when
+	// an edit lands, the count of repeated refusals starts again.
 	Edits bool
+	// Landed, when set, says whether a successful call's edit landed (a
+	// cycle given no change lands none); nil: every successful call of an
+	// Edits tool did.
+	Landed func(input json.RawMessage, result any) bool
 	// Handler runs a valid input. A *Refusal error answers the model
 	// ok:false with its problems; a Question result ends the turn.
 	Handler func(ctx context.Context, input json.RawMessage) (any, error)

@@ -507,8 +507,8 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 				break
 			}
 			answer.OK, answer.Result = true, b
-			if tool.Edits {
-				clear(r.reasons)
+			if tool.Edits && (tool.Landed == nil || tool.Landed(input, result)) {
+				clear(r.reasons) // an edit landed: "with no edit landing in between"
 			}
 		}
 	}

@@ -523,3 +523,36 @@ func TestALimitCutsARequestInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestACallThatChangedNothingDoesNotResetTheRefusalCount: a tool that may
+// edit (a cycle) but was given no change lands no edit, so three refusals,
+// the cycle, and a fourth refusal end the turn.
+func TestACallThatChangedNothingDoesNotResetTheRefusalCount(t *testing.T) {
+	cycleTool := ai.Tool{Name: "candidate.cycle", Description: "Apply an optional change, then build and check.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"hunks":{"type":"array"}},"additionalProperties":false}`),
+		Edits:  true,
+		Landed: func(input json.RawMessage, _ any) bool {
+			var in struct{ Hunks []json.RawMessage }
+			return json.Unmarshal(input, &in) == nil && len(in.Hunks) > 0
+		},
+		Handler: func(ctx context.Context, input json.RawMessage) (any, error) {
+			return map[string]string{"step": "checked"}, nil
+		},
+	}
+	bad := call("source.edit", `{"path":"a.go","find":"missing","replace":"x"}`)
+	s := scripted.New(t)
+	s.On(scripted.Any(), bad, bad, bad, call("candidate.cycle", `{}`), bad, text("never read"))
+	res := ai.Run(context.Background(), turn(s, newClock(), &syncBuffer{}, readTool(nil), editTool(), cycleTool))
+	if res.Ended != ai.EndRefusals || len(res.Calls) != 5 {
+		t.Fatalf("ended %s (%q) after %d calls; want the fourth refusal to end it", res.Ended, res.Sentence, len(res.Calls))
+	}
+
+	t.Run("a cycle whose change landed does", func(t *testing.T) {
+		s := scripted.New(t)
+		s.On(scripted.Any(), bad, bad, bad, call("candidate.cycle", `{"path":"a.go","hunks":[{}]}`), bad, text("Done."))
+		res := ai.Run(context.Background(), turn(s, newClock(), &syncBuffer{}, readTool(nil), editTool(), cycleTool))
+		if res.Ended != ai.EndAnswered {
+			t.Fatalf("ended %s (%q)", res.Ended, res.Sentence)
+		}
+	})
+}

@@ -78,8 +78,16 @@ func (s *Session) candidateCycle() ai.Tool {
 		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false, "properties": {
 			"path": ` + pathSchema + `, "hunks": ` + hunksSchema + `, "files": ` + filesSchema + `}}`),
 		Example: json.RawMessage(`{}`),
-		// A cycle may apply a change; one that lands is an edit.
+		// A cycle may apply a change; one that lands is an edit, one
+		// given no change lands none.
 		Edits: true,
+		Landed: func(input json.RawMessage, _ any) bool {
+			var in struct {
+				Hunks []json.RawMessage `json:"hunks"`
+				Files []json.RawMessage `json:"files"`
+			}
+			return json.Unmarshal(input, &in) == nil && len(in.Hunks)+len(in.Files) > 0
+		},
 		Handler: handler(s, "candidate.cycle", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
 			if s.st.stopped {
 				return nil, ai.Refuse(ai.Problem{Message: CyclesRefused})
