@@ -74,7 +74,9 @@ func MustOpen(tb testing.TB) *migrations.DB {
 // server is the real app over a fresh store, with a clock the test holds
 // and the services it was built with, for fixtures.
 type server struct {
-	app     *fiber.App
+	app *fiber.App
+	// db is the intents store, for a test that reads what a write wrote.
+	db      *migrations.DB
 	clock   *clock
 	apps    *app.Service
 	backlog *intent.Service
@@ -130,7 +132,7 @@ func newServer(t testing.TB) *server {
 	return &server{app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owners, Apps: apps, Candidates: candidates,
 		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks,
 		Overview: overviews, Prices: book, Sandbox: jail, Limits: ai.NewLimitsFile(appRoot), Now: c.now}),
-		clock: c, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
+		clock: c, db: db, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
 }
 
 // withOwner is a server whose owner was created through the setup page, and

@@ -17,7 +17,9 @@ import (
 
 // Chats is what the handlers need of the chat turns.
 type Chats interface {
-	Send(ctx context.Context, appID string, requestID int64, message string) (chat.Turn, error)
+	// SendAfter starts a chat turn once its checks pass, writing the
+	// words down with journal first.
+	SendAfter(ctx context.Context, appID, message string, journal func() (int64, error)) (chat.Turn, error)
 	Turns(ctx context.Context, appID string, limit int) ([]chat.Turn, error)
 	Running(appID string) bool
 	// Progress is what the running turn's model is doing now.
@@ -63,6 +65,9 @@ func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) e
 		return err
 	}
 	p := views.RequestView{AppID: s.AppID, AppName: s.AppName, Refusal: r, Op: op}
+	if t, ok := c.Locals(localTyped).(typed); ok {
+		p.Typed, p.TypedMode = t.text, t.mode
+	}
 	apps, err := h.apps.List(ctx)
 	if err != nil {
 		return err
@@ -128,6 +133,12 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 	return nil
 }
 
+// localTyped carries what a refused send typed back to the page.
+const localTyped = "typed"
+
+// typed is what the person typed in a refused send.
+type typed struct{ text, mode string }
+
 // words is what the owner sent from the Request page.
 type words struct {
 	appID, text, op string
@@ -151,7 +162,9 @@ func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (
 	w.seen, _ = strconv.Atoi(c.FormValue("seen"))
 	err = h.sendToEngineer(ctx, appID, w.op, func() (request.State, error) { return write(ctx, w) }, w.text)
 	if status, sentence, ok := refusal(err); ok {
+		// The page keeps what the person typed, and the mode they chose.
 		c.Status(status)
+		c.Locals(localTyped, typed{text: w.text, mode: c.FormValue("mode")})
 		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
 	}
 	if err != nil {
@@ -180,21 +193,22 @@ func (h *Handlers) requestAnswer(c *fiber.Ctx) error {
 	})
 }
 
-// sendToEngineer journals the owner's words and starts a chat turn with
-// them, unless the operation was taken already.
+// sendToEngineer starts a chat turn with the owner's words, journaling
+// them once the turn can start: a refused send (no model, a turn already
+// running) writes nothing. A repeated operation starts nothing.
 func (h *Handlers) sendToEngineer(ctx context.Context, appID, op string, journal func() (request.State, error), text string) error {
-	if h.chats.Running(appID) {
-		return &chat.Error{Code: intent.EConflict, Message: chat.BusySentence}
-	}
 	repeated, err := h.requests.OpDone(ctx, op)
 	if err != nil {
 		return err
 	}
-	st, err := journal()
-	if err != nil || repeated {
+	if repeated {
+		_, err := journal() // answers what the first one wrote
 		return err
 	}
-	_, err = h.chats.Send(ctx, appID, st.ID, text)
+	_, err = h.chats.SendAfter(ctx, appID, text, func() (int64, error) {
+		st, err := journal()
+		return st.ID, err
+	})
 	return err
 }
 

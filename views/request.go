@@ -31,6 +31,8 @@ type RequestView struct {
 	Asks    []AskView
 	Refusal Refusal
 	Op      string
+	// Typed and TypedMode are what a refused send typed, shown back.
+	Typed, TypedMode string
 }
 
 // AskView is one question a chat turn waits on, with Approve and Deny.

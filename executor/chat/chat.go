@@ -195,6 +195,14 @@ func NewService(db *migrations.DB, d Deps) *Service {
 // an application while one runs, and a launcher with no model set up, each
 // with a sentence.
 func (s *Service) Send(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
+	return s.SendAfter(ctx, appID, message, func() (int64, error) { return requestID, nil })
+}
+
+// SendAfter is Send for words that must be written down first (a
+// request's journal): once every check passed and the application's turn
+// is held, journal writes them and names their request; a refused send
+// writes nothing, and a journal that fails starts no turn.
+func (s *Service) SendAfter(ctx context.Context, appID, message string, journal func() (int64, error)) (Turn, error) {
 	switch n := utf8.RuneCountInString(message); {
 	case strings.TrimSpace(message) == "":
 		return Turn{}, refuse(intent.EInvalid, EmptySentence)
@@ -231,6 +239,10 @@ func (s *Service) Send(ctx context.Context, appID string, requestID int64, messa
 			return Turn{}, refuse(intent.EConflict, "%s", pe.Message)
 		}
 		return Turn{}, fmt.Errorf("chat: the Settings model: %w", err)
+	}
+	requestID, err := journal()
+	if err != nil {
+		return Turn{}, err
 	}
 	turn, err := s.insert(ctx, appID, requestID, message)
 	if err != nil {
