@@ -152,6 +152,11 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 		return err
 	}
 	v := intentView(d, s.AppName, op)
+	// While a chat turn about its application runs, the engineer may be
+	// changing this intent: the page follows it too.
+	if h.chats != nil && h.chats.Running(d.AppID) {
+		v.Polling = true
+	}
 	v.Refusal = r
 	// A task with no model of its own or of its tier runs on the Settings model.
 	if def := h.providers.DefaultModel(); def != "" {

@@ -1,25 +1,20 @@
 package handlers_test
 
 import (
-	"context"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/ai/scripted"
 )
 
 // TestARefusedRequestWritesNothingAndKeepsWhatWasTyped: with no Settings
 // model the engineer cannot be asked, so nothing is journaled, and the page
 // shows the words and the mode back.
 func TestARefusedRequestWritesNothingAndKeepsWhatWasTyped(t *testing.T) {
-	s, b := withOwner(t)
-	ctx := context.Background()
-	if _, err := s.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.apps.Select(ctx, "notes"); err != nil {
-		t.Fatal(err)
-	}
+	s, b := withApp(t)
 	r := b.post("/request", url.Values{"text": {"Add tags to notes."}, "mode": {"guided"}, "op": {"op-refused-1"}})
 	wantStatus(t, r, fiber.StatusConflict)
 	wantSentence(t, r, "Add tags to notes.</textarea>")
@@ -28,4 +23,24 @@ func TestARefusedRequestWritesNothingAndKeepsWhatWasTyped(t *testing.T) {
 	if err := s.db.Read.Get(&entries, `SELECT count(*) FROM request_journal`); err != nil || entries != 0 {
 		t.Fatalf("%d journal entries (%v), want none: a refused request writes nothing", entries, err)
 	}
+}
+
+// TestTheIntentPageFollowsAChatTurnAboutItsApplication: while the engineer's
+// chat turn runs, it may change the intent, so the intent's page polls.
+func TestTheIntentPageFollowsAChatTurnAboutItsApplication(t *testing.T) {
+	s, b := withApp(t)
+	m := withModel(t, s)
+	in, _ := s.submitted(t, "Change the page")
+	g := newGate(t)
+	m.On(scripted.Any(), scripted.Reply{Before: g.hold, Text: "Noted."})
+	if r := b.get(intentPath(in.ID)); !strings.Contains(r.body, `data-polling="false"`) {
+		t.Fatalf("a submitted intent with nothing running polls:\n%s", r.body)
+	}
+	r := b.post("/request", url.Values{"text": {"Make the heading bigger."}, "mode": {"autonomous"}, "op": {"op-chat-1"}})
+	wantRedirect(t, r, "/request")
+	g.wait(t)
+	if r := b.get(intentPath(in.ID)); !strings.Contains(r.body, `data-polling="true"`) {
+		t.Errorf("the intent's page does not poll while a chat turn about its application runs")
+	}
+	g.open()
 }
