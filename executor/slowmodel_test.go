@@ -117,3 +117,41 @@ func TestTheProgressCountsTurnsAndAttemptsOfThisRun(t *testing.T) {
 		t.Fatalf("the second run ended %s (%q)", d.Status, d.StopReason)
 	}
 }
+
+// TestARunAfterAStopIsJudgedFromBeforeTheTasksFirstTurn: the stopped
+// attempt edited; the next run's turn only builds those edits. The
+// workspace moved since before the task's first turn, so it completes, and
+// its lines count every run's change.
+func TestARunAfterAStopIsJudgedFromBeforeTheTasksFirstTurn(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	g := newGate(t)
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	g.wait(t)
+	if err := h.exec.Stop(id); err != nil {
+		t.Fatal(err)
+	}
+	g.open()
+	if d := h.wait(t, id); d.Status != intent.IntentStopped {
+		t.Fatalf("the first run ended %s", d.Status)
+	}
+	h.model.On(scripted.RunID(runID(id, headingSlug, 2)),
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "The edits of the last attempt build and pass."})
+	d := h.run(t, id)
+	if d.Status != intent.IntentDone {
+		task := h.task(t, id, headingSlug)
+		t.Fatalf("the second run ended %s (%q): %q", d.Status, d.StopReason, ends(task))
+	}
+	task := h.task(t, id, headingSlug)
+	wantTask(t, task, intent.TaskCompleted, 1)
+	if task.ActualLines < 2 {
+		t.Errorf("actual lines %d, want the first run's change counted too", task.ActualLines)
+	}
+}

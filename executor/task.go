@@ -35,6 +35,11 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		log.Error("the workspace could not be read", "err", err)
 		return "The workspace of " + d.AppID + " could not be read; the launcher's log has the detail."
 	}
+	// Every run of the task is judged from before its first turn: an
+	// attempt that only builds what an earlier run edited counts.
+	if first, err := e.d.Backlog.Task(bg, t.ID); err == nil && first.RevBefore != "" {
+		revBefore = first.RevBefore
+	}
 	lastAttempt, err := e.d.Backlog.LastAttemptNote(bg, t.ID)
 	if err != nil {
 		log.Error("the task's history could not be read", "err", err)
@@ -78,7 +83,8 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			}
 			return t.Slug + " failed without a turn: " + sentence
 		}
-		if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+		if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID, Actor: intent.ActorExecutor,
+			RevBefore: revBefore}); err != nil {
 			log.Error("the task could not start", "err", err)
 			return "The run could not start " + t.Slug + "; the launcher's log has the detail."
 		}

@@ -149,6 +149,7 @@ type Task struct {
 	EndedAt   time.Time
 	Attempts  int
 	RunIDs    []string // every run that started the task, oldest first
+	RevBefore string   // the workspace revision before its first turn
 	RevAfter  string   // the workspace revision after it completed
 	ReleaseID string
 	// ActualLines is the changed lines measured when it completed; 0 until then.
@@ -229,6 +230,9 @@ type Move struct {
 	// Answer is the person's answer; only on a move from needs-answer to
 	// in-queue, which appends it to the task's answers.
 	Answer string
+	// RevBefore is the workspace revision as a turn starts; only on a move
+	// to in-progress, and kept only by the task's first.
+	RevBefore string
 }
 
 // Completion is what a task keeps of the verdict that completed it.

@@ -214,6 +214,8 @@ func stampMove(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, fr
 		}
 		return exec(`UPDATE tasks SET rev_after = ?, release_id = ?, actual_lines = ?, example_hashes = ?, advice = '', question = ''
 			WHERE id = ?`, c.RevAfter, release, c.ActualLines, jsonText(hashes), taskID)
+	case to == TaskInProgress && ev.RevBefore != "":
+		return exec(`UPDATE tasks SET rev_before = ? WHERE id = ? AND rev_before = ''`, ev.RevBefore, taskID)
 	case to == TaskNeedsAnswer:
 		if strings.TrimSpace(ev.Question) == "" {
 			return refuse(EInvalid, "A task moves to needs-answer only with its question.")

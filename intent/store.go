@@ -82,6 +82,7 @@ type taskRow struct {
 	EndedAt        sql.NullInt64  `db:"ended_at"`
 	Attempts       int            `db:"attempts"`
 	RunIDs         string         `db:"run_ids"`
+	RevBefore      string         `db:"rev_before"`
 	RevAfter       string         `db:"rev_after"`
 	ReleaseID      sql.NullString `db:"release_id"`
 	ActualLines    sql.NullInt64  `db:"actual_lines"`
@@ -94,7 +95,7 @@ type taskRow struct {
 const taskColumns = `id, intent_id, app_id, slug, title, priority, labels, blocked_by, estimated_lines,
 	locks, risk, stub, repaid_by, reasoning, summary, criteria, no_failure_path, non_functional,
 	test_notes, runbook, model, status, question, answers, started_at, ended_at, attempts, run_ids,
-	rev_after, release_id, actual_lines, example_hashes, advice, created_at`
+	rev_before, rev_after, release_id, actual_lines, example_hashes, advice, created_at`
 
 func (r taskRow) task() (Task, error) {
 	t := Task{
@@ -105,7 +106,7 @@ func (r taskRow) task() (Task, error) {
 		},
 		ID: r.ID, IntentID: r.IntentID, AppID: r.AppID, Model: r.Model, Status: r.Status,
 		Question: r.Question, StartedAt: timeOf(r.StartedAt), EndedAt: timeOf(r.EndedAt),
-		Attempts: r.Attempts, RevAfter: r.RevAfter, ReleaseID: r.ReleaseID.String,
+		Attempts: r.Attempts, RevBefore: r.RevBefore, RevAfter: r.RevAfter, ReleaseID: r.ReleaseID.String,
 		ActualLines: int(r.ActualLines.Int64), Advice: r.Advice, CreatedAt: time.UnixMilli(r.CreatedAt),
 	}
 	err := errors.Join(
