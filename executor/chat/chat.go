@@ -393,6 +393,8 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 			s.mu.Unlock()
 		},
 		OnStep: func(c ai.Call) {
+			// A planning call the schema refused still makes this a turn that planned.
+			session.Observe(c)
 			if err := s.appendLine(bg, turn.ID, planner.Line(c)); err != nil {
 				log.Error("a tool call's line could not be kept", "err", err)
 			}

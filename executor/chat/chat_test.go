@@ -550,3 +550,22 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 		}
 	})
 }
+
+// TestATurnWhosePlanWasRefusedStillPlannedAndCannotBuild: the turn's only
+// intent.task was refused by the schema; it still planned, so a build
+// after it is refused as such, never asked of the person.
+func TestATurnWhosePlanWasRefusedStillPlannedAndCannotBuild(t *testing.T) {
+	h := newHost(t, withEdits(nil))
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("intent.task", map[string]any{"title": ""})),
+		calls(call("candidate.build", map[string]any{})),
+		scripted.Reply{Text: "Planned."})
+	h.wait(t, h.send(t, "a pomodoro timer page").ID)
+	a := answers(t, h.chats()[2])
+	if len(a) != 1 || a[0].OK || len(a[0].Problems) == 0 || a[0].Problems[0].Message != planner.PlannedRefusal {
+		t.Fatalf("the build's answer: %+v", a)
+	}
+	if h.gate.Waiting() {
+		t.Fatal("the build was asked of the person in a turn that planned")
+	}
+}

@@ -85,6 +85,16 @@ func (s *Session) Tools() []ai.Tool {
 // intent.submit, accepted or not: from then on it cannot edit or build.
 func (s *Session) Planned() bool { return s.planned.Load() }
 
+// Observe hears every call the turn made, those the schema refused before
+// any handler ran among them: a call of intent.open, intent.task or
+// intent.submit, accepted or not, means the turn planned.
+func (s *Session) Observe(c ai.Call) {
+	switch c.Name {
+	case "intent.open", "intent.task", "intent.submit":
+		s.planned.Store(true)
+	}
+}
+
 // EditTools are the tools GuardEdits refuses once a turn planned, besides
 // any tool marked Edits.
 var EditTools = []string{"source.edit", "source.change", "candidate.build", "candidate.cycle"}
