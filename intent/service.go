@@ -266,9 +266,10 @@ func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Tas
 	return added, nil
 }
 
-// Submit checks the whole plan of a draft (no open questions, at least one
-// task, a valid graph) and stamps submitted_at: the draft is no longer
-// being written.
+// Submit checks the whole plan of a draft, or of a stopped intent the
+// engineer revised (no open questions, at least one task, a valid graph),
+// and stamps submitted_at: the draft is no longer being written, and a
+// guided request records the plan as a new version to approve.
 func (s *Service) Submit(ctx context.Context, intentID int64) error {
 	now := s.now().UnixMilli()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
@@ -280,8 +281,11 @@ func (s *Service) Submit(ctx context.Context, intentID int64) error {
 	if err != nil {
 		return err
 	}
-	if in.Status != IntentDraft {
-		return refuse(EConflict, "Only a draft can be submitted; intent %d is %s.", intentID, in.Status)
+	// A draft is submitted; so is a stopped intent whose plan the engineer
+	// revised (a failed task rewritten), so that a guided request can
+	// approve the revision and Run it.
+	if in.Status != IntentDraft && in.Status != IntentStopped {
+		return refuse(EConflict, "Only a draft, or a stopped intent's revised plan, can be submitted; intent %d is %s.", intentID, in.Status)
 	}
 	if len(in.Questions) > 0 {
 		return refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before submitting.", intentID)

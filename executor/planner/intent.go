@@ -223,18 +223,18 @@ type SubmitAnswer struct {
 func (s *Session) intentSubmit() ai.Tool {
 	return ai.Tool{
 		Name: "intent.submit",
-		Description: "Submit the draft's plan for the person's review: the host checks the whole plan (no open questions, at least one task, " +
+		Description: "Submit the draft's plan, or a stopped intent's plan you revised with replaces, for the person's review: the host checks the whole plan (no open questions, at least one task, " +
 			"blockers that exist and form no cycle, at most 12 live tasks) and the Backlog stops showing it as being written. Then tell the person, in a sentence or two, that the plan is in the Backlog, and stop.",
 		Schema:  json.RawMessage(`{"type": "object", "additionalProperties": false, "properties": {}}`),
 		Example: json.RawMessage(`{}`),
 		Handler: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			s.planned.Store(true)
-			d, ok, err := s.draft(ctx)
+			d, ok, err := s.submittable(ctx)
 			switch {
 			case err != nil:
 				return nil, err
 			case !ok:
-				return nil, ai.Refuse(ai.Problem{Message: "there is no draft to submit: call intent.open, then intent.task for each task"})
+				return nil, ai.Refuse(ai.Problem{Message: "there is no draft, nor a revised stopped intent, to submit: call intent.open, then intent.task for each task"})
 			case len(d.Questions) > 0:
 				return nil, ai.Refuse(ai.Problem{Message: AnswerFirst})
 			}

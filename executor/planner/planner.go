@@ -190,6 +190,26 @@ func (s *Session) draft(ctx context.Context) (intent.Intent, bool, error) {
 	return intent.Intent{}, false, nil
 }
 
+// submittable is what intent.submit submits: the application's draft, or
+// else its newest stopped intent whose plan was revised (a task rewritten
+// and proposed again), so that its revision can be reviewed, and a guided
+// request's approved again.
+func (s *Session) submittable(ctx context.Context) (intent.Intent, bool, error) {
+	if d, ok, err := s.draft(ctx); err != nil || ok {
+		return d, ok, err
+	}
+	list, err := s.cfg.Backlog.List(ctx, s.cfg.AppID)
+	if err != nil {
+		return intent.Intent{}, false, fmt.Errorf("planner: %w", err)
+	}
+	for _, in := range list { // newest first
+		if in.Status == intent.IntentStopped && in.Counts[intent.TaskProposed] > 0 {
+			return in.Intent, true, nil
+		}
+	}
+	return intent.Intent{}, false, nil
+}
+
 // holding is the draft or stopped intent of the application that holds
 // the task slug, if one does.
 func (s *Session) holding(ctx context.Context, slug string) (intent.IntentDetail, bool, error) {

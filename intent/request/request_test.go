@@ -572,3 +572,55 @@ func TestTheIntentTakesItsRequestsModeAndWords(t *testing.T) {
 		t.Fatalf("the intent is %s with request %q; want guided with %q", d.Mode, d.Request, st.Text)
 	}
 }
+
+// TestARevisedGuidedPlanCanBeApprovedAgain: a guided plan is approved and
+// run; its task fails; the engineer rewrites it (replaces) and submits the
+// revised plan, which the person approves, and Run may go.
+func TestARevisedGuidedPlanCanBeApprovedAgain(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, tasks := e.planned(t, "notes", "guided", "Add tags")
+	if _, err := e.svc.Approve(ctx, st.ID, e.state(t, st.ID).Revision, e.op()); err != nil {
+		t.Fatal(err)
+	}
+	id := tasks[0].ID
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		to  intent.TaskStatus
+		run string
+	}{{intent.TaskInProgress, "intent-1-0001-add-tags-a1"}, {intent.TaskFailed, ""}} {
+		if err := e.backlog.MoveTask(ctx, id, m.to, intent.Move{Reason: "the run", RunID: m.run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentStopped, "0001-add-tags failed."); err != nil {
+		t.Fatal(err)
+	}
+	revised := task("Add tags")
+	revised.Summary = "Tags, stored in their own table."
+	if _, err := e.backlog.ReplaceTask(ctx, st.IntentID, tasks[0].Slug, revised); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Approve(ctx, st.ID, e.state(t, st.ID).Revision, e.op()); err == nil || !strings.Contains(err.Error(), "submits it again") {
+		t.Fatalf("approving the unsubmitted revision: %v", err)
+	}
+	// The engineer submits the revised plan; it is recorded and approvable.
+	if err := e.backlog.Submit(ctx, st.IntentID); err != nil {
+		t.Fatalf("submitting the revised plan of the stopped intent: %v", err)
+	}
+	if _, err := e.svc.PlanSubmitted(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.svc.Approve(ctx, st.ID, e.state(t, st.ID).Revision, e.op())
+	if err != nil {
+		t.Fatalf("approving the revised plan: %v", err)
+	}
+	if len(after.Plans) != 2 || !after.Approval.Valid {
+		t.Fatalf("plans %d, approval %+v; want the revision approved", len(after.Plans), after.Approval)
+	}
+	if err := e.svc.CanRun(ctx, st.ID); err != nil {
+		t.Fatalf("Run after the approval: %v", err)
+	}
+}
