@@ -63,7 +63,10 @@ func (s *Service) Sync(ctx context.Context, id int64) (State, error) {
 		}
 		open = st.OpenQuestions()
 	}
-	if d.Status == intent.IntentDraft && !d.SubmittedAt.IsZero() {
+	// A submitted draft, or a stopped intent whose revised plan was
+	// submitted since its last change, is a plan to record.
+	resubmitted := d.Status == intent.IntentStopped && !d.SubmittedAt.Before(d.UpdatedAt)
+	if !d.SubmittedAt.IsZero() && (d.Status == intent.IntentDraft || resubmitted) {
 		if st, err = s.PlanSubmitted(ctx, id); err != nil {
 			return State{}, err
 		}
