@@ -121,11 +121,13 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 		}
 		return false, s.record(st, *res, rec.Failures)
 	}
-	rec.Release = out.Release
-	if err := s.apps.RecordRelease(ctx, app.Release{ID: out.Release.ID, AppID: j.appID,
-		Revision: out.Release.Revision, BuiltAt: out.Release.BuiltAt.UnixMilli()}); err != nil {
+	id, err := s.apps.RecordRelease(ctx, app.Release{ID: out.Release.ID, AppID: j.appID,
+		Revision: out.Release.Revision, BuiltAt: out.Release.BuiltAt.UnixMilli()})
+	if err != nil {
 		return false, err
 	}
+	out.Release.ID = id
+	rec.Release = out.Release
 	res.Step, res.Next = StepBuilt, next
 	return true, s.record(st, *res, nil)
 }

@@ -107,7 +107,9 @@ type Apps interface {
 	Dir(id string) string
 	WorkspaceDir(id string) string
 	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
-	RecordRelease(ctx context.Context, r app.Release) error
+	// RecordRelease keeps a build as a release and answers its id, which
+	// is the build's own even when one revision was built twice in a second.
+	RecordRelease(ctx context.Context, r app.Release) (string, error)
 }
 
 // Jail starts the processes of an application's build as the owner chose,

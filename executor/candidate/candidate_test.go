@@ -346,3 +346,27 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 		t.Errorf("after the owner's choice, Step = %q, want checked", res.Step)
 	}
 }
+
+// TestTwoBuildsOfOneRevisionAreTwoReleases: built twice in the same second,
+// one revision makes two releases with ids of their own, so checks run on
+// the first build's preview are never taken as the second's.
+func TestTwoBuildsOfOneRevisionAreTwoReleases(t *testing.T) {
+	h := newHost(t, t.TempDir())
+	h.create(t, "site", "static")
+	first, err := h.candidates.Build(context.Background(), "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := h.candidates.Build(context.Background(), "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.Build.Release, second.Build.Release
+	if a == nil || b == nil || a.ID == b.ID || a.Revision != b.Revision {
+		t.Fatalf("releases %+v and %+v; want two ids for one revision", a, b)
+	}
+	rs, err := h.apps.Releases(context.Background(), "site", 10)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("releases listed %+v (%v), want both", rs, err)
+	}
+}

@@ -264,14 +264,31 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 
 // RecordRelease stores a successful build. The same revision built twice
 // within a second has the same id and is one release.
-func (s *Service) RecordRelease(ctx context.Context, r Release) error {
-	if _, err := s.db.Write.ExecContext(ctx,
-		`INSERT INTO releases (id, app_id, revision, built_at) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (id) DO NOTHING`, r.ID, r.AppID, r.Revision, r.BuiltAt); err != nil {
-		return fmt.Errorf("app: record release: %w", err)
+func (s *Service) RecordRelease(ctx context.Context, r Release) (string, error) {
+	// Every build is a release of its own: an id taken already (the same
+	// revision built in the same second) gets the first free "-2", "-3"…
+	for n := 1; n <= maxReleasesASecond; n++ {
+		id := r.ID
+		if n > 1 {
+			id = fmt.Sprintf("%s-%d", r.ID, n)
+		}
+		res, err := s.db.Write.ExecContext(ctx,
+			`INSERT INTO releases (id, app_id, revision, built_at) VALUES (?, ?, ?, ?)
+			 ON CONFLICT (id) DO NOTHING`, id, r.AppID, r.Revision, r.BuiltAt)
+		if err != nil {
+			return "", fmt.Errorf("app: record release: %w", err)
+		}
+		if added, err := res.RowsAffected(); err != nil {
+			return "", fmt.Errorf("app: record release: %w", err)
+		} else if added == 1 {
+			return id, nil
+		}
 	}
-	return nil
+	return "", fmt.Errorf("app: record release: %d builds of %s in one second", maxReleasesASecond, r.Revision)
 }
+
+// maxReleasesASecond bounds the builds of one revision a second can name.
+const maxReleasesASecond = 1000
 
 // Releases lists an application's releases, newest first, at most limit.
 func (s *Service) Releases(ctx context.Context, id string, limit int) ([]Release, error) {

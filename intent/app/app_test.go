@@ -200,7 +200,7 @@ func TestOnlyTheOwnerActivatesAndEveryActivationIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, id := range []string{"r1", "r2"} {
-		if err := svc.RecordRelease(ctx, app.Release{ID: id, AppID: "site", Revision: "abc", BuiltAt: int64(i)}); err != nil {
+		if _, err := svc.RecordRelease(ctx, app.Release{ID: id, AppID: "site", Revision: "abc", BuiltAt: int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -269,7 +269,7 @@ func TestDeliverWithRelease(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	rev := e.head(t)
-	if err := e.apps.RecordRelease(ctx, app.Release{ID: "r1", AppID: appID, Revision: rev, BuiltAt: clock().UnixMilli()}); err != nil {
+	if _, err := e.apps.RecordRelease(ctx, app.Release{ID: "r1", AppID: appID, Revision: rev, BuiltAt: clock().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
 	in := e.input(rev[:7], "site/index.html")
