@@ -165,3 +165,44 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("task-0001-change-the-heading").GetByTestId("status")).ToHaveText("interrupted"))
 	must(t, expect.Locator(page.GetByTestId("run")).ToBeVisible())
 }
+
+// TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart: the delivery's
+// write fails as the run finishes (the launcher gives out between done and
+// delivered); the next start of the real binary delivers it.
+func TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart(t *testing.T) {
+	s, model, page := signedInWithModel(t, "builder")
+	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"},
+		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "The home page greets notes readers.",
+		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
+	db := openIntents(t, s)
+	if _, err := db.Write.Exec(`CREATE TRIGGER test_no_delivery BEFORE INSERT ON deliveries
+		BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	run := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-change-the-heading-a1"
+	model.On(scripted.RunID(run),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-change-the-heading-c1.json", example("The home page says Hello notes", "/", "Hello notes")),
+			edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	runFromPage(t, page, s, in.ID)
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToHaveCount(0))
+
+	// The disk has room again; the launcher starts anew.
+	if _, err := db.Write.Exec(`DROP TRIGGER test_no_delivery`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := page.Goto("about:blank")
+	must(t, err)
+	s.stop(t)
+	second := startServerAt(t, s.Root)
+	_, err = page.Goto(second.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+	must(t, err)
+	if strings.Contains(page.URL(), "/signin") {
+		signIn(t, page, ownerName, ownerPassword)
+		_, err = page.Goto(second.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
+		must(t, err)
+	}
+	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToBeVisible())
+}
