@@ -155,3 +155,28 @@ func TestARunAfterAStopIsJudgedFromBeforeTheTasksFirstTurn(t *testing.T) {
 		t.Errorf("actual lines %d, want the first run's change counted too", task.ActualLines)
 	}
 }
+
+// TestStopCutsTheAdviceOfAFailedTask: the planning model is slow to advise
+// on the failed task; Stop does not wait for it.
+func TestStopCutsTheAdviceOfAFailedTask(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	for n := 1; n <= 2; n++ {
+		h.model.On(scripted.RunID(runID(id, headingSlug, n)), scripted.Reply{Text: "Nothing done."})
+	}
+	g := newGate(t)
+	h.adviceAnswers(scripted.Reply{Before: g.hold, Text: `{"diagnosis": "slow", "advice": "retry", "note": ""}`})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	g.wait(t)
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.exec.Stop(id) }()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second): // the host's advice limit here is 5 s
+		t.Fatal("Stop waited for the planning model's advice")
+	}
+	g.open()
+	wantTask(t, h.task(t, id, headingSlug), intent.TaskFailed, 2)
+}

@@ -170,7 +170,8 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: reasons, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 				log.Error("the task could not be failed", "err", err)
 			}
-			e.advise(bg, d, task, v.Reasons, out.record.Refused)
+			// The advice is asked on the run's context: Stop cuts it.
+			e.advise(ctx, d, task, v.Reasons, out.record.Refused)
 			return t.Slug + " failed."
 		}
 	}
@@ -522,12 +523,13 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 		e.d.Log.Warn("no advice: the Settings model cannot be reached", "task", task.Slug, "err", err)
 		return
 	}
+	bg := context.WithoutCancel(ctx)
 	var a verdict.Advice
 	u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
 		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil
-	if rerr := e.d.Backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
+	if rerr := e.d.Backlog.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
 		AppID: d.AppID, Model: ref, Input: u.Input, Output: u.Output, Partial: partial || u.Partial}); rerr != nil {
 		e.d.Log.Error("usage row not written", "err", rerr)
 	}
@@ -535,7 +537,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 		e.d.Log.Warn("no advice", "task", task.Slug, "err", err)
 		return
 	}
-	if err := e.d.Backlog.SetAdvice(ctx, task.ID, a.Text()); err != nil {
+	if err := e.d.Backlog.SetAdvice(bg, task.ID, a.Text()); err != nil {
 		e.d.Log.Error("the advice could not be kept", "task", task.Slug, "err", err)
 	}
 }
