@@ -180,3 +180,24 @@ func TestStopCutsTheAdviceOfAFailedTask(t *testing.T) {
 	g.open()
 	wantTask(t, h.task(t, id, headingSlug), intent.TaskFailed, 2)
 }
+
+// TestTheAdviceHearsTheRefusalsOfTheLastTwoAttempts: the planning model is
+// told what the tools refused in the last attempt and the one before.
+func TestTheAdviceHearsTheRefusalsOfTheLastTwoAttempts(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "A heading that is not there", "x")}}, scripted.Reply{Text: "Stuck."})
+	h.model.On(scripted.RunID(runID(id, headingSlug, 2)),
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/missing.html", "anything", "x")}}, scripted.Reply{Text: "Stuck again."})
+	h.adviceAnswers(scripted.Reply{Text: `{"diagnosis": "The edits missed.", "advice": "retry", "note": ""}`})
+	h.run(t, id)
+	asked := adviceRequests(h)
+	if len(asked) != 1 {
+		t.Fatalf("the advice was asked %d times", len(asked))
+	}
+	msg := asked[0].LastUser()
+	if !strings.Contains(msg, "index.html") || !strings.Contains(msg, "missing.html") {
+		t.Errorf("the advice was told of the refusals:\n%s\nwant both attempts'", msg)
+	}
+}

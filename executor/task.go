@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -45,6 +46,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		log.Error("the task's history could not be read", "err", err)
 	}
 	var attempts []verdict.Attempt
+	var beforeRefused []builder.Refused
 	turns := 0
 	for {
 		task, err := e.d.Backlog.Task(bg, t.ID)
@@ -134,6 +136,10 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		r.update(func(p *Progress) { p.Passed, p.Total = v.Passed, v.Total })
 		dec := verdict.Decide(attempts, turns, v)
 		attempts = append(attempts, verdict.Attempt{Passed: v.Passed, Counted: dec.Counted})
+		// The advice hears what the tools refused in the last attempt and
+		// the one before.
+		refused := append(slices.Clone(beforeRefused), out.record.Refused...)
+		beforeRefused = out.record.Refused
 		switch dec.Outcome {
 		case verdict.Complete:
 			c := &intent.Completion{RevAfter: observed.Head, ExampleHashes: v.ExampleHashes}
@@ -171,7 +177,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				log.Error("the task could not be failed", "err", err)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
-			e.advise(ctx, d, task, v.Reasons, out.record.Refused)
+			e.advise(ctx, d, task, v.Reasons, refused)
 			return t.Slug + " failed."
 		}
 	}
