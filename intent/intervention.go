@@ -339,7 +339,8 @@ func (s *Service) ApplyAllInterventions(ctx context.Context) (int, error) {
 }
 
 // pendingFeedback refuses a run while feedback sent to the intent waits to
-// be applied, in the caller's transaction.
+// be applied, or, applied, waits for a chat turn to revise the plan with
+// it, in the caller's transaction.
 func pendingFeedback(ctx context.Context, tx *sqlx.Tx, intentID int64) error {
 	var n int
 	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM interventions i LEFT JOIN intervention_applied a ON a.ord = i.ord
@@ -348,6 +349,15 @@ func pendingFeedback(ctx context.Context, tx *sqlx.Tx, intentID int64) error {
 	}
 	if n > 0 {
 		return refuse(EConflict, "Feedback you sent to intent #%d has not been applied yet; it is applied at the run's next boundary or when the launcher starts again.", intentID)
+	}
+	// Applied feedback is for the engineer to revise the plan with: the
+	// run waits until a chat turn has been given it.
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM intervention_applied a JOIN interventions i ON i.ord = a.ord
+		WHERE a.intent_id = ? AND i.kind = 'feedback' AND a.given_run = ''`, intentID); err != nil {
+		return fmt.Errorf("intent: pending feedback: %w", err)
+	}
+	if n > 0 {
+		return refuse(EConflict, "Your feedback on intent #%d waits for the engineer: send it a message on the Request page, and it revises the plan with your feedback; then Run.", intentID)
 	}
 	return nil
 }

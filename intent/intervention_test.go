@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -414,5 +415,39 @@ func TestACrashBetweenApplyingAndAcknowledgingAppliesNothingTwice(t *testing.T) 
 	}
 	if s := e.status(t, tasks[0].ID); s != intent.TaskInQueue {
 		t.Fatalf("the next task is %s, want it kept in the queue", s)
+	}
+}
+
+// TestAppliedFeedbackHoldsRunUntilTheEngineerTookIt: feedback stops the run
+// for the engineer to revise the plan with; Run waits until a chat turn
+// has been given it.
+func TestAppliedFeedbackHoldsRunUntilTheEngineerTookIt(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in, _ := e.draft(t, "notes", "List notes")
+	if err := e.svc.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "fb-1", intent.InterventionFeedback, "Sort them by date."); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil || !a.Stopped {
+		t.Fatalf("apply: %+v %v", a, err)
+	}
+	if err := e.svc.BeginRun(ctx, in.ID); err == nil || !strings.Contains(err.Error(), "waits for the engineer") {
+		t.Fatalf("Run before the engineer took the feedback: %v", err)
+	}
+	fb, err := e.svc.FeedbackForChat(ctx, "notes")
+	if err != nil || len(fb) != 1 {
+		t.Fatalf("feedback for the chat: %+v %v", fb, err)
+	}
+	if err := e.svc.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-notes-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatalf("Run once the engineer took the feedback: %v", err)
 	}
 }
