@@ -20,15 +20,16 @@ var taskMoves = map[TaskStatus][]TaskStatus{
 	TaskProposed: {TaskInQueue, TaskRemoved},
 	// The executor starts its turn; its model is no longer offered (it fails
 	// without a turn); the intent is withdrawn or the owner removes it while
-	// the intent is stopped.
-	TaskInQueue: {TaskInProgress, TaskFailed, TaskRemoved},
+	// the intent is stopped; the engineer revised it while the intent is
+	// stopped (after feedback, say).
+	TaskInQueue: {TaskInProgress, TaskFailed, TaskRemoved, TaskProposed},
 	// The verdict; another attempt; the verdict, out of attempts; Stop,
 	// shutdown, restart or a provider failure; the builder asked the person.
 	TaskInProgress: {TaskCompleted, TaskInQueue, TaskFailed, TaskInterrupted, TaskNeedsAnswer},
 	// Run again; the engineer revised it; the intent is withdrawn.
 	TaskFailed: {TaskInQueue, TaskProposed, TaskRemoved},
-	// Run again; the intent is withdrawn.
-	TaskInterrupted: {TaskInQueue, TaskRemoved},
+	// Run again; the intent is withdrawn; the engineer revised it.
+	TaskInterrupted: {TaskInQueue, TaskRemoved, TaskProposed},
 	// The person answered; the intent is withdrawn.
 	TaskNeedsAnswer: {TaskInQueue, TaskRemoved},
 }

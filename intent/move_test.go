@@ -22,6 +22,7 @@ var allowedTaskMoves = map[[2]intent.TaskStatus]bool{
 	{intent.TaskInQueue, intent.TaskInProgress}:     true,
 	{intent.TaskInQueue, intent.TaskFailed}:         true,
 	{intent.TaskInQueue, intent.TaskRemoved}:        true,
+	{intent.TaskInQueue, intent.TaskProposed}:       true,
 	{intent.TaskInProgress, intent.TaskCompleted}:   true,
 	{intent.TaskInProgress, intent.TaskInQueue}:     true,
 	{intent.TaskInProgress, intent.TaskFailed}:      true,
@@ -32,6 +33,7 @@ var allowedTaskMoves = map[[2]intent.TaskStatus]bool{
 	{intent.TaskFailed, intent.TaskRemoved}:         true,
 	{intent.TaskInterrupted, intent.TaskInQueue}:    true,
 	{intent.TaskInterrupted, intent.TaskRemoved}:    true,
+	{intent.TaskInterrupted, intent.TaskProposed}:   true,
 	{intent.TaskNeedsAnswer, intent.TaskInQueue}:    true,
 	{intent.TaskNeedsAnswer, intent.TaskRemoved}:    true,
 }

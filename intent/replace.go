@@ -46,8 +46,11 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 		return Task{}, refuse(ENotFound, "Intent %d has no task %s.", intentID, slug)
 	}
 	old := tasks[i]
-	if old.Status != TaskProposed && old.Status != TaskFailed {
-		return Task{}, refuse(EConflict, "Task %s is %s; only a proposed or a failed task can be revised.", slug, old.Status)
+	// A stopped intent's queued or interrupted task waits for Run: the
+	// engineer may revise it too (after the person's feedback, say).
+	waiting := in.Status == IntentStopped && (old.Status == TaskInQueue || old.Status == TaskInterrupted)
+	if old.Status != TaskProposed && old.Status != TaskFailed && !waiting {
+		return Task{}, refuse(EConflict, "Task %s is %s; only a proposed, failed, or (in a stopped intent) queued or interrupted task can be revised.", slug, old.Status)
 	}
 
 	t.Slug = slug
@@ -83,7 +86,7 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 	} else if n == 0 {
 		return Task{}, refuse(EConflict, "Task %s moved meanwhile: it is no longer %s.", slug, old.Status)
 	}
-	if old.Status == TaskFailed {
+	if old.Status != TaskProposed {
 		if err := moveTask(ctx, tx, now, old.ID, TaskProposed, Move{Reason: RevisedReason, Actor: ActorEngineer}); err != nil {
 			return Task{}, err
 		}

@@ -129,13 +129,15 @@ func TestReplaceTaskRefusesOtherStatusesWithASentence(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	in, byStatus := stoppedWithEveryStatus(t, e, "notes")
-	for _, s := range []intent.TaskStatus{intent.TaskInQueue, intent.TaskCompleted, intent.TaskInterrupted, intent.TaskNeedsAnswer} {
+	// Queued and interrupted tasks of a stopped intent can be revised
+	// (TestAStoppedIntentsWaitingTaskCanBeRevised); these cannot.
+	for _, s := range []intent.TaskStatus{intent.TaskCompleted, intent.TaskNeedsAnswer} {
 		t.Run(string(s), func(t *testing.T) {
 			task := byStatus[s]
 			before := e.state(t, task.ID)
 			_, err := e.svc.ReplaceTask(ctx, in.ID, task.Slug, planned("Something else"))
 			ie := refusal(t, err, intent.EConflict)
-			if want := "Task " + task.Slug + " is " + string(s) + "; only a proposed or a failed task can be revised."; ie.Message != want {
+			if want := "Task " + task.Slug + " is " + string(s) + "; only a proposed, failed, or (in a stopped intent) queued or interrupted task can be revised."; ie.Message != want {
 				t.Fatalf("message %q, want %q", ie.Message, want)
 			}
 			if after := e.state(t, task.ID); after != before {

@@ -168,3 +168,31 @@ func TestOnlyATaskThatAskedTakesAnAnswer(t *testing.T) {
 		t.Fatalf("after the answer: %s %+v", d.Status, d.Answers)
 	}
 }
+
+// TestAStoppedIntentsWaitingTaskCanBeRevised: after feedback stops a run,
+// the tasks waiting for Run (queued, interrupted) may be rewritten by the
+// engineer; they return to proposed.
+func TestAStoppedIntentsWaitingTaskCanBeRevised(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in, tasks := e.draft(t, "notes", "List notes", "Sort notes")
+	if err := e.svc.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.move(t, tasks[0].ID, intent.TaskInProgress, "r-a1")
+	e.move(t, tasks[0].ID, intent.TaskInterrupted, "r-a1")
+	e.moveIntent(t, in.ID, intent.IntentStopped)
+	for _, tk := range tasks {
+		p := tk.Task
+		p.Summary = "Revised with the person's feedback."
+		if _, err := e.svc.ReplaceTask(ctx, in.ID, tk.Slug, p); err != nil {
+			t.Fatalf("revising %s: %v", tk.Slug, err)
+		}
+		if d, _ := e.svc.Task(ctx, tk.ID); d.Status != intent.TaskProposed || d.Summary != p.Summary {
+			t.Errorf("%s after the revision: %s %q", tk.Slug, d.Status, d.Summary)
+		}
+	}
+}

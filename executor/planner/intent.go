@@ -106,7 +106,7 @@ func (s *Session) intentTask() ai.Tool {
 		Name: "intent.task",
 		Description: "Add one task to the draft's plan: one independently verifiable change, with acceptance criteria a preview can check. " +
 			"The host gives it its slug (NNNN-words, from the title) and its tier. A plan problem is refused with each field named and nothing is stored: repair the fields and call again with the whole task. " +
-			"With replaces set to a task's slug, rewrite that task instead — one still proposed, or a failed one, which returns to proposed — keeping its slug. " +
+			"With replaces set to a task's slug, rewrite that task instead — one still proposed; a failed one; or, in a stopped intent, one queued or interrupted (after the person's feedback, say), which returns to proposed — keeping its slug. " +
 			"spec.read with topic plan gives every field and rule.",
 		Schema: json.RawMessage(`{"type": "object", "additionalProperties": false,
 			"required": ["title", "priority", "labels", "estimated_lines", "risk", "reasoning", "summary", "criteria"], "properties": {
@@ -129,7 +129,7 @@ func (s *Session) intentTask() ai.Tool {
 			"non_functional": ` + linesSchema + `},
 			"test_notes": ` + linesSchema + `},
 			"runbook": ` + linesSchema + `, "description": "what the person checks by hand"},
-			"replaces": {"type": "string", "description": "the slug of a proposed or failed task this call rewrites"}}}`),
+			"replaces": {"type": "string", "description": "the slug of a proposed, failed, or (in a stopped intent) queued or interrupted task this call rewrites"}}}`),
 		Example: json.RawMessage(`{"title": "Show a 25-minute timer on the home page", "priority": "high", "labels": ["views"], "blocked_by": [], "estimated_lines": 60, "locks": [], "risk": "normal", "stub": false, "reasoning": "low", "summary": "The home page shows the work timer, so the person sees the time left.", "criteria": [{"text": "The home page shows 25:00 and a Start button"}], "no_failure_path": "a static page refuses nothing"}`),
 		Handler: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			s.planned.Store(true)
