@@ -466,7 +466,7 @@ func TestMessage(t *testing.T) {
 		"Build this one task", slug + "-c1 (acceptance/" + slug + "-c1.json): The home page shows a heading",
 		slug + "-c2 (acceptance/" + slug + "-c2.json): (when it goes wrong) POST /notes", `"fails": true`,
 		"Use candidate.cycle until every check passes.", "Do not remove, rename or change an example that is already there",
-		"if an older one fails, cycle once more, then ask with intent.ask whether the change or the plan is wrong",
+		"if an older one fails, cycle once more on a fresh preview, then ask with intent.ask whether the change or the plan is wrong",
 		"Do not activate anything and do not plan", md,
 	} {
 		if !strings.Contains(got, want) {

@@ -54,7 +54,7 @@ func Message(appID string, t plan.Task, planMarkdown string, answers []intent.An
 		fmt.Fprintf(&b, "- %s (acceptance/%s.json): %s\n", id, id, oneLine(c.Text))
 	}
 	b.WriteString("Use candidate.cycle until every check passes. ")
-	b.WriteString("Do not remove, rename or change an example that is already there; if an older one fails, cycle once more, then ask with intent.ask whether the change or the plan is wrong. ")
+	b.WriteString("Do not remove, rename or change an example that is already there; if an older one fails, cycle once more on a fresh preview, then ask with intent.ask whether the change or the plan is wrong. ")
 	b.WriteString("Do not activate anything and do not plan: the backlog is planned, and the person activates.\n\n")
 
 	if md := strings.TrimSpace(planMarkdown); md != "" {
