@@ -92,8 +92,30 @@ func Open(path string, set Set) (*DB, error) {
 	return &DB{Write: w, Read: r, Path: path}, nil
 }
 
+// OpenReadOnly opens the existing store at path as it is, for a command
+// that only reads: nothing is created, no migration runs, and both pools
+// are query-only, so a write fails rather than happen.
+func OpenReadOnly(path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("migrations: there is no store at %s: %w", path, err)
+	}
+	r, err := sqlx.Open("sqlite3", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("migrations: cannot open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	if err := r.Ping(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("migrations: cannot open %s for reading: %w", path, err)
+	}
+	return &DB{Write: r, Read: r, Path: path}, nil
+}
+
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.Write == db.Read {
+		return db.Read.Close()
+	}
 	return errors.Join(db.Read.Close(), db.Write.Close())
 }
 

@@ -80,7 +80,7 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	if *intentID <= 0 {
 		return fail(intent.EInvalid, "Name the intent with --intent N, as `autoapp intent list` prints it.")
 	}
-	backlog, closeDB, err := openInbox(*root)
+	backlog, closeDB, err := openInbox(*root, verb == "inspect")
 	if err != nil {
 		return fail("unavailable", "%v", err)
 	}
@@ -134,7 +134,8 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 
 // openInbox opens the intents store of root, which must exist: the
 // terminal never creates a launcher's data to queue an intervention.
-func openInbox(root string) (*intent.Service, func(), error) {
+// inspect opens it read-only, migrating nothing.
+func openInbox(root string, readOnly bool) (*intent.Service, func(), error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
@@ -143,7 +144,11 @@ func openInbox(root string) (*intent.Service, func(), error) {
 		return nil, nil, err
 	}
 	path := filepath.Join(abs, "launcher", "intents.sqlite")
-	db, err := migrations.Open(path, migrations.Intents)
+	open := func(p string) (*migrations.DB, error) { return migrations.Open(p, migrations.Intents) }
+	if readOnly {
+		open = migrations.OpenReadOnly
+	}
+	db, err := open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the inbox could not be opened: %v", err)
 	}

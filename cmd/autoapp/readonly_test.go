@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -86,5 +87,33 @@ func TestHelpOnEverySubcommandIsUsageAndExitZero(t *testing.T) {
 		if code, stdout, stderr := runCLI(t, "", args...); code != 0 || !strings.Contains(stdout+stderr, "-root") {
 			t.Errorf("%s: exit %d, %q %q; want usage and 0", strings.Join(args, " "), code, stdout, stderr)
 		}
+	}
+}
+
+// TestInspectMigratesNothing: inspect reads the inbox as it is. Given the
+// store of an older launcher (one migration behind), it leaves it so; a
+// migrating open would change the schema under a server still running it.
+func TestInspectMigratesNothing(t *testing.T) {
+	root := freshRoot(t)
+	path := filepath.Join(root, "launcher", "intents.sqlite")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN rev_before`, `UPDATE schema_migrations SET version = 9`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	runCLI(t, "", "intervention", "inspect", "--root", root, "--intent", "1")
+	db, err = sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int
+	if err := db.QueryRow(`SELECT version FROM schema_migrations`).Scan(&version); err != nil || version != 9 {
+		t.Errorf("after inspect the store is at version %d (%v), want 9 as it was", version, err)
 	}
 }
