@@ -201,3 +201,15 @@ func TestTheAdviceHearsTheRefusalsOfTheLastTwoAttempts(t *testing.T) {
 		t.Errorf("the advice was told of the refusals:\n%s\nwant both attempts'", msg)
 	}
 }
+
+// TestAContextWindowTooSmallStopsTheRunSayingSo: the stop reason says the
+// window is too small, not that the provider failed.
+func TestAContextWindowTooSmallStopsTheRunSayingSo(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{Fault: scripted.ContextExceeded, ContextTokens: 8192})
+	d := h.run(t, id)
+	wantStopped(t, d, headingSlug+" could not be built: The model's context window (8,192 tokens) is too small for this turn's documents. "+
+		"Nothing was judged; choose a model with a larger window, or set its window in Settings.")
+	wantTask(t, h.task(t, id, headingSlug), intent.TaskInterrupted, 0)
+}

@@ -109,7 +109,13 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 				log.Error("the task could not be interrupted", "err", err)
 			}
-			if out.res.ToolCalledBeforeFailure {
+			switch {
+			case out.res.Err == nil:
+				// The host failed before the provider was asked.
+				return out.res.Sentence + " " + t.Slug + " was not built; nothing was judged."
+			case out.res.Err.Kind == ai.ProviderContext:
+				return t.Slug + " could not be built: " + out.res.Sentence + " Nothing was judged; choose a model with a larger window, or set its window in Settings."
+			case out.res.ToolCalledBeforeFailure:
 				return "The AI provider returned an error while building " + t.Slug + ". Nothing was judged. The launcher's log has the detail."
 			}
 			return "The AI provider returned an error while building " + t.Slug + ", before the model did anything. Nothing was judged. The launcher's log has the detail."
