@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +213,37 @@ func TestAContextWindowTooSmallStopsTheRunSayingSo(t *testing.T) {
 	wantStopped(t, d, headingSlug+" could not be built: The model's context window (8,192 tokens) is too small for this turn's documents. "+
 		"Nothing was judged; choose a model with a larger window, or set its window in Settings.")
 	wantTask(t, h.task(t, id, headingSlug), intent.TaskInterrupted, 0)
+}
+
+// TestStopCutsTheDistillationAfterATurn: the questions asked of a turn's
+// resolved cases run on the run's context; Stop does not wait for them.
+func TestStopCutsTheDistillationAfterATurn(t *testing.T) {
+	entered := make(chan struct{})
+	var once sync.Once
+	h := newHost(t, func(d *executor.Deps) {
+		d.Distill = func(ctx context.Context) {
+			once.Do(func() { close(entered) })
+			select {
+			case <-ctx.Done():
+			case <-time.After(30 * time.Second):
+			}
+		}
+	})
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{Text: "Nothing done."})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the distillation was never asked")
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.exec.Stop(id) }()
+	select {
+	case <-stopped:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Stop waited for the distillation")
+	}
 }

@@ -312,7 +312,9 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	out.record = session.Record()
 	if e.d.Distill != nil {
-		e.d.Distill(bg)
+		// On the run's context: Stop cuts a question in flight, and a
+		// question not answered is asked again after a later turn.
+		e.d.Distill(ctx)
 	}
 	if out.question == "" && out.record.Question != "" {
 		out.question = out.record.Question
