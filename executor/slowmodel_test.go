@@ -247,3 +247,41 @@ func TestStopCutsTheDistillationAfterATurn(t *testing.T) {
 		t.Fatal("Stop waited for the distillation")
 	}
 }
+
+// TestStopCutsTheHostBuild: the turn left its edits unbuilt, and the host
+// builds them; a slow build does not hold Stop.
+func TestStopCutsTheHostBuild(t *testing.T) {
+	h := newHost(t)
+	manifest := `{"name": "Static site", "build": [{"name": "slow", "command": ["sh", "-c", "echo building; sleep 30"], "timeout": "1m"}],
+		"preview": {"static": "site"}, "acceptance": "acceptance/", "artifacts": ["site/index.html"]}`
+	if err := h.apps.SaveManifest(context.Background(), "site", []byte(manifest)); err != nil {
+		t.Fatal(err)
+	}
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{Text: "Edited; not built."})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if p, ok := h.exec.Progress(id); ok && p.HostBuild {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the host never built what the turn left unbuilt")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.exec.Stop(id) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop waited for the host's build")
+	}
+	if d := h.wait(t, id); d.Status != intent.IntentStopped || d.StopReason != "Stopped by the person." {
+		t.Errorf("the intent is %s (%q)", d.Status, d.StopReason)
+	}
+}

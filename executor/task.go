@@ -322,7 +322,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	if out.res.Ended == ai.EndAnswered && out.question == "" && out.record.EditedAfterBuild && ctx.Err() == nil {
 		r.update(func(p *Progress) { p.Stage, p.HostBuild = "building", true })
 		e.d.Log.Info("the host builds what the turn left unbuilt", "run", runID, "request", runID+":host-build")
-		hostCtx := knowledge.WithIdentity(bg, knowledge.Identity{RunID: runID, CallID: runID + ":host-build", AppID: d.AppID})
+		// On the run's context: Stop cuts the host's build too.
+		hostCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":host-build", AppID: d.AppID})
 		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
 		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":host-build"}}); err != nil {
 			e.d.Log.Error("the host build failed to run", "run", runID, "err", err)
