@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"autoapp/intent/app"
 )
 
 // LimitsFileName is the turn limits the owner sets in Settings, in
@@ -40,9 +42,6 @@ type LimitsFile struct {
 func NewLimitsFile(root string) *LimitsFile {
 	return &LimitsFile{path: filepath.Join(root, "launcher", LimitsFileName)}
 }
-
-// Path is the file's path.
-func (f *LimitsFile) Path() string { return f.path }
 
 // Read is the limits in force: limits.json's, or the defaults (8 minutes
 // idle, 20 minutes a turn) when it is missing or cannot be used, with the
@@ -111,22 +110,7 @@ func (f *LimitsFile) Save(idle, turn string) error {
 	if err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("ai: limits: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".limits-*.json")
-	if err != nil {
-		return fmt.Errorf("ai: limits: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("ai: limits: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("ai: limits: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err := app.WriteFileAtomic(f.path, append(b, '\n')); err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
 	return nil

@@ -221,9 +221,6 @@ func shortDuration(d time.Duration) string {
 	return strconv.Itoa(m) + " min " + strconv.Itoa(s) + " s"
 }
 
-// ShortDuration writes d as the pages show a wait: "20 s", "1 min 20 s".
-func ShortDuration(d time.Duration) string { return shortDuration(d) }
-
 // thinking is the reasoning some models write before their answer.
 var thinking = regexp.MustCompile(`(?s)<think>.*?(</think>|$)`)
 

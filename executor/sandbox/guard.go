@@ -99,8 +99,10 @@ func (g *Guard) Ready() error {
 	return nil
 }
 
-// SetUnconfined keeps the owner's choice, written to a temporary file and
-// renamed over the old one.
+// SetUnconfined keeps the owner's choice, written to a synced temporary
+// file renamed over the old one. (app.WriteFileAtomic does the same for the
+// other settings files; this package sits below app, which imports it
+// through the workspace, so it cannot use it.)
 func (g *Guard) SetUnconfined(on bool) error {
 	b, err := json.MarshalIndent(Setting{Unconfined: on}, "", "  ")
 	if err != nil {
@@ -115,6 +117,10 @@ func (g *Guard) SetUnconfined(on bool) error {
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("sandbox: %w", err)
 	}
