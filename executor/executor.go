@@ -343,19 +343,6 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 			e.stopIntent(r, stopCause(ctx))
 			return
 		}
-		// A run whose every task completed is finished before anything
-		// else: an intervention sent during the last turn finds it done
-		// and is kept as applied to a finished run (the deferred boundary).
-		if d, err := e.d.Backlog.Get(context.WithoutCancel(ctx), r.intentID); err == nil && d.Status == intent.IntentRunning {
-			if next, waiting := nextTask(d); next == nil && waiting == "" {
-				e.finish(ctx, r, d)
-				return
-			}
-		}
-		// A safe boundary: after the last verdict, before the next turn.
-		if e.boundary(context.WithoutCancel(ctx), r) {
-			return
-		}
 		d, err := e.d.Backlog.Get(context.WithoutCancel(ctx), r.intentID)
 		if err != nil {
 			log.Error("the run could not read its intent", "err", err)
@@ -366,13 +353,21 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 			// An intervention stopped it at a boundary inside the task.
 			return
 		}
+		// A run whose every task completed is finished before anything
+		// else: an intervention sent during the last turn finds it done
+		// and is kept as applied to a finished run (the deferred boundary).
 		next, waiting := nextTask(d)
-		if next == nil {
-			if waiting != "" {
-				e.stopIntent(r, waiting)
-				return
-			}
+		if next == nil && waiting == "" {
 			e.finish(ctx, r, d)
+			return
+		}
+		// A safe boundary: after the last verdict, before the next turn.
+		// One that stops nothing changes nothing of the intent read above.
+		if e.boundary(context.WithoutCancel(ctx), r) {
+			return
+		}
+		if next == nil {
+			e.stopIntent(r, waiting)
 			return
 		}
 		if stop := e.runTask(ctx, r, d, *next); stop != "" {
