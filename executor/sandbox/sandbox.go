@@ -43,12 +43,12 @@ type Machine struct {
 // Confines says the machine can confine a process.
 func (m Machine) Confines() bool { return m.ABI > 0 }
 
-// String names the mechanism for the pages: "Landlock (ABI 7)".
+// String names the mechanism for the pages: "Landlock ABI 7".
 func (m Machine) String() string {
 	if !m.Confines() {
 		return "no sandbox: " + m.Why
 	}
-	return fmt.Sprintf("Landlock (ABI %d)", m.ABI)
+	return fmt.Sprintf("Landlock ABI %d", m.ABI)
 }
 
 // The main goroutine keeps the main thread to itself. A goroutine that
