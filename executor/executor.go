@@ -78,6 +78,10 @@ type Deps struct {
 	// Servings records the lessons a builder turn was actually delivered,
 	// and closes them when the turn ends; nil records none.
 	Servings ServingBook
+	// Attempts keeps what each attempt at a task left (still wrong, reads,
+	// refusals, the planning model's diagnosis) for the next attempt's
+	// document; nil keeps nothing and the document says less.
+	Attempts AttemptBook
 	// TaskContext is the path of task-context.json, read for every
 	// builder turn; "" is <root>/launcher/task-context.json beside the
 	// applications' folder.
@@ -95,6 +99,14 @@ type LessonBook interface {
 type ServingBook interface {
 	Record(ctx context.Context, runID string, contextID int64, served []knowledge.Served) error
 	End(ctx context.Context, runID string) error
+}
+
+// AttemptBook keeps and reads what each attempt at a task left
+// (*knowledge.Store).
+type AttemptBook interface {
+	RecordAttempt(ctx context.Context, runID, appID string, f knowledge.AttemptFacts) error
+	RecordDiagnosis(ctx context.Context, runID, appID, diagnosis string) error
+	AttemptFacts(ctx context.Context, runIDs []string) (map[string]knowledge.AttemptFacts, error)
 }
 
 // CaseBook appends an edit to the application's open cases.

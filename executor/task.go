@@ -25,6 +25,12 @@ import (
 // hostBuilt is what a task completed on the host's own build says.
 const hostBuilt = "completed after the host built what the turn left unbuilt"
 
+// notAnAttempt begins the reason of a move that was not an attempt (a
+// turn the provider killed, one that could not start, one that ended
+// before the model did anything): it is counted nowhere and the attempts
+// document leaves it out.
+const notAnAttempt = "not an attempt: "
+
 // runTask runs one task's turns until it completes, fails, or the run
 // must stop; it returns the reason to stop the intent with, or "" to go on.
 func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t intent.BacklogTask) string {
@@ -66,7 +72,9 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		runID := fmt.Sprintf("intent-%d-%s-a%d", r.intentID, t.Slug, len(task.RunIDs)+1)
 
 		// The model: a provider not turned on, or a model no longer
-		// offered, fails the task without a turn.
+		// offered, fails the task without a turn. A provider that cannot
+		// be reached now stops the run and fails nothing: it is not an
+		// attempt, and Run tries again once it answers.
 		ref := task.RunsOn
 		if ref == "" {
 			ref = e.d.Models.DefaultModel()
@@ -77,6 +85,10 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			var pe *provider.Error
 			if errors.As(err, &pe) {
 				sentence = pe.Message
+				if pe.Code == provider.EUnavailable {
+					log.Warn("the task's provider could not be asked for its models", "model", ref, "err", err)
+					return sentence + " " + t.Slug + " was not built; nothing was judged. Run again once the provider answers."
+				}
 			} else {
 				log.Error("the task's model could not be resolved", "model", ref, "err", err)
 			}
@@ -105,7 +117,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			return t.Slug + " needs an answer"
 		case out.res.Ended == ai.EndProvider:
 			log.Warn("the provider failed a builder's turn", "run", runID, "detail", providerDetail(out.res))
-			note := "not an attempt: " + out.res.Sentence
+			note := notAnAttempt + out.res.Sentence
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 				log.Error("the task could not be interrupted", "err", err)
 			}
@@ -140,6 +152,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			EditedAfterBuild: out.record.EditedAfterBuild, CompletedExamples: held, Ending: out.res.Ended,
 			EndingSentence: out.res.Sentence, NothingBuiltRefusals: builder.SummariseRefusals(out.record.Refused), HostBuilt: out.hostBuilt})
 		r.update(func(p *Progress) { p.Passed, p.Total = v.Passed, v.Total })
+		e.recordAttempt(bg, runID, d.AppID, observed, out.record)
 		dec := verdict.Decide(attempts, turns, v)
 		attempts = append(attempts, verdict.Attempt{Passed: v.Passed, Counted: dec.Counted})
 		// The advice hears what the tools refused in the last attempt and
@@ -183,7 +196,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				log.Error("the task could not be failed", "err", err)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
-			e.advise(ctx, d, task, v.Reasons, refused)
+			e.advise(ctx, d, task, runID, v.Reasons, refused)
 			return t.Slug + " failed."
 		}
 	}
@@ -488,7 +501,9 @@ func (k *keptTurn) RecordTurn(ctx context.Context, t knowledge.Turn) (int64, err
 	return id, err
 }
 
-// attemptsDocument tells a retry what each earlier attempt did.
+// attemptsDocument tells a retry what each earlier attempt did. A move
+// marked not an attempt is left out entirely; one the person or the
+// launcher stopped says it stopped before it finished.
 func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ai.Document {
 	ends := map[string]string{}
 	for _, ev := range task.Events {
@@ -496,10 +511,22 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 			ends[ev.RunID] = ev.Reason
 		}
 	}
+	var facts map[string]knowledge.AttemptFacts
+	if e.d.Attempts != nil {
+		var err error
+		if facts, err = e.d.Attempts.AttemptFacts(ctx, task.RunIDs); err != nil {
+			e.d.Log.Error("what the earlier attempts left could not be read", "task", task.Slug, "err", err)
+		}
+	}
 	var earlier []verdict.AttemptRecord
 	ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now)
 	for _, id := range task.RunIDs {
-		rec := verdict.AttemptRecord{RunID: id, Ended: ends[id], Interrupted: strings.HasPrefix(ends[id], "not an attempt") || ends[id] == StoppedByPerson || ends[id] == LauncherStopped}
+		if strings.HasPrefix(ends[id], notAnAttempt) {
+			continue
+		}
+		f := facts[id]
+		rec := verdict.AttemptRecord{RunID: id, Ended: ends[id], Interrupted: ends[id] == StoppedByPerson || ends[id] == LauncherStopped,
+			StillWrong: f.StillWrong, Reads: f.Reads, Refused: f.Refused, Diagnosis: f.Diagnosis}
 		if err == nil {
 			rec.Changed, _ = verdict.RunChanges(ws, id)
 		}
@@ -511,6 +538,26 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 	doc := verdict.Attempts(task.Slug, earlier)
 	doc.Ref = "attempts:" + d.AppID
 	return doc
+}
+
+// recordAttempt keeps what the attempt runID left, for the next attempt's
+// document.
+func (e *Executor) recordAttempt(ctx context.Context, runID, appID string, observed candidate.Observed, rec builder.Record) {
+	if e.d.Attempts == nil {
+		return
+	}
+	f := knowledge.AttemptFacts{StillWrong: verdict.StillWrong(observed), Reads: rec.Reads}
+	for _, r := range rec.Refused {
+		s := r.Tool + " was refused"
+		if len(r.Problems) > 0 {
+			p := r.Problems[0]
+			s += ": " + strings.TrimPrefix(p.Field+": ", ": ") + p.Message
+		}
+		f.Refused = append(f.Refused, s)
+	}
+	if err := e.d.Attempts.RecordAttempt(ctx, runID, appID, f); err != nil {
+		e.d.Log.Error("what the attempt left could not be kept", "run", runID, "err", err)
+	}
 }
 
 // intentDocument is intent:<appId> for this one intent.
@@ -528,7 +575,7 @@ func intentDocument(d intent.IntentDetail) ai.Document {
 
 // advise asks the main model one structured question about a failed task
 // and keeps the answer; an answer that does not come stores nothing.
-func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, reasons []string, refused []builder.Refused) {
+func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, runID string, reasons []string, refused []builder.Refused) {
 	ref := e.d.Models.DefaultModel()
 	if ref == "" {
 		return
@@ -554,6 +601,11 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	}
 	if err := e.d.Backlog.SetAdvice(bg, task.ID, a.Text()); err != nil {
 		e.d.Log.Error("the advice could not be kept", "task", task.Slug, "err", err)
+	}
+	if e.d.Attempts != nil {
+		if err := e.d.Attempts.RecordDiagnosis(bg, runID, d.AppID, a.Diagnosis); err != nil {
+			e.d.Log.Error("the diagnosis could not be kept for the next attempt", "run", runID, "err", err)
+		}
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	// The turn limits of limits.json, read as each turn starts.
 	l.limits = ai.NewLimitsFile(s.root)
 	l.runs = executor.New(executor.Deps{Backlog: l.backlog, Apps: l.apps, Candidates: l.candidates, Models: providers, Limits: l.limits.Limits,
-		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge,
+		Log: log, Now: time.Now, Deliveries: l.deliveries, Requests: l.requests, Turns: s.knowledge, Attempts: s.knowledge,
 		Lessons: l.lessons, Servings: l.servings, Cases: l.cases,
 		Distill: func(ctx context.Context) { distill(ctx, l, log) }})
 	// A chat turn may make one small change directly, or start a run

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"autoapp/executor/ai"
+	"autoapp/executor/candidate"
 )
 
 // Limits of the attempts document.
@@ -247,4 +249,32 @@ func numbers(ns []int) string {
 		return s[0]
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// StillWrong is what was wrong when an attempt ended: the problems of the
+// last build, and the failed examples of the last check when that check
+// came after the build.
+func StillWrong(o candidate.Observed) []string {
+	var out []string
+	var built time.Time
+	if b := o.Build; b != nil {
+		built = b.At
+		if !b.OK {
+			for _, p := range b.Problems {
+				out = append(out, p.String())
+			}
+		}
+	}
+	if c := o.Checks; c != nil && !c.At.Before(built) {
+		for _, r := range c.Results {
+			if !r.Passed {
+				s := r.ID + " failed"
+				if f := oneLine(r.Failure); f != "" {
+					s += ": " + f
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
