@@ -425,6 +425,9 @@ func receiptRow(rc intent.Receipt) views.ReceiptRow {
 	if rc.AppliedAt != nil {
 		row.Applied = clock(*rc.AppliedAt)
 	}
+	if rc.ResumedAt != nil {
+		row.Resumed = clock(*rc.ResumedAt)
+	}
 	return row
 }
 

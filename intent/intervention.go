@@ -54,6 +54,9 @@ type Receipt struct {
 	BoundaryPause bool             `json:"boundaryPauseRequested"`
 	AppliedAt     *time.Time       `json:"appliedAt,omitempty"`
 	Held          string           `json:"held,omitempty"`
+	// ResumedAt is when the owner's Run continued the intent after the
+	// receipt was applied.
+	ResumedAt *time.Time `json:"resumedAt,omitempty"`
 }
 
 // Pending says the receipt waits for a boundary.
@@ -70,6 +73,7 @@ type receiptRow struct {
 	BoundaryPause bool           `db:"boundary_pause"`
 	AppliedAt     sql.NullInt64  `db:"applied_at"`
 	Held          sql.NullString `db:"held"`
+	ResumedAt     sql.NullInt64  `db:"resumed_at"`
 }
 
 func (r receiptRow) receipt() Receipt {
@@ -79,11 +83,15 @@ func (r receiptRow) receipt() Receipt {
 		t := time.UnixMilli(r.AppliedAt.Int64)
 		rc.AppliedAt = &t
 	}
+	if r.ResumedAt.Valid {
+		t := time.UnixMilli(r.ResumedAt.Int64)
+		rc.ResumedAt = &t
+	}
 	return rc
 }
 
 const receiptColumns = `i.ord, i.intent_id, i.request_id, i.kind, i.text, i.submitted_at, i.boundary_pause,
-	a.applied_at, a.held FROM interventions i LEFT JOIN intervention_applied a ON a.ord = i.ord`
+	a.applied_at, a.held, a.resumed_at FROM interventions i LEFT JOIN intervention_applied a ON a.ord = i.ord`
 
 // checkIntervention validates a submission; each refusal is a sentence.
 func checkIntervention(requestID string, kind InterventionKind, text string) error {
@@ -170,9 +178,9 @@ func (s *Service) SubmitIntervention(ctx context.Context, intentID int64, reques
 }
 
 // acceptance is a receipt as a submission answers it: what the executor
-// wrote later (applied, held) is not the submitter's.
+// wrote later (applied, held, resumed) is not the submitter's.
 func acceptance(r Receipt) Receipt {
-	r.AppliedAt, r.Held = nil, ""
+	r.AppliedAt, r.Held, r.ResumedAt = nil, "", nil
 	return r
 }
 

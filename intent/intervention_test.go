@@ -451,3 +451,62 @@ func TestAppliedFeedbackHoldsRunUntilTheEngineerTookIt(t *testing.T) {
 		t.Fatalf("Run once the engineer took the feedback: %v", err)
 	}
 }
+
+func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t *testing.T) {
+	e := mustOpen(t)
+	in, tasks := e.running(t, "notes", "Add tags", "Filter by tag")
+	ctx := context.Background()
+	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
+	e.move(t, tasks[0].ID, intent.TaskCompleted, "r1")
+	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(e.clock.now().Add(time.Second))
+	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, applied, err := e.svc.Interventions(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 1 || applied[0].ResumedAt != nil {
+		t.Fatalf("before Run: %+v", applied)
+	}
+	e.clock.set(e.clock.now().Add(time.Minute))
+	resumed := e.clock.now()
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, applied, err = e.svc.Interventions(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 1 || applied[0].ResumedAt == nil || !applied[0].ResumedAt.Equal(resumed.Truncate(time.Millisecond)) {
+		t.Fatalf("after Run: %+v, want resumed at %s", applied, resumed)
+	}
+	// A second Run later keeps the first continuation's time.
+	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-2", intent.InterventionPause, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(e.clock.now().Add(time.Minute))
+	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(e.clock.now().Add(time.Minute))
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, applied, _ = e.svc.Interventions(ctx, in.ID)
+	if len(applied) != 2 || !applied[0].ResumedAt.Equal(resumed.Truncate(time.Millisecond)) || applied[1].ResumedAt == nil || !applied[1].ResumedAt.After(resumed) {
+		t.Fatalf("after the second Run: %+v", applied)
+	}
+	// The submitter's retry answers the acceptance receipt: neither applied
+	// nor resumed.
+	rc, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, "")
+	if err != nil || !replayed {
+		t.Fatalf("retry: %v, replayed %v", err, replayed)
+	}
+	if rc.AppliedAt != nil || rc.ResumedAt != nil {
+		t.Fatalf("a retry showed the owner's fields: %+v", rc)
+	}
+}

@@ -104,6 +104,8 @@ type ReceiptRow struct {
 	Order                    int64
 	Kind, Text               string
 	Submitted, Applied, Held string
+	// Resumed is when Run continued the intent after it was applied.
+	Resumed string
 }
 
 // EventRow is one line of a task's history.

@@ -107,7 +107,7 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		return 0
 	}
 
-	pending, _, err := backlog.Interventions(ctx, *intentID)
+	pending, applied, err := backlog.Interventions(ctx, *intentID)
 	if err != nil {
 		return refused(err)
 	}
@@ -117,18 +117,32 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 			Intent       int64            `json:"intent"`
 			PendingCount int              `json:"pendingCount"`
 			Pending      []intent.Receipt `json:"pending"`
-		}{true, *intentID, len(pending), append([]intent.Receipt{}, pending...)})
+			Applied      []intent.Receipt `json:"applied"`
+		}{true, *intentID, len(pending), append([]intent.Receipt{}, pending...), append([]intent.Receipt{}, applied...)})
 	}
 	if len(pending) == 0 {
 		fmt.Fprintf(stdout, "Nothing waits for intent #%d.\n", *intentID)
-		return 0
+	} else {
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ORDER\tID\tKIND\tSUBMITTED\tTEXT")
+		for _, r := range pending {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.SubmittedAt.Format(time.RFC3339), firstLineOf(r.Text, 60))
+		}
+		w.Flush()
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ORDER\tID\tKIND\tSUBMITTED\tTEXT")
-	for _, r := range pending {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.SubmittedAt.Format(time.RFC3339), firstLineOf(r.Text, 60))
+	if len(applied) > 0 {
+		fmt.Fprintf(stdout, "\nApplied to intent #%d:\n", *intentID)
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ORDER\tID\tKIND\tAPPLIED\tRESUMED\tTEXT")
+		for _, r := range applied {
+			resumed := "-"
+			if r.ResumedAt != nil {
+				resumed = r.ResumedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.AppliedAt.Format(time.RFC3339), resumed, firstLineOf(r.Text, 60))
+		}
+		w.Flush()
 	}
-	w.Flush()
 	return 0
 }
 

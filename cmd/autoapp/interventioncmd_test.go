@@ -164,3 +164,43 @@ func TestInterventionRefusesBadInputWithJSONAndExit2(t *testing.T) {
 		t.Fatalf("a corrupt inbox: exit %d code %s", code, c)
 	}
 }
+
+func TestInterventionInspectShowsAppliedReceiptsWithWhenTheyWereAppliedAndResumed(t *testing.T) {
+	root, id, _ := runningRoot(t)
+	n := strconv.FormatInt(id, 10)
+	if code, out, _ := runCLI(t, "", "intervention", "submit", "--root", root, "--intent", n, "--request-id", "p-9", "--kind", "pause", "--json"); code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	// The run's boundary applies it, then the owner's Run continues.
+	st, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.launcher(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := l.backlog.ApplyInterventions(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.backlog.BeginRun(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+
+	code, out, _ := runCLI(t, "", "intervention", "inspect", "--root", root, "--intent", n, "--json")
+	var ins struct {
+		OK      bool             `json:"ok"`
+		Pending []intent.Receipt `json:"pending"`
+		Applied []intent.Receipt `json:"applied"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ins) != nil || len(ins.Pending) != 0 || len(ins.Applied) != 1 ||
+		ins.Applied[0].ID != "p-9" || ins.Applied[0].AppliedAt == nil || ins.Applied[0].ResumedAt == nil {
+		t.Fatalf("inspect: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "intervention", "inspect", "--root", root, "--intent", n)
+	if code != 0 || !strings.Contains(out, "p-9") || !strings.Contains(out, "RESUMED") {
+		t.Fatalf("inspect as text: exit %d\n%s", code, out)
+	}
+}
