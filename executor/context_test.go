@@ -51,6 +51,7 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 		Kind:     ai.KindBuilder, RunID: run, Instructions: "You build the task.", Message: "Greet the readers.",
 		Documents: []ai.Document{{Ref: "intent:site", Title: "The backlog", Text: "0001-greet: Greet the readers"}},
 		Tools:     []ai.Tool{buildTool},
+		Now:       time.Now,
 	}
 	const request = "0001-greet: Greet the readers"
 	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: run, AppID: "site"})

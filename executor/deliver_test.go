@@ -42,7 +42,7 @@ func TestADoneIntentLeftUndeliveredIsDeliveredOnStart(t *testing.T) {
 		t.Fatal("the first launcher delivered: the test stands for nothing")
 	}
 	// The next launcher starts over the same stores.
-	next := executor.New(executor.Deps{Backlog: h.backlog, Apps: h.apps, Candidates: h.cands, Models: h.providers, Deliveries: deliveries})
+	next := executor.New(executor.Deps{Backlog: h.backlog, Apps: h.apps, Candidates: h.cands, Models: h.providers, Deliveries: deliveries, Now: time.Now})
 	t.Cleanup(next.Shutdown)
 	if n, err := next.DeliverMissing(ctx); err != nil || n != 1 {
 		t.Fatalf("DeliverMissing = %d, %v; want the one done intent delivered", n, err)

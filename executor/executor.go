@@ -184,7 +184,7 @@ func New(d Deps) *Executor {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
-		d.Now = time.Now
+		panic("executor: Deps.Now, the clock, is required")
 	}
 	if d.Limits == nil {
 		d.Limits = func() ai.Limits { return ai.Limits{} }

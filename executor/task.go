@@ -587,7 +587,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	}
 	bg := context.WithoutCancel(ctx)
 	var a verdict.Advice
-	u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+	u, err := ai.Ask(ctx, e.d.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
 		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil

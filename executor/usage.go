@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
-	"time"
 
 	"autoapp/executor/ai"
 	"autoapp/intent"
@@ -77,11 +76,7 @@ func RecordContext(ctx context.Context, book TurnBook, appID, request string, t 
 	for _, d := range t.Documents {
 		texts[d.Ref] = d.Text
 	}
-	now := time.Now
-	if t.Now != nil {
-		now = t.Now
-	}
-	turn := knowledge.Turn{At: now(), AppID: appID, RunID: t.RunID, Kind: knowledge.TurnKind(t.Kind),
+	turn := knowledge.Turn{At: t.Now(), AppID: appID, RunID: t.RunID, Kind: knowledge.TurnKind(t.Kind),
 		Instructions: t.Instructions, Request: request}
 	for _, d := range res.Documents {
 		if d.Delivery == ai.DeliveredDropped {

@@ -39,7 +39,7 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 	ep := ai.Endpoint{Provider: "scripted", BaseURL: model.URL(), Model: "small"}
 	for _, run := range []string{"whole", "cut", "silent"} {
 		executor.RunTurn(context.Background(), book, "notes", ai.Turn{Endpoint: ep, Kind: ai.KindBuilder, RunID: run,
-			Instructions: "Write notes.", Message: "Go.", Tools: []ai.Tool{echo}})
+			Instructions: "Write notes.", Message: "Go.", Tools: []ai.Tool{echo}, Now: time.Now})
 	}
 	rows, err := book.UsageSince(context.Background(), time.Now().Add(-time.Hour))
 	if err != nil {
@@ -85,7 +85,7 @@ func TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage(t *testing.T) {
 	ep := ai.Endpoint{Provider: "scripted", BaseURL: model.URL(), Model: "small"}
 	for _, run := range []string{"planned", "talked"} {
 		executor.RunTurn(context.Background(), book, "notes", ai.Turn{Endpoint: ep, Kind: ai.KindChat, RunID: run,
-			Instructions: "Plan.", Message: "Go.", Tools: []ai.Tool{plan}})
+			Instructions: "Plan.", Message: "Go.", Tools: []ai.Tool{plan}, Now: time.Now})
 	}
 	rows, err := book.UsageSince(context.Background(), time.Now().Add(-time.Hour))
 	if err != nil {

@@ -83,7 +83,7 @@ type Deps struct {
 	Sandbox Sandbox
 	// Limits are the turn limits of limits.json, set in Settings.
 	Limits Limits
-	// Now is the clock the pages tell elapsed times by; nil is time.Now.
+	// Now is the clock the pages tell elapsed times by; required.
 	Now func() time.Time
 	// Quit stops the launcher gracefully, as SIGTERM does.
 	Quit func()
@@ -127,7 +127,7 @@ func New(d Deps) *fiber.App {
 		h.log = slog.Default()
 	}
 	if h.now == nil {
-		h.now = time.Now
+		panic("handlers: Deps.Now, the clock, is required")
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "autoapp",

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -21,7 +22,7 @@ func hostServer(t *testing.T) (*fiber.App, *owner.Service) {
 	t.Helper()
 	c := &clock{}
 	owners := owner.NewService(MustOpen(t), c.now)
-	app := handlers.New(handlers.Deps{Owners: owners, Version: "test-version",
+	app := handlers.New(handlers.Deps{Owners: owners, Version: "test-version", Now: time.Now,
 		Hosts: []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "box.example:8080"}})
 	return app, owners
 }
@@ -146,7 +147,7 @@ func TestNewRefusesToServeWithoutNames(t *testing.T) {
 					t.Fatalf("New with Hosts %q did not panic", tt.hosts)
 				}
 			}()
-			handlers.New(handlers.Deps{Hosts: tt.hosts})
+			handlers.New(handlers.Deps{Hosts: tt.hosts, Now: time.Now})
 		})
 	}
 }

@@ -29,7 +29,7 @@ func knowledgeServer(t *testing.T) (*knowledge.Store, *browser) {
 	t.Cleanup(func() { ks.Close() })
 	apps := app.NewService(db, t.TempDir(), c.now)
 	s := &server{clock: c, apps: apps, app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owner.NewService(db, c.now), Apps: apps,
-		Knowledge: ks, Cases: knowledge.NewCases(ks.DB(), c.now), Version: "test-version"})}
+		Knowledge: ks, Cases: knowledge.NewCases(ks.DB(), c.now), Version: "test-version", Now: c.now})}
 	b := s.browser(t)
 	b.get("/setup")
 	if r := b.post("/setup", url.Values{"name": {ownerName}, "password": {password}, "again": {password}}); r.StatusCode != fiber.StatusSeeOther {

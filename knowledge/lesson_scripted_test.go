@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
@@ -24,7 +25,7 @@ func TestDistillWithTheScriptedModel(t *testing.T) {
 	})
 	ep := ai.Endpoint{Provider: "scripted", BaseURL: model.URL(), APIKey: "test", Model: "model-1"}
 	ask := func(ctx context.Context, instructions, message string, schema json.RawMessage, out any) error {
-		_, err := ai.Ask(ctx, ep, instructions, message, schema, knowledge.DistillTimeout, out)
+		_, err := ai.Ask(ctx, time.Now, ep, instructions, message, schema, knowledge.DistillTimeout, out)
 		return err
 	}
 	out, err := s.lessons.DistillQueued(ctx, ask, 0)

@@ -214,7 +214,7 @@ func distill(ctx context.Context, l *launcher, log *slog.Logger) {
 		if err != nil {
 			return err
 		}
-		u, err := ai.Ask(ctx, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+		u, err := ai.Ask(ctx, time.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 			instructions, message, schema, knowledge.DistillTimeout, out)
 		if rerr := l.backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
 			Input: u.Input, Output: u.Output, Partial: err != nil || u.Partial}); rerr != nil {

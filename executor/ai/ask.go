@@ -21,7 +21,10 @@ import (
 // answer that does not arrive, does not parse or does not match returns a
 // *ProviderError and leaves out as it was. Usage is what the question used,
 // as far as the provider reported it.
-func Ask(ctx context.Context, ep Endpoint, instructions, message string, schema json.RawMessage, timeout time.Duration, out any) (Usage, error) {
+func Ask(ctx context.Context, now func() time.Time, ep Endpoint, instructions, message string, schema json.RawMessage, timeout time.Duration, out any) (Usage, error) {
+	if now == nil {
+		return Usage{}, errors.New("ai: Ask needs a clock")
+	}
 	target := reflect.ValueOf(out)
 	if target.Kind() != reflect.Pointer || target.IsNil() {
 		return Usage{}, errors.New("ai: Ask needs a non-nil pointer to decode into")
@@ -55,7 +58,7 @@ func Ask(ctx context.Context, ep Endpoint, instructions, message string, schema 
 	}
 	reqCtx, cancel := context.WithTimeoutCause(ctx, p.timeout, errRequestTimeout)
 	defer cancel()
-	a, err := p.send(reqCtx, params, time.Now, nil)
+	a, err := p.send(reqCtx, params, now, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Usage{Partial: true}, ctx.Err()

@@ -37,7 +37,7 @@ func TestAskDecodesAnAnswerThatMatchesTheSchema(t *testing.T) {
 		Usage: scripted.Usage{Input: 40, Output: 12},
 	})
 	var got advice
-	u, err := ai.Ask(context.Background(), endpoint(s), "You advise.", "The task failed twice.", adviceSchema, time.Second, &got)
+	u, err := ai.Ask(context.Background(), time.Now, endpoint(s), "You advise.", "The task failed twice.", adviceSchema, time.Second, &got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestAskReturnsAnErrorAndNothingElse(t *testing.T) {
 			s := scripted.New(t)
 			s.On(scripted.Any(), c.reply)
 			got := advice{Note: "untouched"}
-			_, err := ai.Ask(context.Background(), endpoint(s), "You advise.", "Why?", adviceSchema, 200*time.Millisecond, &got)
+			_, err := ai.Ask(context.Background(), time.Now, endpoint(s), "You advise.", "Why?", adviceSchema, 200*time.Millisecond, &got)
 			var pe *ai.ProviderError
 			if !errors.As(err, &pe) || pe.Kind != c.kind {
 				t.Fatalf("err %v, want a %s ProviderError", err, c.kind)
@@ -87,7 +87,7 @@ func TestAskReturnsAnErrorAndNothingElse(t *testing.T) {
 		s := scripted.New(t)
 		s.On(scripted.Any(), scripted.Reply{Fault: scripted.Timeout})
 		var got advice
-		_, err := ai.Ask(context.Background(), endpoint(s), "", "Why?", adviceSchema, 300*time.Millisecond, &got)
+		_, err := ai.Ask(context.Background(), time.Now, endpoint(s), "", "Why?", adviceSchema, 300*time.Millisecond, &got)
 		if ai.ErrorSentence(err) != "The AI provider did not answer within 0.3 seconds." {
 			t.Errorf("sentence %q", ai.ErrorSentence(err))
 		}

@@ -112,7 +112,7 @@ func TestAProviderThatCannotBeReachedIsNamedByItsHost(t *testing.T) {
 	host := l.Addr().String()
 	l.Close()
 
-	tr := ai.Turn{Endpoint: ai.Endpoint{BaseURL: "http://" + host, APIKey: testKey, Model: "m"}, Message: "hello"}
+	tr := ai.Turn{Endpoint: ai.Endpoint{BaseURL: "http://" + host, APIKey: testKey, Model: "m"}, Message: "hello", Now: time.Now}
 	res := ai.Run(context.Background(), tr)
 	want := "The AI provider at " + host + " could not be reached."
 	if res.Ended != ai.EndProvider || res.Sentence != want || res.Err.Kind != ai.ProviderUnreachable {

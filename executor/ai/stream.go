@@ -141,7 +141,7 @@ func (p *provider) send(ctx context.Context, params openai.ChatCompletionNewPara
 		if err == nil || ctx.Err() != nil {
 			return a, err
 		}
-		wait, why, ok := retryWait(err, try, time.Now())
+		wait, why, ok := retryWait(err, try, now())
 		if !ok || try >= MaxRetries || waited+wait > MaxRetryWait {
 			return a, err
 		}

@@ -104,7 +104,7 @@ type Turn struct {
 	Message        string
 	Tools          []Tool
 	Limits         Limits
-	// Now is the clock of the limits; nil is time.Now.
+	// Now is the clock of the limits; required.
 	Now func() time.Time
 	// Log receives the raw detail of failures; nil discards it. The key is
 	// never logged. Every line is logged with the turn's context, so a
@@ -253,7 +253,7 @@ func Run(ctx context.Context, t Turn) Result {
 		reasons:   map[string]int{},
 	}
 	if r.now == nil {
-		r.now = time.Now
+		panic("ai: a turn needs its clock (Turn.Now)")
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)

@@ -514,7 +514,7 @@ func TestALimitCutsARequestInFlight(t *testing.T) {
 			s := scripted.New(t)
 			s.On(scripted.Any(), scripted.Reply{Fault: scripted.Timeout})
 			tr := turn(s, newClock(), &syncBuffer{}, readTool(nil))
-			tr.Now = nil // the real clock: the model never answers
+			tr.Now = time.Now // the real clock: the model never answers
 			tr.Limits = c.limits
 			res := ai.Run(context.Background(), tr)
 			if res.Ended != c.ended {

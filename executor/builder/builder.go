@@ -62,7 +62,7 @@ type Config struct {
 	// sentence the model is given instead when the question is refused
 	// (a third question of a task), or "" when it was accepted.
 	Ask func(ctx context.Context, question string) (string, error)
-	// Now dates the commits; nil is time.Now.
+	// Now dates the commits; required.
 	Now func() time.Time
 	// Lessons answers knowledge.show; nil answers that no lessons are kept.
 	Lessons LessonGetter
@@ -133,7 +133,7 @@ func NewSession(cfg Config) (*Session, error) {
 		ok   bool
 	}{
 		{"AppID", cfg.AppID != ""}, {"RunID", cfg.RunID != ""}, {"Task.Slug", cfg.Task.Slug != ""},
-		{"WorkspaceDir", cfg.WorkspaceDir != ""}, {"Candidates", cfg.Candidates != nil}, {"Ask", cfg.Ask != nil},
+		{"WorkspaceDir", cfg.WorkspaceDir != ""}, {"Candidates", cfg.Candidates != nil}, {"Ask", cfg.Ask != nil}, {"Now", cfg.Now != nil},
 	} {
 		if !f.ok {
 			missing = append(missing, f.name)
@@ -141,9 +141,6 @@ func NewSession(cfg Config) (*Session, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("builder: the session needs %v", missing)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	if cfg.PlanMarkdown == "" {
 		cfg.PlanMarkdown = plan.Markdown(cfg.Task, nil)

@@ -85,7 +85,7 @@ func newSession(t testing.TB, h *host, a *asker) *builder.Session {
 		AppID: appID, IntentID: 1, RunID: runID, Task: task(),
 		WorkspaceDir: h.apps.WorkspaceDir(appID), Candidates: h.candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := h.apps.Manifest(appID); return raw, err },
-		Ask:          a.ask,
+		Ask:          a.ask, Now: time.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func TestKnowledgeShowReadsOneLesson(t *testing.T) {
 	s, err := builder.NewSession(builder.Config{
 		AppID: appID, IntentID: 1, RunID: runID, Task: task(),
 		WorkspaceDir: h.apps.WorkspaceDir(appID), Candidates: h.candidates,
-		Ask: (&asker{}).ask, Lessons: lessons,
+		Ask: (&asker{}).ask, Lessons: lessons, Now: time.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
@@ -32,6 +33,7 @@ func TestAScriptedTurnWritesItsExampleAndCyclesToAPass(t *testing.T) {
 		Message:      builder.Message(appID, task(), "", nil, ""),
 		Tools:        s.Tools(),
 		OnStep:       s.Observe,
+		Now:          time.Now,
 	})
 	if res.Ended != ai.EndAnswered {
 		t.Fatalf("ended %s: %s", res.Ended, res.Sentence)

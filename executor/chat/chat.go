@@ -182,7 +182,7 @@ func NewService(db *migrations.DB, d Deps) *Service {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
-		d.Now = time.Now
+		panic("chat: Deps.Now, the clock, is required")
 	}
 	if d.Usage == nil && d.Backlog != nil {
 		d.Usage = d.Backlog

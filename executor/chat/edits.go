@@ -48,7 +48,7 @@ type EditConfig struct {
 	// Log gets why a turn goes without edit tools, and an edit the cases
 	// could not keep; nil discards.
 	Log *slog.Logger
-	// Now dates the commits; nil is time.Now.
+	// Now dates the commits; required.
 	Now func() time.Time
 }
 
@@ -65,7 +65,7 @@ func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, 
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		panic("chat: EditConfig.Now, the clock, is required")
 	}
 	return func(appID, runID string) ([]ai.Tool, func()) {
 		session, err := builder.NewSession(builder.Config{

@@ -31,7 +31,7 @@ type hunk struct {
 // withEdits offers the gated edit tools; busy stands for the executor's.
 func withEdits(busy func(appID string) error) func(h *host, d *chat.Deps) {
 	return func(h *host, d *chat.Deps) {
-		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps,
+		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
 			Busy: busy, Log: slog.New(h.log)})
 	}
 }
@@ -80,7 +80,7 @@ func (h *host) file(t *testing.T, p string) string {
 // runDiff is what the commits of a run changed.
 func (h *host) runDiff(t *testing.T, runID string) string {
 	t.Helper()
-	ws, err := workspace.Open(h.apps.WorkspaceDir(appID), nil)
+	ws, err := workspace.Open(h.apps.WorkspaceDir(appID), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 		}
 	}
 
-	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps})(appID, "chat-site-9")
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(appID, "chat-site-9")
 	defer done()
 	var names []string
 	for _, tl := range tools {
@@ -263,7 +263,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 
 func TestEditToolsNeedAWorkspace(t *testing.T) {
 	h := newHost(t, nil)
-	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps,
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
 		Log: slog.New(h.log)})("nope", "chat-nope-1")
 	done()
 	if len(tools) != 0 {

@@ -27,7 +27,7 @@ func TestAChatTurnsDirectChangesAreKeptLikeABuildersTurn(t *testing.T) {
 	cases := knowledge.NewCases(ks.DB(), time.Now)
 	h := newHost(t, func(h *host, d *chat.Deps) {
 		d.Turns = ks
-		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps,
+		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
 			Cases: cases, Log: slog.New(h.log)})
 		h.candidates.SetObserver(executor.CaseRecorder{Cases: cases, Version: "test"})
 	})

@@ -50,10 +50,10 @@ type waiting struct {
 	decided chan bool
 }
 
-// New builds an empty gate; now dates the questions (nil is time.Now).
+// New builds an empty gate; now dates the questions.
 func New(now func() time.Time) *Gate {
 	if now == nil {
-		now = time.Now
+		panic("gate: a clock is required")
 	}
 	return &Gate{now: now, waiting: map[int64]*waiting{}}
 }

@@ -116,7 +116,7 @@ func TestThePersonDecidesAQuestion(t *testing.T) {
 }
 
 func TestAQuestionWhoseTurnEndsIsDropped(t *testing.T) {
-	g := gate.New(nil)
+	g := gate.New(time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	answered := ask(ctx, g, "site", "chat-site-1", "Build site?")
 	q := pending(t, g, "site", 1)[0]
@@ -131,7 +131,7 @@ func TestAQuestionWhoseTurnEndsIsDropped(t *testing.T) {
 }
 
 func TestDecideRefusesAQuestionNotWaiting(t *testing.T) {
-	g := gate.New(nil)
+	g := gate.New(time.Now)
 	answered := ask(context.Background(), g, "site", "chat-site-1", "Build site?")
 	q := pending(t, g, "site", 1)[0]
 	for _, c := range []struct {
@@ -158,7 +158,7 @@ func TestDecideRefusesAQuestionNotWaiting(t *testing.T) {
 }
 
 func TestTwoApplicationsQuestionsAreIndependent(t *testing.T) {
-	g := gate.New(nil)
+	g := gate.New(time.Now)
 	site := ask(context.Background(), g, "site", "chat-site-1", "Build site?")
 	first := pending(t, g, "site", 1)[0]
 	notes := ask(context.Background(), g, "notes", "chat-notes-2", "Build notes?")
@@ -188,7 +188,7 @@ func TestTwoApplicationsQuestionsAreIndependent(t *testing.T) {
 }
 
 func TestAskIsSafeForConcurrentUse(t *testing.T) {
-	g := gate.New(nil)
+	g := gate.New(time.Now)
 	const n = 20
 	var wg sync.WaitGroup
 	results := make(chan answer, n)

@@ -79,7 +79,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps) *Service {
 	if d.Now == nil {
-		d.Now = time.Now
+		panic("overview: Deps.Now, the clock, is required")
 	}
 	if d.Limits == nil {
 		d.Limits = func() ai.Limits { return ai.Limits{} }

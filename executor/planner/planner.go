@@ -54,7 +54,7 @@ type Config struct {
 	Manifest func() ([]byte, error)
 	// Log gets one line per accepted call; nil discards.
 	Log *slog.Logger
-	// Now is the clock; nil is time.Now.
+	// Now is the clock; required.
 	Now func() time.Time
 }
 
@@ -70,7 +70,7 @@ func NewSession(cfg Config) *Session {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		panic("planner: Config.Now, the clock, is required")
 	}
 	return &Session{cfg: cfg}
 }

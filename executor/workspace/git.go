@@ -336,7 +336,7 @@ func InitRepository(dir string, message string, now func() time.Time) (string, e
 		return "", Problems{{Field: "message", Message: "give the first commit a message"}}
 	}
 	if now == nil {
-		now = time.Now
+		return "", errors.New("workspace: no clock given")
 	}
 	info, err := os.Stat(dir)
 	if err != nil {

@@ -51,10 +51,10 @@ type Workspace struct {
 }
 
 // Open opens the git workspace at dir, which must be the top of a git
-// repository. now dates the commits the host makes; nil means time.Now.
+// repository. now dates the commits the host makes.
 func Open(dir string, now func() time.Time) (*Workspace, error) {
 	if now == nil {
-		now = time.Now
+		return nil, errors.New("workspace: no clock given")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

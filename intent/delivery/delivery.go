@@ -137,7 +137,7 @@ type Service struct {
 // opens an application's workspace (the service closes it after use).
 func NewService(db *migrations.DB, openWorkspace func(appID string) (*workspace.Workspace, error), now func() time.Time) *Service {
 	if now == nil {
-		now = time.Now
+		panic("delivery: a clock is required")
 	}
 	return &Service{db: db, openWorkspace: openWorkspace, now: now}
 }

@@ -55,7 +55,7 @@ type fileProvider struct {
 }
 
 // NewRegistry opens the registry under root, reading providers.json when
-// it exists. now dates the model-list cache (nil means time.Now); client
+// it exists. now dates the model-list cache; client
 // asks providers for their models (nil means a plain client); log receives
 // providers' raw answers, never a key (nil discards).
 func NewRegistry(root string, now func() time.Time, client *http.Client, log *slog.Logger) (*Registry, error) {
@@ -63,7 +63,7 @@ func NewRegistry(root string, now func() time.Time, client *http.Client, log *sl
 		return nil, errors.New("provider: no root folder given")
 	}
 	if now == nil {
-		now = time.Now
+		return nil, errors.New("provider: no clock given")
 	}
 	if client == nil {
 		client = &http.Client{}

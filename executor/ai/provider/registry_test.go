@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"autoapp/executor/ai/provider"
 )
@@ -360,7 +361,7 @@ func TestOpenRefusesABrokenFile(t *testing.T) {
 			root := t.TempDir()
 			must(t, os.MkdirAll(filepath.Join(root, "launcher"), 0o700))
 			must(t, os.WriteFile(filepath.Join(root, "launcher", "providers.json"), []byte(c.text), 0o600))
-			_, err := provider.NewRegistry(root, nil, nil, nil)
+			_, err := provider.NewRegistry(root, time.Now, nil, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("NewRegistry = %v, want an error containing %q", err, c.want)
 			}
