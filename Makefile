@@ -25,7 +25,7 @@ run: build
 	./$(BIN) serve --root $(ROOT) --addr $(ADDR)
 
 build: generate
-	go build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/autoapp
+	go build -ldflags "-X autoapp/cmd/autoapp/launcher.Version=$(VERSION)" -o $(BIN) ./cmd/autoapp
 
 generate:
 	go tool templ generate -log-level error

@@ -1,13 +1,11 @@
 package handlers_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,22 +13,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor"
-	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
-	"autoapp/executor/candidate"
-	"autoapp/executor/chat"
-	"autoapp/executor/overview"
-	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
-	"autoapp/handlers"
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
-	"autoapp/intent/request"
 	"autoapp/intent/spend"
-	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/static"
 )
@@ -59,22 +48,12 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-// MustOpen makes a real intents store in a temporary folder with the real
-// migrations.
-func MustOpen(tb testing.TB) *migrations.DB {
-	tb.Helper()
-	db, err := migrations.Open(filepath.Join(tb.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatalf("open the intents store: %v", err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
 // server is the real app over a fresh store, with a clock the test holds
 // and the services it was built with, for fixtures.
 type server struct {
 	app *fiber.App
+	// launcher is every service of the program the app serves.
+	launcher *launcher.Launcher
 	// db is the intents store, for a test that reads what a write wrote.
 	db      *migrations.DB
 	clock   *clock
@@ -95,44 +74,15 @@ type server struct {
 func newServer(t testing.TB) *server {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	db := MustOpen(t)
-	owners := owner.NewService(db, c.now)
-	appRoot := t.TempDir()
-	apps := app.NewService(db, appRoot, c.now)
-	jail := sandbox.NewGuard(appRoot, sandbox.Probe())
-	previews := preview.NewManager(c.now, nil, jail)
-	t.Cleanup(previews.StopAll)
-	candidates := candidate.NewService(apps, previews, jail, c.now)
-	backlog := intent.NewService(db, t.TempDir(), c.now)
-	providers, err := provider.NewRegistry(t.TempDir(), c.now, nil, nil)
+	// The program the binary runs, over a fresh data folder, with the
+	// test's clock.
+	l, err := launcher.New(t.TempDir(), c.now, nil, launcher.Options{Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := executor.New(executor.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Models: providers, Now: c.now})
-	t.Cleanup(runs.Shutdown)
-	deliveries := delivery.NewService(db, func(id string) (*workspace.Workspace, error) {
-		return workspace.Open(apps.WorkspaceDir(id), c.now)
-	}, c.now)
-	requests := request.NewService(db, backlog, c.now)
-	chats := chat.NewService(db, chat.Deps{Backlog: backlog, Models: providers, Apps: apps, Now: c.now,
-		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
-			if requestID != 0 {
-				requests.Sync(ctx, requestID)
-			}
-		}})
-	t.Cleanup(chats.Shutdown)
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), c.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	book := spend.New(db, t.TempDir(), c.now)
-	overviews := overview.New(overview.Deps{Backlog: backlog, Apps: apps, Candidates: candidates, Runs: runs, Spend: book,
-		ModelOf: overview.ModelOf(providers), Now: c.now})
-	return &server{app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owners, Apps: apps, Candidates: candidates,
-		Backlog: backlog, Providers: providers, Version: "test-version", Runs: runs, Deliveries: deliveries, Chats: chats, Requests: requests, Knowledge: ks,
-		Overview: overviews, Prices: book, Sandbox: jail, Limits: ai.NewLimitsFile(appRoot), Now: c.now}),
-		clock: c, db: db, apps: apps, backlog: backlog, providers: providers, executor: runs, deliveries: deliveries, book: book}
+	t.Cleanup(func() { l.Close() })
+	return &server{app: l.App([]string{testHost}, nil), launcher: l,
+		clock: c, db: l.Intents, apps: l.Apps, backlog: l.Backlog, providers: l.Providers, executor: l.Runs, deliveries: l.Deliveries, book: l.Spend}
 }
 
 // withOwner is a server whose owner was created through the setup page, and
@@ -332,7 +282,7 @@ func TestHealthzAnswersWithoutASession(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.body), &got); err != nil {
 				t.Fatalf("not JSON: %v: %s", err, r.body)
 			}
-			if !got.OK || got.Version != "test-version" {
+			if !got.OK || got.Version != launcher.Version {
 				t.Fatalf("healthz said %+v", got)
 			}
 		})

@@ -20,10 +20,8 @@ import (
 // --allow-remote=box.example` builds it, over a fresh root.
 func hostServer(t *testing.T) (*fiber.App, *owner.Service) {
 	t.Helper()
-	c := &clock{}
-	owners := owner.NewService(MustOpen(t), c.now)
-	app := handlers.New(handlers.Deps{Owners: owners, Version: "test-version", Now: time.Now,
-		Hosts: []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "box.example:8080"}})
+	s := newServer(t)
+	app, owners := s.launcher.App([]string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "box.example:8080"}, nil), s.launcher.Owners
 	return app, owners
 }
 

@@ -3,16 +3,12 @@ package handlers_test
 import (
 	"context"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/handlers"
-	"autoapp/intent/app"
-	"autoapp/intent/owner"
 	"autoapp/knowledge"
 )
 
@@ -20,16 +16,8 @@ import (
 // store the test writes to, with its owner signed in.
 func knowledgeServer(t *testing.T) (*knowledge.Store, *browser) {
 	t.Helper()
-	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	db := MustOpen(t)
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), c.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	apps := app.NewService(db, t.TempDir(), c.now)
-	s := &server{clock: c, apps: apps, app: handlers.New(handlers.Deps{Hosts: []string{testHost}, Owners: owner.NewService(db, c.now), Apps: apps,
-		Knowledge: ks, Cases: knowledge.NewCases(ks.DB(), c.now), Version: "test-version", Now: c.now})}
+	s := newServer(t)
+	ks := s.launcher.Knowledge
 	b := s.browser(t)
 	b.get("/setup")
 	if r := b.post("/setup", url.Values{"name": {ownerName}, "password": {password}, "again": {password}}); r.StatusCode != fiber.StatusSeeOther {

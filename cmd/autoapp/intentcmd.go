@@ -79,29 +79,25 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
 		return 1
 	}
-	st, err := openRoot(*root)
+	st, err := open(*root)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
 		return 1
 	}
-	defer st.close()
-	l, err := st.launcher(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
-		return 1
-	}
+	defer st.Close()
+	l := st
 
 	if verb == "list" {
 		// Every application's intents, grouped; --app narrows to one.
 		var ids []string
 		if *appID != "" {
-			if _, err := l.apps.Get(ctx, *appID); err != nil {
+			if _, err := l.Apps.Get(ctx, *appID); err != nil {
 				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
 				return 2
 			}
 			ids = []string{*appID}
 		} else {
-			apps, err := l.apps.List(ctx)
+			apps, err := l.Apps.List(ctx)
 			if err != nil {
 				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
 				return 1
@@ -113,7 +109,7 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		out := []intentJSON{}
 		groups := map[string][]intentJSON{}
 		for _, id := range ids {
-			intents, err := l.backlog.List(ctx, id)
+			intents, err := l.Backlog.List(ctx, id)
 			if err != nil {
 				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
 				return 1
@@ -169,7 +165,7 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "autoapp intent show: give the intent's number, as `intent list` prints it.")
 		return 2
 	}
-	d, err := l.backlog.Get(ctx, id)
+	d, err := l.Backlog.Get(ctx, id)
 	var ie *intent.Error
 	if errors.As(err, &ie) {
 		fmt.Fprintf(stderr, "autoapp intent show: %s\n", ie.Message)

@@ -16,20 +16,17 @@ import (
 func backlogRoot(t *testing.T) (string, int64) {
 	t.Helper()
 	root := t.TempDir()
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer st.Close()
 	ctx := context.Background()
-	l, err := st.launcher(nil)
-	if err != nil {
+	l := st
+	if _, err := l.Apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
-		t.Fatal(err)
-	}
-	in, err := l.backlog.OpenDraft(ctx, "notes", "Add tags to notes.", intent.Analysis{Restated: []string{"Tags on notes."}})
+	in, err := l.Backlog.OpenDraft(ctx, "notes", "Add tags to notes.", intent.Analysis{Restated: []string{"Tags on notes."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,22 +35,22 @@ func backlogRoot(t *testing.T) (string, int64) {
 			EstimatedLines: 30, Risk: "normal", Reasoning: "low", Summary: "A change.",
 			Criteria: []plan.Criterion{{Text: "The tags show"}}, NoFailurePath: "nothing to refuse"}
 	}
-	first, err := l.backlog.AddTask(ctx, in.ID, task("Add tags"))
+	first, err := l.Backlog.AddTask(ctx, in.ID, task("Add tags"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := l.backlog.AddTask(ctx, in.ID, task("Filter by tag", first.Slug))
+	second, err := l.Backlog.AddTask(ctx, in.ID, task("Filter by tag", first.Slug))
 	if err != nil {
 		t.Fatal(err)
 	}
 	steps := []error{
-		l.backlog.Submit(ctx, in.ID),
-		l.backlog.MoveIntent(ctx, in.ID, intent.IntentRunning, "run"),
-		l.backlog.MoveTask(ctx, first.ID, intent.TaskInQueue, intent.Move{Reason: "a run starts"}),
-		l.backlog.MoveTask(ctx, second.ID, intent.TaskInQueue, intent.Move{Reason: "a run starts"}),
-		l.backlog.MoveTask(ctx, first.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: "intent-1-0001-add-tags-a1"}),
-		l.backlog.MoveTask(ctx, first.ID, intent.TaskFailed, intent.Move{Reason: "expected status 200, got 404 on GET /tags"}),
-		l.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "0001-add-tags failed"),
+		l.Backlog.Submit(ctx, in.ID),
+		l.Backlog.MoveIntent(ctx, in.ID, intent.IntentRunning, "run"),
+		l.Backlog.MoveTask(ctx, first.ID, intent.TaskInQueue, intent.Move{Reason: "a run starts"}),
+		l.Backlog.MoveTask(ctx, second.ID, intent.TaskInQueue, intent.Move{Reason: "a run starts"}),
+		l.Backlog.MoveTask(ctx, first.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: "intent-1-0001-add-tags-a1"}),
+		l.Backlog.MoveTask(ctx, first.ID, intent.TaskFailed, intent.Move{Reason: "expected status 200, got 404 on GET /tags"}),
+		l.Backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "0001-add-tags failed"),
 	}
 	for i, err := range steps {
 		if err != nil {

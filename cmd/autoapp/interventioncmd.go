@@ -166,7 +166,7 @@ func openInbox(root string, readOnly bool) (*intent.Service, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the inbox could not be opened: %v", err)
 	}
-	return intent.NewService(db, abs, time.Now), func() { db.Close() }, nil
+	return intent.NewService(db, abs, clock), func() { db.Close() }, nil
 }
 
 // wantsJSON says the arguments ask for JSON, whether or not the flags

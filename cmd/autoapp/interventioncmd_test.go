@@ -18,36 +18,33 @@ import (
 func runningRoot(t *testing.T) (root string, running, draft int64) {
 	t.Helper()
 	root = t.TempDir()
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer st.Close()
 	ctx := context.Background()
-	l, err := st.launcher(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := st
 	open := func(appID string) int64 {
-		if _, err := l.apps.CreateFromTemplate(ctx, appID, appID, "static"); err != nil {
+		if _, err := l.Apps.CreateFromTemplate(ctx, appID, appID, "static"); err != nil {
 			t.Fatal(err)
 		}
-		in, err := l.backlog.OpenDraft(ctx, appID, "Add tags.", intent.Analysis{Restated: []string{"Tags."}})
+		in, err := l.Backlog.OpenDraft(ctx, appID, "Add tags.", intent.Analysis{Restated: []string{"Tags."}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.backlog.AddTask(ctx, in.ID, plan.Task{Title: "Add tags", Priority: "high", Labels: []string{"views"},
+		if _, err := l.Backlog.AddTask(ctx, in.ID, plan.Task{Title: "Add tags", Priority: "high", Labels: []string{"views"},
 			EstimatedLines: 30, Risk: "normal", Reasoning: "low", Summary: "A change.",
 			Criteria: []plan.Criterion{{Text: "The tags show"}}, NoFailurePath: "nothing to refuse"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.backlog.Submit(ctx, in.ID); err != nil {
+		if err := l.Backlog.Submit(ctx, in.ID); err != nil {
 			t.Fatal(err)
 		}
 		return in.ID
 	}
 	running, draft = open("notes"), open("todo")
-	if err := l.backlog.BeginRun(ctx, running); err != nil {
+	if err := l.Backlog.BeginRun(ctx, running); err != nil {
 		t.Fatal(err)
 	}
 	return root, running, draft
@@ -172,22 +169,19 @@ func TestInterventionInspectShowsAppliedReceiptsWithWhenTheyWereAppliedAndResume
 		t.Fatalf("submit: exit %d\n%s", code, out)
 	}
 	// The run's boundary applies it, then the owner's Run continues.
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := st.launcher(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := st
 	ctx := context.Background()
-	if _, err := l.backlog.ApplyInterventions(ctx, id); err != nil {
+	if _, err := l.Backlog.ApplyInterventions(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.backlog.BeginRun(ctx, id); err != nil {
+	if err := l.Backlog.BeginRun(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	st.close()
+	st.Close()
 
 	code, out, _ := runCLI(t, "", "intervention", "inspect", "--root", root, "--intent", n, "--json")
 	var ins struct {

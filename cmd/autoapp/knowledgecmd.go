@@ -1,6 +1,7 @@
 package main
 
 import (
+	"autoapp/cmd/autoapp/launcher"
 	"cmp"
 	"context"
 	"errors"
@@ -177,13 +178,13 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := requireData(*root); err != nil {
 		return fail(1, "%v", err)
 	}
-	st, err := openRoot(*root)
+	st, err := open(*root)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	defer st.close()
-	lessons := knowledge.NewLessons(st.knowledge.DB(), time.Now)
-	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
+	defer st.Close()
+	lessons := st.Lessons
+	cases := st.Cases
 	refused := func(err error) int {
 		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
 			return fail(2, "%s", ke.Message)
@@ -194,11 +195,11 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	switch verb {
 	case "links":
 		if rebuild {
-			if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {
+			if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Intents); err != nil {
 				return refused(err)
 			}
 		}
-		links, err := knowledge.Links(ctx, st.knowledge.DB(), knowledge.LinkQuery{AppID: appID})
+		links, err := knowledge.Links(ctx, st.Knowledge.DB(), knowledge.LinkQuery{AppID: appID})
 		if err != nil {
 			return refused(err)
 		}
@@ -274,7 +275,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "confirm":
 		if strings.TrimSpace(by) == "" {
 			by = "the owner"
-			if o, err := st.owners().Get(ctx); err == nil && strings.TrimSpace(o.Name) != "" {
+			if o, err := st.Owners.Get(ctx); err == nil && strings.TrimSpace(o.Name) != "" {
 				by = o.Name
 			}
 		}
@@ -293,7 +294,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	// export: oldest first, so a backup reads in the order it was learnt.
-	out := lessonExportJSON{ExportedAt: time.Now(), ServerVersion: version, Root: st.root, Lessons: []lessonDetailJSON{}}
+	out := lessonExportJSON{ExportedAt: clock(), ServerVersion: launcher.Version, Root: st.Root, Lessons: []lessonDetailJSON{}}
 	var cut []string
 	for _, status := range []string{knowledge.LessonConfirmed, knowledge.LessonProvisional} {
 		list, err := lessons.List(ctx, knowledge.LessonQuery{Status: status, Limit: knowledge.MaxLessonLimit})

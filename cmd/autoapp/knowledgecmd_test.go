@@ -28,14 +28,14 @@ type lessonIDs struct {
 func lessonRoot(t *testing.T) (string, lessonIDs) {
 	t.Helper()
 	root := t.TempDir()
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer st.Close()
 	ctx := context.Background()
-	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
-	lessons := knowledge.NewLessons(st.knowledge.DB(), time.Now)
+	cases := knowledge.NewCases(st.Knowledge.DB(), time.Now)
+	lessons := knowledge.NewLessons(st.Knowledge.DB(), time.Now)
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{
 		AppID: "notes", RunID: "intent-1-0001-add-tags-a1", Revision: "rev-1", ReleaseBefore: "rel-1",
 		Request: "Add tags to notes.", Model: "m", ServerVersion: "test", StagesRun: []string{"compile"},
@@ -76,12 +76,12 @@ func lessonRoot(t *testing.T) (string, lessonIDs) {
 // lessonNow reads lesson id from root as it stands.
 func lessonNow(t *testing.T, root string, id int64) knowledge.Lesson {
 	t.Helper()
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	l, err := knowledge.NewLessons(st.knowledge.DB(), time.Now).Get(context.Background(), id)
+	defer st.Close()
+	l, err := knowledge.NewLessons(st.Knowledge.DB(), time.Now).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,12 +399,12 @@ func TestServeRefusesASecondServerOnTheSameRoot(t *testing.T) {
 func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
 	root, _ := backlogRoot(t) // 0001-add-tags of notes ran as intent-1-0001-add-tags-a1
 	const run = "intent-1-0001-add-tags-a1"
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cases := knowledge.NewCases(st.knowledge.DB(), time.Now)
+	cases := knowledge.NewCases(st.Knowledge.DB(), time.Now)
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run, Revision: "rev-1",
 		StagesRun: []string{"compile"}, Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:3: undefined: Tag"}}})
 	if err != nil || len(opened) != 1 {
@@ -413,7 +413,7 @@ func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
 	if err := cases.AppendEdit(ctx, "notes", run, "source.edit main.go"); err != nil {
 		t.Fatal(err)
 	}
-	st.close()
+	st.Close()
 	c := strconv.FormatInt(opened[0], 10)
 
 	// The attempt's end rebuilt the index (the launcher follows each

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"autoapp/cmd/autoapp/launcher"
 	"context"
 	"fmt"
 	"io"
@@ -13,9 +14,6 @@ import (
 	"os/signal"
 	"syscall"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 const usage = `Usage:
   autoapp serve [--root DIR] [--addr HOST:PORT] [--allow-remote[=NAME,…]]
@@ -62,7 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "intervention":
 		return interventionCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "autoapp %s\n", version)
+		fmt.Fprintf(stdout, "autoapp %s\n", launcher.Version)
 		return 0
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)

@@ -140,15 +140,15 @@ func TestOwnerSetCreatesThenResets(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `Set the password of "Ada"`) {
 		t.Fatalf("reset keeps the name: exit %d, %q %q", code, out, errOut)
 	}
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	if _, err := st.owners().SignIn(context.Background(), "Ada", "a long password"); err == nil {
+	defer st.Close()
+	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a long password"); err == nil {
 		t.Fatal("the old password still signs in")
 	}
-	if _, err := st.owners().SignIn(context.Background(), "Ada", "a newer long password"); err != nil {
+	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a newer long password"); err != nil {
 		t.Fatalf("the new password does not sign in: %v", err)
 	}
 }

@@ -29,13 +29,13 @@ func ownerSet(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return 2
 	}
-	st, err := openRoot(*root)
+	st, err := open(*root)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp owner set: %v\n", err)
 		return 1
 	}
-	defer st.close()
-	svc := st.owners()
+	defer st.Close()
+	svc := st.Owners
 
 	in := newPrompter(stdin, stderr)
 	if *name == "" {

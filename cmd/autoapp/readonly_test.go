@@ -71,11 +71,11 @@ func TestInterventionWithJSONReportsAFlagErrorAsJSON(t *testing.T) {
 func freshRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.close(); err != nil {
+	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return root

@@ -160,12 +160,12 @@ func TestServeAnswersOnlyAtItsNames(t *testing.T) {
 	if code := <-exit; code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
-	st, err := openRoot(root)
+	st, err := open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	if exists, err := st.owners().Exists(context.Background()); err != nil || exists {
+	defer st.Close()
+	if exists, err := st.Owners.Exists(context.Background()); err != nil || exists {
 		t.Fatalf("after the refused setup the owner exists: %v, %v", exists, err)
 	}
 }

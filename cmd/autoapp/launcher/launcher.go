@@ -1,0 +1,311 @@
+// Package launcher is the composition root: it opens a data folder's two
+// stores and builds every service over them, once, with one clock and one
+// log. `autoapp serve` runs what it builds, the commands that change the
+// stores use it, and the tests boot the same program through it.
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/ai/provider"
+	"autoapp/executor/builder"
+	"autoapp/executor/candidate"
+	"autoapp/executor/chat"
+	"autoapp/executor/gate"
+	"autoapp/executor/overview"
+	"autoapp/executor/preview"
+	"autoapp/executor/sandbox"
+	"autoapp/executor/workspace"
+	"autoapp/intent"
+	"autoapp/intent/app"
+	"autoapp/intent/delivery"
+	"autoapp/intent/owner"
+	"autoapp/intent/request"
+	"autoapp/intent/spend"
+	"autoapp/knowledge"
+	"autoapp/migrations"
+)
+
+// Version is the launcher's version, set at build time with
+// -ldflags "-X autoapp/cmd/autoapp/launcher.Version=…".
+var Version = "dev"
+
+// Options are what a caller may choose beyond the root, the clock and the
+// log. The zero value is what `autoapp serve` runs.
+type Options struct {
+	// Limits, when set, replaces limits.json as the source of each turn's
+	// limits (a test that needs limits finer than minutes).
+	Limits func() ai.Limits
+	// AdviceTimeout bounds the planning model's answer about a failed
+	// task; zero is the idle limit in force.
+	AdviceTimeout time.Duration
+	// Quiet keeps the log out of the knowledge store's event log: the
+	// given log alone hears it.
+	Quiet bool
+}
+
+// Launcher is every service over one data folder.
+type Launcher struct {
+	Root string
+	Now  func() time.Time
+	// Log writes to the knowledge store's event log and to the log New
+	// was given.
+	Log *slog.Logger
+
+	Intents   *migrations.DB
+	Knowledge *knowledge.Store
+
+	Owners     *owner.Service
+	Apps       *app.Service
+	Sandbox    *sandbox.Guard
+	Limits     *ai.LimitsFile
+	Previews   *preview.Manager
+	Candidates *candidate.Service
+	Backlog    *intent.Service
+	Providers  *provider.Registry
+	Runs       *executor.Executor
+	Deliveries *delivery.Service
+	Requests   *request.Service
+	Chats      *chat.Service
+	Gate       *gate.Gate
+	Cases      *knowledge.Cases
+	Lessons    *knowledge.Lessons
+	Servings   *knowledge.Servings
+	Spend      *spend.Book
+	Overview   *overview.Service
+
+	limits   func() ai.Limits
+	closed   sync.Once
+	closeErr error
+}
+
+// New makes sure root is a folder this process can write, opens and
+// migrates both stores, and builds the services over them with the clock
+// now. log hears everything the services log (nil discards); the event
+// log records it too unless o.Quiet. Every error is one sentence. Close
+// releases it all.
+func New(root string, now func() time.Time, log *slog.Logger, o Options) (*Launcher, error) {
+	if now == nil {
+		return nil, fmt.Errorf("launcher: no clock given")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
+	}
+	dir := filepath.Join(abs, "launcher")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the data folder %s: %v; choose another with --root or fix its permissions", dir, unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot write to the data folder %s: %v; choose another with --root or fix its permissions", dir, unwrapPath(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+
+	// The knowledge store opens first: it holds the log everything else writes to.
+	ks, err := knowledge.Open(filepath.Join(dir, "knowledge.sqlite"), now)
+	if err != nil {
+		return nil, err
+	}
+	intents, err := migrations.Open(filepath.Join(dir, "intents.sqlite"), migrations.Intents)
+	if err != nil {
+		ks.Close()
+		return nil, err
+	}
+	if !o.Quiet {
+		log = slog.New(ks.Handler(slog.LevelInfo, log.Handler()))
+	}
+	l := &Launcher{Root: abs, Now: now, Log: log, Intents: intents, Knowledge: ks}
+	if err := l.build(o); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// build wires the services.
+func (l *Launcher) build(o Options) error {
+	now, log := l.Now, l.Log
+	l.Owners = owner.NewService(l.Intents, now)
+	l.Apps = app.NewService(l.Intents, l.Root, now)
+	// Every build stage and preview command runs confined, or as the owner chose.
+	l.Sandbox = sandbox.NewGuard(l.Root, sandbox.Probe())
+	l.Previews = preview.NewManager(now, log, l.Sandbox)
+	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, now)
+	l.Cases = knowledge.NewCases(l.Knowledge.DB(), now)
+	l.Lessons = knowledge.NewLessons(l.Knowledge.DB(), now)
+	// Distilled lessons record the instructions and the version they were learned under.
+	l.Lessons.SetRunning(builder.InstructionsHash(), Version)
+	// One Servings for both: it remembers each run's first build and check.
+	l.Servings = knowledge.NewServings(l.Knowledge.DB(), now)
+	l.Candidates.SetObserver(executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Candidates: l.Candidates, Version: Version, Log: log})
+	l.Backlog = intent.NewService(l.Intents, l.Root, now)
+	// The relationship index is derived: it follows each attempt, once the
+	// move that ends it has committed.
+	l.Backlog.OnTaskMoved(func(ctx context.Context, m intent.TaskMoved) {
+		if !m.AttemptEnded() {
+			return
+		}
+		if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Intents); err != nil {
+			log.Error("the knowledge links could not be rebuilt", "run", m.RunID, "err", err)
+		}
+	})
+	providers, err := provider.NewRegistry(l.Root, now, nil, log)
+	if err != nil {
+		return err
+	}
+	l.Providers = providers
+	l.Deliveries = delivery.NewService(l.Intents, func(id string) (*workspace.Workspace, error) {
+		return workspace.Open(l.Apps.WorkspaceDir(id), now)
+	}, now)
+	l.Requests = request.NewService(l.Intents, l.Backlog, now)
+	// Applied feedback voids the guided approval, in the same transaction.
+	l.Backlog.OnFeedback(l.Requests.VoidApproval)
+	// The turn limits of limits.json, read as each turn starts.
+	l.Limits = ai.NewLimitsFile(l.Root)
+	l.limits = l.Limits.Limits
+	if o.Limits != nil {
+		l.limits = o.Limits
+	}
+	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
+		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Turns: l.Knowledge, Attempts: l.Knowledge,
+		Lessons: l.Lessons, Servings: l.Servings, Cases: l.Cases, AdviceTimeout: o.AdviceTimeout,
+		Distill: l.distill})
+	// A chat turn may make one small change directly, or start a run
+	// when the person says to go ahead: each asks the person first.
+	l.Gate = gate.New(now)
+	l.Chats = chat.NewService(l.Intents, chat.Deps{Backlog: l.Backlog, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
+		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
+			Busy: l.Runs.Busy, Cases: l.Cases, Log: log, Now: now}),
+		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
+		// When a chat turn ends, its request's journal takes what the engineer did.
+		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
+			if requestID == 0 {
+				return
+			}
+			if _, err := l.Requests.Sync(ctx, requestID); err != nil {
+				log.Error("the request's journal could not follow the turn", "request", requestID, "err", err)
+			}
+		}})
+	// What the turns cost and what needs the person: reads only.
+	l.Spend = spend.New(l.Intents, l.Root, now)
+	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
+		Questions: l.Gate, Spend: l.Spend, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now})
+	return nil
+}
+
+// Close stops what runs (the run, the chat turns, the previews) and closes
+// the stores, the intents store first: the knowledge store keeps the log
+// to the end. A second Close answers what the first did.
+func (l *Launcher) Close() error {
+	l.closed.Do(func() { l.closeErr = l.close() })
+	return l.closeErr
+}
+
+func (l *Launcher) close() error {
+	if l.Runs != nil {
+		l.Runs.Shutdown()
+	}
+	if l.Chats != nil {
+		l.Chats.Shutdown()
+	}
+	if l.Previews != nil {
+		l.Previews.StopAll()
+	}
+	err2 := l.Intents.Close()
+	err1 := l.Knowledge.Close()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// Recover is what a start does before it serves: a restart interrupts and
+// never resumes; interventions sent before the stop are applied; a done
+// intent left undelivered is delivered; lessons are reviewed; the links
+// index is rebuilt; chat turns cut short are ended. An error that leaves
+// the stores unsure is returned; the rest is logged.
+func (l *Launcher) Recover(ctx context.Context) error {
+	log := l.Log
+	// A turn cut short may have left half a change, and the person decides
+	// what happens next.
+	if tasks, intents, err := l.Backlog.Recover(ctx); err != nil {
+		return fmt.Errorf("recovering the runs the last launcher left: %v", err)
+	} else if tasks+intents > 0 {
+		log.Info("the launcher stopped with a run going", "tasks interrupted", tasks, "intents stopped", intents)
+	}
+	// Recovery is a safe boundary: interventions sent before the stop are
+	// applied (each intent keeps the stop it is in, as held), and those
+	// applied just before a crash are only acknowledged.
+	if n, err := l.Backlog.ApplyAllInterventions(ctx); err != nil {
+		return fmt.Errorf("applying the interventions the last launcher left: %v", err)
+	} else if n > 0 {
+		log.Info("interventions sent before the stop were applied", "applied", n)
+	}
+	if n, err := l.Runs.DeliverMissing(ctx); err != nil {
+		log.Error("the deliveries the last launcher left undone could not be made", "err", err)
+	} else if n > 0 {
+		log.Info("done intents the last launcher left undelivered were delivered", "delivered", n)
+	}
+	// Lessons learned under other instructions or another version ask for review.
+	if n, err := l.Lessons.Review(ctx, builder.InstructionsHash(), Version); err != nil {
+		log.Error("the lessons could not be reviewed", "err", err)
+	} else if n > 0 {
+		log.Info("lessons need review", "flagged", n)
+	}
+	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
+	if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Intents); err != nil {
+		log.Error("the knowledge links could not be rebuilt", "err", err)
+	}
+	if _, err := l.Chats.Recover(ctx); err != nil {
+		return fmt.Errorf("recovering the chat turns the last launcher left: %v", err)
+	}
+	return nil
+}
+
+// distill asks the Settings model about each case a turn resolved, one
+// structured question each within a minute, and keeps what it says; a
+// question that fails is asked again after a later turn.
+func (l *Launcher) distill(ctx context.Context) {
+	ref := l.Providers.DefaultModel()
+	if ref == "" {
+		return
+	}
+	ask := func(ctx context.Context, instructions, message string, schema json.RawMessage, out any) error {
+		ep, err := l.Providers.Resolve(ctx, ref)
+		if err != nil {
+			return err
+		}
+		u, err := ai.Ask(ctx, l.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+			instructions, message, schema, knowledge.DistillTimeout, out)
+		if rerr := l.Backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
+			Input: u.Input, Output: u.Output, Partial: err != nil || u.Partial}); rerr != nil {
+			l.Log.Error("usage row not written", "err", rerr)
+		}
+		return err
+	}
+	if _, err := l.Lessons.DistillQueued(ctx, ask, knowledge.DistillMaxTries); err != nil {
+		l.Log.Warn("a case could not be distilled this time", "err", err)
+	}
+}
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

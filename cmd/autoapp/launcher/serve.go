@@ -1,0 +1,57 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/handlers"
+)
+
+// ShutdownGrace is how long in-flight requests get to finish on a stop.
+const ShutdownGrace = 10 * time.Second
+
+// App is the web application over the services, answering only at hosts
+// (HOST:PORT names); quit, when set, is what Quit in Settings calls.
+func (l *Launcher) App(hosts []string, quit func()) *fiber.App {
+	return handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
+		Backlog: l.Backlog, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
+		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, Overview: l.Overview,
+		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Now: l.Now, Log: l.Log, Version: Version})
+}
+
+// Serve answers on ln at hosts until ctx ends or Quit is pressed, then
+// stops the run and the chat turns, gives the requests in flight
+// ShutdownGrace to finish and stops the previews; stopping, when set, hears
+// that the stop began. It does not close the stores. Call Recover first.
+func (l *Launcher) Serve(ctx context.Context, ln net.Listener, hosts []string, stopping func()) error {
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	app := l.App(hosts, quit)
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	select {
+	case err := <-served:
+		l.Previews.StopAll()
+		if err != nil {
+			return fmt.Errorf("the server stopped: %v", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	if stopping != nil {
+		stopping()
+	}
+	l.Runs.Shutdown()
+	l.Chats.Shutdown()
+	var shutdown error
+	if err := app.ShutdownWithTimeout(ShutdownGrace); err != nil {
+		shutdown = fmt.Errorf("shutdown: %v", err)
+	}
+	<-served
+	l.Previews.StopAll()
+	return shutdown
+}
