@@ -12,9 +12,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor"
 	"autoapp/executor/ai/provider"
-	"autoapp/cmd/autoapp/launcher"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
