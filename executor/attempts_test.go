@@ -1,30 +1,16 @@
 package executor_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
-	"autoapp/knowledge"
 )
 
-// withAttempts keeps what each attempt left in a real knowledge store.
-func withAttempts(t *testing.T) hostOption {
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	return func(d *executor.Deps) { d.Attempts = ks }
-}
-
 func TestARetryIsToldWhatWasStillWrongWhatItReadAndWhatWasRefused(t *testing.T) {
-	h := newHost(t, withAttempts(t))
+	h := newHost(t)
 	id := h.plan(t, heading())
 	slug := "0001-change-the-heading"
 	// Attempt 1 reads the page, sends an edit the schema refuses, writes the
@@ -59,7 +45,7 @@ func TestARetryIsToldWhatWasStillWrongWhatItReadAndWhatWasRefused(t *testing.T) 
 }
 
 func TestARetryAfterAnAttemptThatChangedNothingIsToldWhatItRead(t *testing.T) {
-	h := newHost(t, withAttempts(t))
+	h := newHost(t)
 	id := h.plan(t, heading())
 	slug := "0001-change-the-heading"
 	h.model.On(scripted.RunID(runID(id, slug, 1)),
@@ -80,7 +66,7 @@ func TestARetryAfterAnAttemptThatChangedNothingIsToldWhatItRead(t *testing.T) {
 }
 
 func TestAFailedTasksDiagnosisReachesItsNextRunAndATurnThatWasNotAnAttemptIsLeftOut(t *testing.T) {
-	h := newHost(t, withAttempts(t))
+	h := newHost(t)
 	id := h.plan(t, heading())
 	slug := "0001-change-the-heading"
 	// Two attempts that change nothing fail the task; the planning model

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,7 @@ type CaseBook interface {
 // Deliveries records a done intent's artifacts.
 type Deliveries interface {
 	Deliver(ctx context.Context, in delivery.Input) (delivery.Delivery, error)
+	Prepare(ctx context.Context, in delivery.Input) (delivery.Delivery, error)
 	Undelivered(ctx context.Context) ([]int64, error)
 }
 
@@ -370,7 +372,9 @@ func (e *Executor) loop(ctx context.Context, r *run) {
 		// and is kept as applied to a finished run (the deferred boundary).
 		next, waiting := nextTask(d)
 		if next == nil && waiting == "" {
-			e.finish(ctx, r, d)
+			if stop := e.finish(ctx, r, d); stop != "" {
+				e.stopIntent(r, stop)
+			}
 			return
 		}
 		// A safe boundary: after the last verdict, before the next turn.
@@ -414,13 +418,29 @@ func (e *Executor) DeliverMissing(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// finish marks the intent done, every task completed, and delivers it.
-func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) {
-	if err := e.d.Backlog.MoveIntent(context.WithoutCancel(ctx), r.intentID, intent.IntentDone, "every task completed"); err != nil {
-		e.d.Log.Error("the intent could not be marked done", "intent", r.intentID, "err", err)
-		return
+// finish marks the intent done, every task completed, and records its
+// delivery in the same write. When that write fails the intent is not
+// done: it stops with a sentence saying so, and Run finishes it.
+func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) string {
+	ctx = context.WithoutCancel(ctx)
+	var record func(ctx context.Context, tx *sqlx.Tx) error
+	if e.d.Deliveries != nil {
+		in, err := e.deliveryInput(ctx, d)
+		var prepared delivery.Delivery
+		if err == nil {
+			prepared, err = e.d.Deliveries.Prepare(ctx, in)
+		}
+		if err != nil {
+			e.d.Log.Error("the delivery could not be prepared", "intent", r.intentID, "err", err)
+			return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", r.intentID)
+		}
+		record = func(ctx context.Context, tx *sqlx.Tx) error { return delivery.Record(ctx, tx, prepared) }
 	}
-	e.deliver(context.WithoutCancel(ctx), d)
+	if err := e.d.Backlog.Finish(ctx, r.intentID, "every task completed", record); err != nil {
+		e.d.Log.Error("the intent could not be marked done and delivered", "intent", r.intentID, "err", err)
+		return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", r.intentID)
+	}
+	return ""
 }
 
 // nextTask is the first queued task in run order whose blockers completed;
@@ -520,22 +540,43 @@ func (e *Executor) request(ctx context.Context, intentID int64) (request.State, 
 	return st, true, nil
 }
 
-// deliver exports the done intent's artifacts at the completing revision
-// and records the delivery with its evidence, once.
+// deliver exports a done intent's artifacts at the completing revision
+// and records the delivery with its evidence, once, and the request's
+// journal takes it: for a done intent a launcher from before done and
+// delivery were one write left undelivered.
 func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) bool {
 	if e.d.Deliveries == nil {
 		return false
 	}
 	log := e.d.Log.With("intent", d.ID)
+	in, err := e.deliveryInput(ctx, d)
+	if err != nil {
+		log.Error("no delivery", "err", err)
+		return false
+	}
+	if _, err := e.d.Deliveries.Deliver(ctx, in); err != nil {
+		log.Error("the delivery could not be recorded", "err", err)
+		return false
+	}
+	if req, ok, err := e.request(ctx, d.ID); err == nil && ok {
+		if _, err := e.d.Requests.Delivered(ctx, req.ID); err != nil {
+			log.Error("the request's journal did not take the delivery", "err", err)
+		}
+	}
+	return true
+}
+
+// deliveryInput is what the done intent hands over: the manifest's
+// artifacts at the candidate's HEAD, with the completed tasks' examples
+// and the last checks as evidence.
+func (e *Executor) deliveryInput(ctx context.Context, d intent.IntentDetail) (delivery.Input, error) {
 	_, m, _, err := e.d.Apps.Manifest(d.AppID)
 	if err != nil {
-		log.Error("no delivery: the manifest could not be read", "err", err)
-		return false
+		return delivery.Input{}, fmt.Errorf("the manifest could not be read: %w", err)
 	}
 	o, err := e.d.Candidates.ObserveNow(ctx, d.AppID)
 	if err != nil {
-		log.Error("no delivery: the candidate could not be read", "err", err)
-		return false
+		return delivery.Input{}, fmt.Errorf("the candidate could not be read: %w", err)
 	}
 	in := delivery.Input{IntentID: d.ID, AppID: d.AppID, Revision: o.Head, Paths: m.Artifacts}
 	if o.Build != nil && o.Build.Release != nil {
@@ -554,14 +595,5 @@ func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) bool {
 			in.Evidence.Checks = append(in.Evidence.Checks, delivery.CheckEvidence{ID: r.ID, Hash: r.Hash, Passed: r.Passed})
 		}
 	}
-	if _, err := e.d.Deliveries.Deliver(ctx, in); err != nil {
-		log.Error("the delivery could not be recorded", "err", err)
-		return false
-	}
-	if req, ok, err := e.request(ctx, d.ID); err == nil && ok {
-		if _, err := e.d.Requests.Delivered(ctx, req.ID); err != nil {
-			log.Error("the request's journal did not take the delivery", "err", err)
-		}
-	}
-	return true
+	return in, nil
 }

@@ -10,25 +10,24 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/candidate"
-	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/knowledge"
-	"autoapp/migrations"
 )
 
-// host is a launcher's services over a temporary root, with the scripted
-// model set up as the Settings model.
+// host is the launcher's own services over a temporary root, with the
+// scripted model set up as the Settings model.
 type host struct {
 	root string
 	// db is the intents store's file, for a test that opens it again.
 	db        string
+	launcher  *launcher.Launcher
 	backlog   *intent.Service
 	apps      *app.Service
 	cands     *candidate.Service
@@ -37,45 +36,41 @@ type host struct {
 	model     *scripted.Server
 }
 
-// hostOption changes what a host's executor is built with.
-type hostOption func(*executor.Deps)
+// hostConfig is what a test may choose of the launcher it boots: its
+// clock and its options.
+type hostConfig struct {
+	now  func() time.Time
+	opts launcher.Options
+}
+
+// hostOption changes what a host's launcher is built with.
+type hostOption func(*hostConfig)
 
 func newHost(t *testing.T, opts ...hostOption) *host {
 	t.Helper()
 	root := t.TempDir()
-	path := filepath.Join(root, "launcher", "intents.sqlite")
-	db, err := migrations.Open(path, migrations.Intents)
+	cfg := hostConfig{now: time.Now, opts: launcher.Options{AdviceTimeout: 5 * time.Second, Quiet: true}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	l, err := launcher.New(root, cfg.now, log, cfg.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{root: root, db: path, model: scripted.New(t)}
+	t.Cleanup(func() { l.Close() })
+	h := &host{root: root, db: filepath.Join(root, "launcher", "intents.sqlite"), launcher: l, model: scripted.New(t),
+		backlog: l.Backlog, apps: l.Apps, cands: l.Candidates, providers: l.Providers, exec: l.Runs}
 	h.model.Models("builder")
-	h.apps = app.NewService(db, root, time.Now)
-	jail := sandbox.NewGuard(root, sandbox.Probe())
-	previews := preview.NewManager(time.Now, nil, jail)
-	h.cands = candidate.NewService(h.apps, previews, jail, time.Now)
-	h.backlog = intent.NewService(db, root, time.Now)
-	if h.providers, err = provider.NewRegistry(root, time.Now, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	// The launcher asks the Settings model about every case a turn
+	// resolved; unless a test says otherwise, it hears there was nothing to learn.
+	h.model.Always(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the page said it.","knowable":"specific","lesson":"","same_as":0}`})
 	if err := h.providers.Save(provider.Provider{Name: "scripted", BaseURL: h.model.URL(), On: true}, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.providers.SetDefaultModel("scripted:builder"); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	deps := executor.Deps{Backlog: h.backlog, Apps: h.apps, Candidates: h.cands, Models: h.providers, Log: log, Now: time.Now,
-		AdviceTimeout: 5 * time.Second}
-	for _, o := range opts {
-		o(&deps)
-	}
-	h.exec = executor.New(deps)
-	t.Cleanup(func() {
-		h.exec.Shutdown()
-		previews.StopAll()
-		db.Close()
-	})
 	if _, err := h.apps.CreateFromTemplate(context.Background(), "site", "Site", "static"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"autoapp/executor"
 	"autoapp/executor/ai/scripted"
@@ -28,15 +27,8 @@ type lessonHost struct {
 
 func newLessonHost(t *testing.T) *lessonHost {
 	t.Helper()
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	lh := &lessonHost{store: ks, lessons: knowledge.NewLessons(ks.DB(), time.Now), servings: knowledge.NewServings(ks.DB(), time.Now)}
-	lh.host = newHost(t, func(d *executor.Deps) { d.Turns, d.Lessons, d.Servings = ks, lh.lessons, lh.servings })
-	lh.cands.SetObserver(executor.CaseRecorder{Cases: knowledge.NewCases(ks.DB(), time.Now), Servings: lh.servings, Version: "test"})
-	return lh
+	h := newHost(t)
+	return &lessonHost{host: h, store: h.launcher.Knowledge, lessons: h.launcher.Lessons, servings: h.launcher.Servings}
 }
 
 // runHeading runs the heading task to completion and answers its run id.
@@ -141,8 +133,7 @@ func overwrite(content string) scripted.Call {
 func TestAFailedBuildCarriesItsHintsAndOpensACaseWithTheRequestAndModel(t *testing.T) {
 	ctx := context.Background()
 	lh := newLessonHost(t)
-	cases := knowledge.NewCases(lh.store.DB(), time.Now)
-	lh.cands.SetObserver(executor.CaseRecorder{Cases: cases, Servings: lh.servings, Version: "test", Candidates: lh.cands})
+	cases := lh.launcher.Cases
 	hint, err := lh.lessons.Write(ctx, "The check stage fails when site/index.html is empty: keep the page whole.", "ann", knowledge.Applies{Stage: "check"})
 	if err != nil {
 		t.Fatal(err)

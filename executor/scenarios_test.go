@@ -25,6 +25,8 @@ const (
 	headingSlug = "0001-change-the-heading"
 	headingC1   = "acceptance/0001-change-the-heading-c1.json"
 	aboutSlug   = "0002-add-an-about-page"
+	// distillAsked is in the distiller's question about a resolved case.
+	distillAsked = "A failure the host saw has been resolved."
 	// adviceAsked is in the advice question and in no builder's message.
 	adviceAsked = "The task failed. The host's reasons:"
 )
@@ -49,7 +51,7 @@ func (c *clock) advance(d time.Duration) {
 
 // withLimits builds the executor on clock c with the turn limits l.
 func withLimits(c *clock, l ai.Limits) hostOption {
-	return func(d *executor.Deps) { d.Now, d.Limits = c.now, func() ai.Limits { return l } }
+	return func(h *hostConfig) { h.now, h.opts.Limits = c.now, func() ai.Limits { return l } }
 }
 
 // gate holds a scripted reply until the test lets it go: hold is the
@@ -757,7 +759,9 @@ func TestStartRefusesWithASentence(t *testing.T) {
 			return id
 		}, "0001-change-the-heading waits for an answer; answer its question first."},
 		{"nothing left to run", func(t *testing.T, h *host) int64 {
-			id, _ := queued(t, h, intent.TaskCompleted)
+			// (A stopped intent whose every task completed runs, to be
+			// finished and delivered: TestDoneAndItsDeliveryAreOneWrite.)
+			id, _ := queued(t, h, intent.TaskFailed, intent.TaskRemoved)
 			return id
 		}, "Nothing is left to run in intent #1."},
 		{"no model set up", func(t *testing.T, h *host) int64 {

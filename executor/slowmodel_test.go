@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
@@ -18,7 +17,7 @@ import (
 
 // withRealLimits builds the executor on the real clock with the limits l.
 func withRealLimits(l ai.Limits) hostOption {
-	return func(d *executor.Deps) { d.Limits = func() ai.Limits { return l } }
+	return func(h *hostConfig) { h.opts.Limits = func() ai.Limits { return l } }
 }
 
 func TestARealSilenceLongerThanTheIdleLimitIsACountedAttempt(t *testing.T) {
@@ -218,19 +217,24 @@ func TestAContextWindowTooSmallStopsTheRunSayingSo(t *testing.T) {
 // TestStopCutsTheDistillationAfterATurn: the questions asked of a turn's
 // resolved cases run on the run's context; Stop does not wait for them.
 func TestStopCutsTheDistillationAfterATurn(t *testing.T) {
-	entered := make(chan struct{})
+	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	h := newHost(t, func(d *executor.Deps) {
-		d.Distill = func(ctx context.Context) {
-			once.Do(func() { close(entered) })
-			select {
-			case <-ctx.Done():
-			case <-time.After(30 * time.Second):
-			}
-		}
-	})
+	h := newHost(t)
+	t.Cleanup(func() { close(release) })
 	id := h.plan(t, heading())
-	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{Text: "Nothing done."})
+	// The turn's first check fails and its second passes: a case opened and
+	// resolved, which the distiller is asked about when the turn ends. The
+	// Settings model takes its time over that question.
+	h.model.On(scripted.Contains(distillAsked), scripted.Reply{Before: func() {
+		once.Do(func() { close(entered) })
+		<-release
+	}, Text: "{}"})
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
 	if err := h.exec.Start(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,8 @@ func (s *Service) Recover(ctx context.Context) (tasks, intents int, err error) {
 // BeginRun starts a run of the intent, as Run in the Backlog asks: it must
 // be a submitted draft with no open questions, or a stopped intent whose
 // live tasks form a valid graph; no task may wait for an answer; something
-// must be left to run. Proposed, failed and interrupted tasks are queued and
+// must be left to run, or a stopped intent's every task completed (its run
+// then only finishes it). Proposed, failed and interrupted tasks are queued and
 // the intent is running, all in one transaction. The caller (the executor)
 // checks what only it knows: no other run, a model set up.
 func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
@@ -176,7 +177,9 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 			live = append(live, t.Task)
 		}
 	}
-	if len(queue) == 0 {
+	// A stopped intent whose every task completed (its finish could not
+	// be written) runs only to be finished and delivered.
+	if len(queue) == 0 && (in.Status != IntentStopped || len(live) == 0) {
 		return refuse(EConflict, "Nothing is left to run in intent #%d.", in.ID)
 	}
 	if ps := plan.ValidateGraph(live); len(ps) > 0 {

@@ -24,6 +24,8 @@ type Service struct {
 	now  func() time.Time
 	// onFeedback is what else applied feedback changes (OnFeedback).
 	onFeedback FeedbackHook
+	// onDone is what else an intent's finish writes (OnDone).
+	onDone DoneHook
 	// afterApply, in tests, runs between applying interventions and
 	// acknowledging them: where a crash is tested.
 	afterApply func()
@@ -89,6 +91,43 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 		return fmt.Errorf("intent: answer task %d: %w", taskID, err)
 	}
 	s.toldMoved(ctx, TaskMoved{TaskID: taskID, From: TaskNeedsAnswer, To: TaskInQueue})
+	return nil
+}
+
+// DoneHook is what else an intent's finish writes, in its transaction: the
+// request's journal takes the delivery.
+type DoneHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
+
+// OnDone sets the hook Finish calls; set it before the executor starts.
+func (s *Service) OnDone(h DoneHook) { s.onDone = h }
+
+// Finish marks the running intent done and, in the same transaction,
+// writes what deliver writes (the delivery) and what the done hook writes
+// (the journal): either all of it holds or none does, so no crash leaves a
+// done intent undelivered.
+func (s *Service) Finish(ctx context.Context, intentID int64, reason string, deliver func(ctx context.Context, tx *sqlx.Tx) error) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("intent: finish intent %d: %w", intentID, err)
+	}
+	defer tx.Rollback()
+	now := s.now()
+	if err := moveIntent(ctx, tx, now, intentID, IntentDone, reason); err != nil {
+		return err
+	}
+	if deliver != nil {
+		if err := deliver(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if s.onDone != nil {
+		if err := s.onDone(ctx, tx, intentID, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("intent: finish intent %d: %w", intentID, err)
+	}
 	return nil
 }
 

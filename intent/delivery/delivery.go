@@ -149,6 +149,42 @@ func NewService(db *migrations.DB, openWorkspace func(appID string) (*workspace.
 // it already was, Deliver returns that delivery unchanged and writes
 // nothing.
 func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
+	if in.IntentID <= 0 {
+		return Delivery{}, refuse(EInvalid, "Name the intent to deliver.")
+	}
+	if d, err := s.Get(ctx, in.IntentID); err == nil {
+		return d, nil
+	} else if !isNotFound(err) {
+		return Delivery{}, err
+	}
+	d, err := s.Prepare(ctx, in)
+	if err != nil {
+		return Delivery{}, err
+	}
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver: %w", err)
+	}
+	defer tx.Rollback()
+	if err := Record(ctx, tx, d); err != nil {
+		return Delivery{}, err
+	}
+	// Delivered by another call since the first look: theirs stands.
+	kept, err := load(ctx, tx, in.IntentID)
+	if err != nil {
+		return Delivery{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
+	}
+	return kept, nil
+}
+
+// Prepare exports each of in.Paths from the workspace at in.Revision, as
+// Deliver does, and answers the delivery it would record, writing
+// nothing: the caller records it with Record in the transaction that
+// marks the intent done.
+func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	switch {
 	case in.IntentID <= 0:
 		return Delivery{}, refuse(EInvalid, "Name the intent to deliver.")
@@ -158,11 +194,6 @@ func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
 		return Delivery{}, refuse(EInvalid, "Give the revision intent %d completed at.", in.IntentID)
 	case len(in.Paths) > MaxPaths:
 		return Delivery{}, refuse(EInvalid, "A delivery exports at most %d artifacts; %d were named.", MaxPaths, len(in.Paths))
-	}
-	if d, err := s.Get(ctx, in.IntentID); err == nil {
-		return d, nil
-	} else if !isNotFound(err) {
-		return Delivery{}, err
 	}
 	if err := s.checkInput(ctx, in); err != nil {
 		return Delivery{}, err
@@ -211,30 +242,21 @@ func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
 		d.Artifacts = append(d.Artifacts, Artifact{Path: b.Path, Size: b.Size, SHA256: b.SHA256, Media: mediaType(b.Path)})
 	}
 
-	tx, err := s.db.Write.BeginTxx(ctx, nil)
-	if err != nil {
-		return Delivery{}, fmt.Errorf("delivery: deliver: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx,
+	return d, nil
+}
+
+// Record writes the prepared delivery d in the caller's transaction; an
+// intent delivered already keeps its delivery.
+func Record(ctx context.Context, tx *sqlx.Tx, d Delivery) error {
+	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO deliveries (intent_id, app_id, at, revision, release_id, evidence, artifacts, problems)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT (intent_id) DO NOTHING`,
 		d.IntentID, d.AppID, d.At.UnixMilli(), d.Revision, sql.NullString{String: d.ReleaseID, Valid: d.ReleaseID != ""},
-		jsonText(d.Evidence), jsonText(d.Artifacts), jsonText(d.Problems))
-	if err != nil {
-		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
+		jsonText(d.Evidence), jsonText(d.Artifacts), jsonText(d.Problems)); err != nil {
+		return fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
-	} else if n == 0 {
-		// Delivered by another call since the first look: theirs stands.
-		return load(ctx, tx, in.IntentID)
-	}
-	if err := tx.Commit(); err != nil {
-		return Delivery{}, fmt.Errorf("delivery: deliver intent %d: %w", d.IntentID, err)
-	}
-	return d, nil
+	return nil
 }
 
 // checkInput refuses an intent that does not exist or is another

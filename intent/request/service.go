@@ -386,6 +386,29 @@ func (s *Service) Delivered(ctx context.Context, id int64) (State, error) {
 		}})
 }
 
+// DeliveredIn writes the delivery entry of the intent's request, in the
+// transaction that marks the intent done (an intent.DoneHook); an intent
+// with no request, or one whose journal has it already, writes nothing.
+func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
+	var id int64
+	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("request: delivered: %w", err)
+	}
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if j.Delivered {
+		return nil
+	}
+	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
+		At: at.UnixMilli(), Body: string(mustJSON(deliveryBody{}))})
+}
+
 // State reads a request from its journal, with whether its approval still
 // holds against the intent's rows.
 func (s *Service) State(ctx context.Context, id int64) (State, error) {

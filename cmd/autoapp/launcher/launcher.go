@@ -172,8 +172,10 @@ func (l *Launcher) build(o Options) error {
 		return workspace.Open(l.Apps.WorkspaceDir(id), now)
 	}, now)
 	l.Requests = request.NewService(l.Intents, l.Backlog, now)
-	// Applied feedback voids the guided approval, in the same transaction.
+	// Applied feedback voids the guided approval, in the same transaction;
+	// an intent's finish writes its request's delivery entry in its own.
 	l.Backlog.OnFeedback(l.Requests.VoidApproval)
+	l.Backlog.OnDone(l.Requests.DeliveredIn)
 	// The turn limits of limits.json, read as each turn starts.
 	l.Limits = ai.NewLimitsFile(l.Root)
 	l.limits = l.Limits.Limits

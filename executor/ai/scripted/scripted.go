@@ -235,8 +235,11 @@ type Server struct {
 	// llama.cpp's server); 0 names none.
 	listed, served int
 	scripts        []*script
-	requests       []Request
-	calls          int
+	// always answer, each with its one reply as often as asked, what no
+	// script answers.
+	always   []*script
+	requests []Request
+	calls    int
 }
 
 // New starts a scripted server that is closed when the test ends.
@@ -294,6 +297,15 @@ func (s *Server) On(m Match, replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.scripts = append(s.scripts, &script{match: m, replies: replies})
+}
+
+// Always answers every request m selects that no script answers with
+// reply, as often as it comes: a question the program asks on its own
+// (the distiller's) that a test does not care about.
+func (s *Server) Always(m Match, reply Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always = append(s.always, &script{match: m, replies: []Reply{reply}})
 }
 
 // Requests are the requests the server got so far, in order.
@@ -359,6 +371,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			reply = &sc.replies[sc.next]
 			sc.next++
 			break
+		}
+	}
+	for _, sc := range s.always {
+		if reply == nil && sc.match.matches(req) {
+			reply = &sc.replies[0]
 		}
 	}
 	s.calls++
