@@ -12,6 +12,7 @@ import (
 
 	"autoapp/executor/workspace"
 	"autoapp/intent/delivery"
+	"autoapp/intent/refusal"
 )
 
 // Deliveries is what the handlers need of the deliveries.
@@ -120,7 +121,7 @@ func deliveryRefusal(err error) error {
 	var de *delivery.Error
 	if errors.As(err, &de) {
 		code, sentence := de.Refusal()
-		return fiber.NewError(refusalStatus(code), sentence)
+		return fiber.NewError(refusal.Status(refusal.Code(code)), sentence)
 	}
 	return err
 }
