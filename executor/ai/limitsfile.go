@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 )
 
 // LimitsFileName is the turn limits the owner sets in Settings, in
@@ -62,7 +63,7 @@ func (f *LimitsFile) Read() (Limits, string) {
 		return d, fmt.Sprintf("%s could not be read (%v), so the default limits hold.", LimitsFileName, err)
 	}
 	if ps := checkLimits(in); len(ps) > 0 {
-		return d, fmt.Sprintf("%s is not usable (%s), so the default limits hold.", LimitsFileName, (&Refusal{Problems: ps}).Error())
+		return d, fmt.Sprintf("%s is not usable (%s), so the default limits hold.", LimitsFileName, refusal.Problems(ps).Error())
 	}
 	d.Idle, d.Wall = minutes(in.IdleMinutes), minutes(in.TurnMinutes)
 	return d, ""
@@ -78,7 +79,7 @@ func (f *LimitsFile) Limits() Limits {
 type LimitsError struct{ Problems []Problem }
 
 func (e *LimitsError) Error() string {
-	return "The limits were not saved: " + (&Refusal{Problems: e.Problems}).Error() + "."
+	return "The limits were not saved: " + refusal.Problems(e.Problems).Error() + "."
 }
 
 // Refusal is the refusal's code and its sentence, as the pages answer it.
