@@ -15,22 +15,14 @@ import (
 	"autoapp/views"
 )
 
-// refuser is a domain package's refusal: a code and a sentence for the
-// person. Every domain package's Error is one.
-type refuser interface {
-	error
-	Refusal() (code, sentence string)
-}
-
 // refused is the sentence and status of an error the person can act on, or
 // ok false for a failure of the server.
 func refused(err error) (status int, sentence string, ok bool) {
-	var r refuser
-	if !errors.As(err, &r) {
+	r, ok := refusal.As(err)
+	if !ok {
 		return 0, "", false
 	}
-	code, sentence := r.Refusal()
-	return refusal.Status(refusal.Code(code)), sentence, true
+	return refusal.Status(r.Code), r.Message, true
 }
 
 func isRefusal(err error) bool {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"path"
 	"strings"
@@ -118,10 +117,8 @@ func percentEncode(s string) string {
 // deliveryRefusal gives a refusal of the deliveries its status, so the
 // error handler tells its sentence.
 func deliveryRefusal(err error) error {
-	var de *delivery.Error
-	if errors.As(err, &de) {
-		code, sentence := de.Refusal()
-		return fiber.NewError(refusal.Status(refusal.Code(code)), sentence)
+	if de, ok := refusal.As(err); ok {
+		return fiber.NewError(refusal.Status(de.Code), de.Message)
 	}
 	return err
 }

@@ -75,16 +75,6 @@ func (f *LimitsFile) Limits() Limits {
 	return l
 }
 
-// LimitsError is a refused limits form, every problem named by its field.
-type LimitsError struct{ Problems []Problem }
-
-func (e *LimitsError) Error() string {
-	return "The limits were not saved: " + refusal.Problems(e.Problems).Error() + "."
-}
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *LimitsError) Refusal() (code, sentence string) { return "invalid", e.Error() }
-
 // Save checks the idle and turn minutes as typed in Settings and writes
 // them to a temporary file renamed over limits.json.
 func (f *LimitsFile) Save(idle, turn string) error {
@@ -105,7 +95,7 @@ func (f *LimitsFile) Save(idle, turn string) error {
 		ps = checkLimits(in)
 	}
 	if len(ps) > 0 {
-		return &LimitsError{Problems: ps}
+		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The limits were not saved: " + refusal.Problems(ps).Error() + "."}
 	}
 	b, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {
