@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
@@ -18,6 +19,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 	"autoapp/knowledge"
 )
@@ -34,8 +36,8 @@ const (
 // Error is a refusal with a sentence for the person: the backlog's own.
 type Error = intent.Error
 
-func refuse(format string, args ...any) *Error {
-	return &Error{Code: intent.EConflict, Message: fmt.Sprintf(format, args...)}
+func refuse(code intent.Code, format string, args ...any) *Error {
+	return refusal.Errorf(code, format, args...)
 }
 
 // Models resolves model references to endpoints; the provider registry.
@@ -207,10 +209,10 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return refuse("The launcher is shutting down; nothing can start.")
+		return refuse(intent.EConflict, "The launcher is shutting down; nothing can start.")
 	}
 	if e.run != nil {
-		return refuse("Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
+		return refuse(intent.EConflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
 	}
 	if err := e.checkModels(ctx, d); err != nil {
 		return err
@@ -264,7 +266,7 @@ func (e *Executor) checkModels(ctx context.Context, d intent.IntentDetail) error
 			continue
 		}
 		if t.RunsOn == "" && settings == "" {
-			return refuse("No model is set up for %s: choose the Settings model in Settings.", t.Slug)
+			return refuse(intent.EConflict, "No model is set up for %s: choose the Settings model in Settings.", t.Slug)
 		}
 	}
 	return nil
@@ -278,7 +280,7 @@ func (e *Executor) Stop(intentID int64) error {
 	r := e.run
 	e.mu.Unlock()
 	if r == nil || r.intentID != intentID {
-		return refuse("Intent #%d is not running.", intentID)
+		return refuse(intent.EConflict, "Intent #%d is not running.", intentID)
 	}
 	r.cancel(errStopped)
 	<-r.done
@@ -312,7 +314,7 @@ func (e *Executor) Running() (int64, string, bool) {
 // Busy refuses the owner's writes to an application while a run changes it.
 func (e *Executor) Busy(appID string) error {
 	if id, running, ok := e.Running(); ok && running == appID {
-		return refuse("Intent #%d is running on %s; stop it before changing the application by hand.", id, appID)
+		return refuse(intent.EConflict, "Intent #%d is running on %s; stop it before changing the application by hand.", id, appID)
 	}
 	return nil
 }
@@ -340,7 +342,7 @@ func (r *run) update(f func(p *Progress)) {
 // again; Run continues the intent.
 func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) error {
 	if strings.TrimSpace(answer) == "" {
-		return &Error{Code: intent.EInvalid, Message: "Write an answer to the question first."}
+		return refuse(intent.EInvalid, "Write an answer to the question first.")
 	}
 	return e.d.Backlog.AnswerTask(ctx, taskID, strings.TrimSpace(answer))
 }

@@ -237,7 +237,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	case errors.As(err, &fe):
 		status, sentence = fe.Code, fe.Message
 	case isRefusal(err):
-		status, sentence, _ = refusal(err)
+		status, sentence, _ = refused(err)
 	default:
 		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
@@ -246,24 +246,4 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 		return c.Status(status).SendString(sentence)
 	}
 	return render(c.Status(status), errorPage(c, status, sentence))
-}
-
-// refusalStatus is the HTTP status of a refusal's code. The codes are the
-// same words in every domain package.
-func refusalStatus(code string) int {
-	switch code {
-	case "invalid":
-		return fiber.StatusUnprocessableEntity
-	case "conflict":
-		return fiber.StatusConflict
-	case "not_found":
-		return fiber.StatusNotFound
-	case "denied":
-		return fiber.StatusUnauthorized
-	case "throttled":
-		return fiber.StatusTooManyRequests
-	case "unavailable":
-		return fiber.StatusBadGateway
-	}
-	return fiber.StatusBadRequest
 }

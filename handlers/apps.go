@@ -11,29 +11,22 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/candidate"
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 	"autoapp/views"
 )
 
-// refuser is a domain package's refusal: a code and a sentence for the
-// person. Every domain package's Error is one.
-type refuser interface {
-	error
-	Refusal() (code, sentence string)
-}
-
-// refusal is the sentence and status of an error the person can act on, or
+// refused is the sentence and status of an error the person can act on, or
 // ok false for a failure of the server.
-func refusal(err error) (status int, sentence string, ok bool) {
-	var r refuser
-	if !errors.As(err, &r) {
+func refused(err error) (status int, sentence string, ok bool) {
+	r, ok := refusal.As(err)
+	if !ok {
 		return 0, "", false
 	}
-	code, sentence := r.Refusal()
-	return refusalStatus(code), sentence, true
+	return refusal.Status(r.Code), r.Message, true
 }
 
 func isRefusal(err error) bool {
-	_, _, ok := refusal(err)
+	_, _, ok := refused(err)
 	return ok
 }
 
@@ -77,7 +70,7 @@ func (h *Handlers) appRegister(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.AppForm) error {
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		form.Problem = sentence
 		c.Status(status)
 		return h.renderApps(c, form)
@@ -193,7 +186,7 @@ func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, i
 	if err == nil {
 		err = act(c.UserContext(), id)
 	}
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{candidateProblem: sentence})
 	}
@@ -230,7 +223,7 @@ func (h *Handlers) appActivate(c *fiber.Ctx) error {
 	if err == nil {
 		err = h.apps.Activate(c.UserContext(), id, c.FormValue("release"))
 	}
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{problem: sentence})
 	}

@@ -94,7 +94,7 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 
 func (h *Handlers) backlogModels(c *fiber.Ctx) error {
 	typed, err := h.saveTierModels(c)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderBacklog(c, views.Refusal{At: "models", Sentence: sentence}, "", typed)
 	}
@@ -204,7 +204,7 @@ func (h *Handlers) intentWithdraw(c *fiber.Ctx) error {
 		return err
 	}
 	err = h.backlog.Withdraw(c.UserContext(), c.FormValue("op"), id)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderIntent(c, id, views.Refusal{At: "withdraw", Sentence: sentence}, false)
 	}
@@ -226,7 +226,7 @@ func (h *Handlers) taskWrite(c *fiber.Ctx, write func(ctx context.Context, op st
 		return err
 	}
 	err = write(c.UserContext(), c.FormValue("op"), taskID)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderIntent(c, t.IntentID, views.Refusal{At: "task-" + strconv.FormatInt(taskID, 10), Sentence: sentence}, false)
 	}
@@ -395,7 +395,7 @@ func (h *Handlers) intentStop(c *fiber.Ctx) error {
 // intentAction runs a write on an intent and shows it, with the refusal at.
 func (h *Handlers) intentAction(c *fiber.Ctx, id int64, at string, act func() error) error {
 	err := act()
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderIntent(c, id, views.Refusal{At: at, Sentence: sentence}, false)
 	}

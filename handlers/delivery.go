@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"path"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"autoapp/executor/workspace"
 	"autoapp/intent/delivery"
+	"autoapp/intent/refusal"
 )
 
 // Deliveries is what the handlers need of the deliveries.
@@ -117,10 +117,8 @@ func percentEncode(s string) string {
 // deliveryRefusal gives a refusal of the deliveries its status, so the
 // error handler tells its sentence.
 func deliveryRefusal(err error) error {
-	var de *delivery.Error
-	if errors.As(err, &de) {
-		code, sentence := de.Refusal()
-		return fiber.NewError(refusalStatus(code), sentence)
+	if de, ok := refusal.As(err); ok {
+		return fiber.NewError(refusal.Status(de.Code), de.Message)
 	}
 	return err
 }

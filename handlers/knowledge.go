@@ -346,7 +346,7 @@ func (h *Handlers) lessonWrite(c *fiber.Ctx, at string, write func(ctx context.C
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no lessons.")
 	}
 	err := write(c.UserContext())
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderLessons(c, views.Refusal{At: at, Sentence: sentence})
 	}

@@ -42,7 +42,7 @@ func (h *Handlers) limitsLine() string {
 func (h *Handlers) limitsSave(c *fiber.Ctx) error {
 	idle, turn := c.FormValue("idle_minutes"), c.FormValue("turn_minutes")
 	err := h.limits.Save(idle, turn)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "limits", Sentence: sentence}, typedIdle: idle, typedTurn: turn})
 	}

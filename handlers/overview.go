@@ -294,7 +294,7 @@ func (h *Handlers) pricesSave(c *fiber.Ctx) error {
 		typed.Rows = append(typed.Rows, views.PriceRow{Model: r.Model, Input: r.Input, Output: r.Output})
 	}
 	_, err = h.prices.SavePrices(rows, typed.Budget)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "prices", Sentence: sentence}, typedPrices: typed})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/intent/owner"
+	"autoapp/intent/refusal"
 	"autoapp/views"
 )
 
@@ -34,7 +35,7 @@ func (h *Handlers) setup(c *fiber.Ctx) error {
 		h.ownerExists.Store(true)
 		return err
 	case errors.As(err, &oe):
-		return render(c.Status(refusalStatus(string(oe.Code))), views.SetupPage(shell(c, "Create the owner", ""),
+		return render(c.Status(refusal.Status(oe.Code)), views.SetupPage(shell(c, "Create the owner", ""),
 			views.OwnerForm{Name: name, Problem: oe.Message}, owner.MinPasswordLength))
 	}
 	return err
@@ -59,7 +60,7 @@ func (h *Handlers) signIn(c *fiber.Ctx) error {
 		if oe.Code == owner.EThrottled {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(oe.RetryAfter/time.Second)))
 		}
-		return render(c.Status(refusalStatus(string(oe.Code))), views.SignInPage(shell(c, "Sign in", ""),
+		return render(c.Status(refusal.Status(oe.Code)), views.SignInPage(shell(c, "Sign in", ""),
 			views.OwnerForm{Name: name, Problem: oe.Message, Next: c.FormValue("next")}))
 	}
 	if err != nil {

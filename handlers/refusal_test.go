@@ -37,12 +37,12 @@ func TestEveryDomainRefusalIsToldAsItsSentence(t *testing.T) {
 	}
 	for _, c := range cases {
 		wrapped := fmt.Errorf("deep inside: %w", c.err)
-		status, sentence, ok := refusal(wrapped)
+		status, sentence, ok := refused(wrapped)
 		if !ok || status != c.status || sentence != c.err.Error() {
 			t.Errorf("%T: got %d %q (%v), want %d %q", c.err, status, sentence, ok, c.status, c.err.Error())
 		}
 	}
-	if _, _, ok := refusal(errors.New("disk I/O error")); ok {
+	if _, _, ok := refused(errors.New("disk I/O error")); ok {
 		t.Error("a failure of the server was told as a refusal")
 	}
 }

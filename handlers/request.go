@@ -161,7 +161,7 @@ func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (
 	w.id, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
 	w.seen, _ = strconv.Atoi(c.FormValue("seen"))
 	err = h.sendToEngineer(ctx, appID, w.op, func() (request.State, error) { return write(ctx, w) }, w.text)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		// The page keeps what the person typed, and the mode they chose.
 		c.Status(status)
 		c.Locals(localTyped, typed{text: w.text, mode: c.FormValue("mode")})
@@ -251,7 +251,7 @@ func (h *Handlers) decide(c *fiber.Ctx, approve bool) error {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such question.")
 	}
 	err = h.gate.Decide(appID, qid, approve)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
 	}

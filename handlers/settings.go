@@ -132,7 +132,7 @@ func (h *Handlers) providerSave(c *fiber.Ctx) error {
 	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
 		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens"))}
 	err := h.saveProvider(form, c.FormValue("api_key"), c.FormValue("clear_key") == "1")
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{form: form, refusal: views.Refusal{At: "provider-form", Sentence: sentence}})
 	}
@@ -173,7 +173,7 @@ func (h *Handlers) saveProvider(form views.ProviderForm, key string, clearKey bo
 func (h *Handlers) providerAction(c *fiber.Ctx, act func(name string) error) error {
 	name := c.Params("name")
 	err := act(name)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "provider-" + name, Sentence: sentence}})
 	}
@@ -215,7 +215,7 @@ func (h *Handlers) providerTest(c *fiber.Ctx) error {
 
 func (h *Handlers) settingsModel(c *fiber.Ctx) error {
 	err := h.providers.SetDefaultModel(c.FormValue("model"))
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "model", Sentence: sentence}})
 	}
@@ -264,7 +264,7 @@ func (h *Handlers) saveTierModels(c *fiber.Ctx) (map[string]string, error) {
 
 func (h *Handlers) settingsTiers(c *fiber.Ctx) error {
 	typed, err := h.saveTierModels(c)
-	if status, sentence, ok := refusal(err); ok {
+	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "models", Sentence: sentence}, typedTiers: typed})
 	}

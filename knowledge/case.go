@@ -11,12 +11,13 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
 // EConflict refuses a write the case's state does not allow, such as a
 // second diagnosis.
-const EConflict Code = "conflict"
+const EConflict = refusal.Conflict
 
 // The kinds of case.
 const (

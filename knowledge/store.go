@@ -3,13 +3,13 @@ package knowledge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -22,27 +22,19 @@ const (
 )
 
 // Code classifies a refusal for the person and for the HTTP layer.
-type Code string
+type Code = refusal.Code
 
 // The codes this package answers with.
 const (
-	EInvalid  Code = "invalid"
-	ENotFound Code = "not_found"
+	EInvalid  = refusal.Invalid
+	ENotFound = refusal.NotFound
 )
 
 // Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // Options change what Open does; the zero value is what serve wants.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -72,7 +73,7 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		if errors.As(err, &ie) {
 			return fail(ie.Code, "%s", ie.Message)
 		}
-		return fail("unavailable", "The inbox could not be used: %v", err)
+		return fail(refusal.Unavailable, "The inbox could not be used: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return fail(intent.EInvalid, "Unexpected argument %q; every value goes with its flag.", fs.Arg(0))
@@ -82,7 +83,7 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	backlog, closeDB, err := openInbox(*root, verb == "inspect")
 	if err != nil {
-		return fail("unavailable", "%v", err)
+		return fail(refusal.Unavailable, "%v", err)
 	}
 	defer closeDB()
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"autoapp/intent/refusal"
 )
 
 // Ask asks the model one structured question: a JSON object matching
@@ -70,7 +72,7 @@ func Ask(ctx context.Context, now func() time.Time, ep Endpoint, instructions, m
 	content := stripFence(withoutThinking(a.Content))
 	if ps := compiled.validate([]byte(content)); len(ps) > 0 {
 		return usage, &ProviderError{Kind: ProviderUnusable, Sentence: UnusableSentence,
-			detail: p.redact(fmt.Sprintf("%s (answer: %.500q)", (&Refusal{Problems: ps}).Error(), content))}
+			detail: p.redact(fmt.Sprintf("%s (answer: %.500q)", refusal.Problems(ps).Error(), content))}
 	}
 	fresh := reflect.New(target.Elem().Type())
 	if err := json.Unmarshal([]byte(content), fresh.Interface()); err != nil {

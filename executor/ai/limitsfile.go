@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 )
 
 // LimitsFileName is the turn limits the owner sets in Settings, in
@@ -62,7 +63,7 @@ func (f *LimitsFile) Read() (Limits, string) {
 		return d, fmt.Sprintf("%s could not be read (%v), so the default limits hold.", LimitsFileName, err)
 	}
 	if ps := checkLimits(in); len(ps) > 0 {
-		return d, fmt.Sprintf("%s is not usable (%s), so the default limits hold.", LimitsFileName, (&Refusal{Problems: ps}).Error())
+		return d, fmt.Sprintf("%s is not usable (%s), so the default limits hold.", LimitsFileName, refusal.Problems(ps).Error())
 	}
 	d.Idle, d.Wall = minutes(in.IdleMinutes), minutes(in.TurnMinutes)
 	return d, ""
@@ -73,16 +74,6 @@ func (f *LimitsFile) Limits() Limits {
 	l, _ := f.Read()
 	return l
 }
-
-// LimitsError is a refused limits form, every problem named by its field.
-type LimitsError struct{ Problems []Problem }
-
-func (e *LimitsError) Error() string {
-	return "The limits were not saved: " + (&Refusal{Problems: e.Problems}).Error() + "."
-}
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *LimitsError) Refusal() (code, sentence string) { return "invalid", e.Error() }
 
 // Save checks the idle and turn minutes as typed in Settings and writes
 // them to a temporary file renamed over limits.json.
@@ -104,7 +95,7 @@ func (f *LimitsFile) Save(idle, turn string) error {
 		ps = checkLimits(in)
 	}
 	if len(ps) > 0 {
-		return &LimitsError{Problems: ps}
+		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The limits were not saved: " + refusal.Problems(ps).Error() + "."}
 	}
 	b, err := json.MarshalIndent(in, "", "  ")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai"
+	"autoapp/intent/refusal"
 )
 
 func TestTheLimitsFileHoldsTheOwnersLimitsOrSaysWhyTheDefaultsHold(t *testing.T) {
@@ -38,14 +39,8 @@ func TestTheLimitsFileHoldsTheOwnersLimitsOrSaysWhyTheDefaultsHold(t *testing.T)
 		})
 	}
 	err := f.Save("eight", "-1")
-	var le *ai.LimitsError
-	if !asLimitsError(err, &le) || len(le.Problems) != 2 || le.Problems[0].Field != "idleMinutes" || le.Problems[1].Field != "turnMinutes" {
+	le, ok := refusal.As(err)
+	if !ok || le.Code != refusal.Invalid || len(le.Problems) != 2 || le.Problems[0].Field != "idleMinutes" || le.Problems[1].Field != "turnMinutes" {
 		t.Fatalf("Save = %v, want both fields named", err)
 	}
-}
-
-func asLimitsError(err error, target **ai.LimitsError) bool {
-	le, ok := err.(*ai.LimitsError)
-	*target = le
-	return ok
 }

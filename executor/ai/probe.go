@@ -8,6 +8,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"autoapp/intent/refusal"
 )
 
 // ProbeTimeout bounds Settings' tool test: a local model may take a while
@@ -62,7 +64,7 @@ func ProbeTools(ctx context.Context, ep Endpoint, now func() time.Time) (ok bool
 		}
 		if ps := compiled.validate([]byte(withoutThinking(c.Args))); len(ps) > 0 {
 			return false, fmt.Sprintf("%s called the tool, but its arguments do not match the tool's schema (%s): choose a model with better tool support.",
-				ep.Model, (&Refusal{Problems: ps}).Error())
+				ep.Model, refusal.Problems(ps).Error())
 		}
 		return true, fmt.Sprintf("%s calls tools: yes (%.1f s).", ep.Model, took.Seconds())
 	}

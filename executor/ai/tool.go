@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // Tool is something the model may call in a turn.
@@ -64,31 +66,15 @@ func CheckExample(t Tool) error {
 
 // Problem is one thing wrong with an input, named by its field
 // (hunks[0].find); an empty field is the input as a whole.
-type Problem struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	if p.Field == "" {
-		return p.Message
-	}
-	return p.Field + ": " + p.Message
-}
+type Problem = refusal.Problem
 
 // Refusal is a tool's refusal of an input, with each problem named. A
 // handler returns it (see Refuse) for what the schema cannot say.
 type Refusal struct {
-	Problems []Problem
+	Problems refusal.Problems
 }
 
-func (r *Refusal) Error() string {
-	s := make([]string, len(r.Problems))
-	for i, p := range r.Problems {
-		s[i] = p.String()
-	}
-	return strings.Join(s, "; ")
-}
+func (r *Refusal) Error() string { return r.Problems.Error() }
 
 // Refuse is the error a handler returns to refuse its input.
 func Refuse(problems ...Problem) error {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+
+	"autoapp/intent/refusal"
 )
 
 // The kinds of turn, as the usage rows name them.
@@ -560,7 +562,7 @@ func (r *turn) refused(answer *toolAnswer, name string, kind refusalKind, tool *
 	if r.reasons[key] < r.lim.SameRefusals {
 		return ""
 	}
-	return name + ": " + (&Refusal{Problems: answer.Problems}).Error()
+	return name + ": " + refusal.Problems(answer.Problems).Error()
 }
 
 func (r *turn) toolList() string {

@@ -228,20 +228,11 @@ func decode(input json.RawMessage, v any) error {
 	return nil
 }
 
-// problems turns the workspace's named problems into the model's.
-func problems(ps workspace.Problems) []ai.Problem {
-	out := make([]ai.Problem, len(ps))
-	for i, p := range ps {
-		out[i] = ai.Problem{Field: p.Field, Message: p.Message}
-	}
-	return out
-}
-
 // refusal answers err as a refusal when it carries the workspace's named
 // problems, and as itself otherwise.
 func refusal(err error) error {
 	if ps, ok := workspace.AsProblems(err); ok {
-		return ai.Refuse(problems(ps)...)
+		return ai.Refuse(ps...)
 	}
 	return err
 }

@@ -109,7 +109,7 @@ func (s *Session) candidateCycle() ai.Tool {
 				return nil, candidateRefusal(err)
 			}
 			if res.Step == candidate.StepPatchRefused {
-				return nil, ai.Refuse(s.withMissNote(problems(res.PatchProblems), in.Path, in.Hunks)...)
+				return nil, ai.Refuse(s.withMissNote(res.PatchProblems, in.Path, in.Hunks)...)
 			}
 			if res.Patch != nil {
 				s.landed("candidate.cycle", res.Patch.Files)

@@ -129,7 +129,7 @@ func (s *Session) sourceEdit() ai.Tool {
 		Handler: handler(s, "source.edit", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
 			r, err := s.ws.Edit(in.Path, in.Hunks, meta)
 			if ps, ok := workspace.AsProblems(err); ok {
-				return nil, ai.Refuse(s.withMissNote(problems(ps), in.Path, in.Hunks)...)
+				return nil, ai.Refuse(s.withMissNote(ps, in.Path, in.Hunks)...)
 			}
 			if err != nil {
 				return nil, err
@@ -196,7 +196,7 @@ func (s *Session) withMissNote(ps []ai.Problem, file string, hunks []workspace.H
 	key := path.Clean(file)
 	s.st.misses[key]++
 	if s.st.misses[key] >= 2 {
-		ps = append(ps, ai.Problem{Message: MissedHunkNote})
+		ps = append(slices.Clip(ps), ai.Problem{Message: MissedHunkNote}) // never into the caller's array
 	}
 	return ps
 }

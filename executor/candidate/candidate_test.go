@@ -2,7 +2,6 @@ package candidate_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -328,11 +328,11 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, time.Now)
 	h.create(t, "site", "static")
 	_, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{})
-	var refusal interface{ Refusal() (string, string) }
-	if !errors.As(err, &refusal) {
+	r, ok := refusal.As(err)
+	if !ok {
 		t.Fatalf("Cycle = %v, want a refusal", err)
 	}
-	if _, sentence := refusal.Refusal(); !strings.Contains(sentence, "This machine cannot confine the engineer's code") ||
+	if sentence := r.Message; !strings.Contains(sentence, "This machine cannot confine the engineer's code") ||
 		!strings.Contains(sentence, "turn on Run unconfined in Settings") {
 		t.Errorf("sentence = %q", sentence)
 	}

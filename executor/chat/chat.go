@@ -33,6 +33,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 )
@@ -78,7 +79,7 @@ const (
 type Error = intent.Error
 
 func refuse(code intent.Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // Turn is one chat turn as its row holds it.

@@ -3,15 +3,13 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
-	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/planner"
 	"autoapp/intent"
-	"autoapp/intent/request"
+	"autoapp/intent/refusal"
 )
 
 // Sentences of intent.start.
@@ -144,18 +142,8 @@ func toRun(in intent.IntentSummary) int {
 // backlog's or the request's: a guided plan not approved, another run
 // going), as the model passes it on; false for a failure of the host.
 func startRefusal(err error) (string, bool) {
-	var (
-		ee *executor.Error
-		ie *intent.Error
-		re *request.Error
-	)
-	switch {
-	case errors.As(err, &ee):
-		return ee.Message, true
-	case errors.As(err, &ie):
-		return ie.Message, true
-	case errors.As(err, &re):
-		return re.Message, true
+	if r, ok := refusal.As(err); ok {
+		return r.Message, true
 	}
 	return "", false
 }

@@ -27,11 +27,7 @@ func (s *Session) withWorkspace(read func(ws *workspace.Workspace) (any, error))
 	defer ws.Close()
 	out, err := read(ws)
 	if ps, ok := workspace.AsProblems(err); ok {
-		problems := make([]ai.Problem, len(ps))
-		for i, p := range ps {
-			problems[i] = ai.Problem{Field: p.Field, Message: p.Message}
-		}
-		return nil, ai.Refuse(problems...)
+		return nil, ai.Refuse(ps...)
 	}
 	return out, err
 }

@@ -20,6 +20,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/executor/sandbox"
 	"autoapp/executor/workspace"
+	"autoapp/intent/refusal"
 )
 
 const (
@@ -56,8 +57,7 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 	proc, err := spawn(m.jail, policy, dir, pv.Command, env, cleanup, &outputLog{log: m.log, preview: appID})
 	if err != nil {
 		cleanup()
-		var se *sandbox.Error
-		if errors.As(err, &se) {
+		if se, ok := refusal.As(err); ok {
 			return nil, refuse(EInvalid, "%s", se.Message)
 		}
 		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)

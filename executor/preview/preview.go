@@ -16,34 +16,27 @@ import (
 
 	"autoapp/executor/build"
 	"autoapp/executor/workspace"
+	"autoapp/intent/refusal"
 )
 
 // Code classifies an error for the person and for the HTTP layer.
-type Code string
+type Code = refusal.Code
 
 // The codes this package answers with.
 const (
 	// EInvalid: the preview as the manifest writes it cannot be started.
-	EInvalid Code = "invalid"
+	EInvalid = refusal.Invalid
 	// EFailed: the preview started but did not answer, or stopped.
-	EFailed Code = "failed"
+	EFailed = refusal.Failed
 	// ENotRunning: no preview runs for the application.
-	ENotRunning Code = "not_running"
+	ENotRunning = refusal.NotRunning
 )
 
 // Error is a refusal or a failure with a sentence for the person.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // Info describes a running preview. A preview is identified by its

@@ -8,21 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"autoapp/intent/refusal"
 )
 
 // SettingFile is the owner's choice, in <root>/launcher.
 const SettingFile = "sandbox.json"
-
-// Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    string
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return e.Code, e.Message }
 
 // Setting is sandbox.json: whether the owner lets the engineer's code run
 // unconfined.
@@ -94,7 +85,7 @@ func (g *Guard) State() State {
 // Ready refuses, with a sentence, when nothing of the engineer's may run.
 func (g *Guard) Ready() error {
 	if st := g.State(); st.Refused() {
-		return &Error{Code: "conflict", Message: st.Sentence()}
+		return &refusal.Error{Code: refusal.Conflict, Message: st.Sentence()}
 	}
 	return nil
 }
@@ -139,7 +130,7 @@ func (g *Guard) Start(cmd *exec.Cmd, p Policy) error {
 	st := g.State()
 	switch {
 	case st.Refused():
-		return &Error{Code: "conflict", Message: st.Sentence()}
+		return &refusal.Error{Code: refusal.Conflict, Message: st.Sentence()}
 	case st.Unconfined:
 		return cmd.Start()
 	}

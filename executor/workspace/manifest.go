@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // ManifestFile is the manifest's name at the workspace's top. The engineer
@@ -81,28 +83,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Problem is one thing wrong with an input, named by its field.
-type Problem struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	if p.Field == "" {
-		return p.Message
-	}
-	return p.Field + ": " + p.Message
-}
+type Problem = refusal.Problem
 
 // Problems is a list of named problems; as an error it reads as one sentence.
-type Problems []Problem
-
-func (ps Problems) Error() string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
-	}
-	return strings.Join(s, "; ")
-}
+type Problems = refusal.Problems
 
 // ParseManifest reads and validates autoapp.json. Every problem is named
 // by its field; the manifest is usable only when there are none.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"autoapp/executor/workspace"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -29,30 +30,21 @@ import (
 var templates embed.FS
 
 // Code classifies a refusal.
-type Code string
+type Code = refusal.Code
 
 // The codes this package answers with.
 const (
-	EInvalid  Code = "invalid"
-	EConflict Code = "conflict"
-	ENotFound Code = "not_found"
+	EInvalid  = refusal.Invalid
+	EConflict = refusal.Conflict
+	ENotFound = refusal.NotFound
 )
 
 // Error is a refusal with a sentence for the person, and the named problems
 // behind it when there are several.
-type Error struct {
-	Code     Code
-	Message  string
-	Problems workspace.Problems
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // App is one application.

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -42,32 +43,23 @@ const (
 )
 
 // Code classifies an error for the person and for the HTTP layer.
-type Code string
+type Code = refusal.Code
 
 // The codes this package answers with.
 const (
-	EInvalid   Code = "invalid"
-	EConflict  Code = "conflict"
-	ENotFound  Code = "not_found"
-	EDenied    Code = "denied"
-	EThrottled Code = "throttled"
+	EInvalid   = refusal.Invalid
+	EConflict  = refusal.Conflict
+	ENotFound  = refusal.NotFound
+	EDenied    = refusal.Denied
+	EThrottled = refusal.Throttled
 )
 
-// Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    Code
-	Message string
-	// RetryAfter is set on EThrottled.
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+// Error is a refusal with a sentence for the person; RetryAfter is set on
+// EThrottled.
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // ErrNoSession is returned for a cookie that names no live session.

@@ -4,6 +4,8 @@
 // holds no state and knows nothing of storage or HTTP.
 package plan
 
+import "autoapp/intent/refusal"
+
 // Priorities, risks, reasoning levels and labels a plan may use.
 var (
 	Priorities = []string{"high", "medium", "low"}
@@ -56,28 +58,7 @@ type Task struct {
 
 // Problem is one thing wrong with a plan, named by its field
 // (criteria[2].text, blocked_by[0]).
-type Problem struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	if p.Field == "" {
-		return p.Message
-	}
-	return p.Field + ": " + p.Message
-}
+type Problem = refusal.Problem
 
 // Problems is a list of named problems; as an error it reads as one line.
-type Problems []Problem
-
-func (ps Problems) Error() string {
-	out := ""
-	for i, p := range ps {
-		if i > 0 {
-			out += "; "
-		}
-		out += p.String()
-	}
-	return out
-}
+type Problems = refusal.Problems

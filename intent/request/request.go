@@ -13,34 +13,26 @@
 package request
 
 import (
-	"fmt"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // Code classifies a refusal for the person and for the HTTP layer.
-type Code string
+type Code = refusal.Code
 
-// The codes this package answers with; the same words as the intent
-// package's codes.
+// The codes this package answers with.
 const (
-	EInvalid  Code = "invalid"
-	EConflict Code = "conflict"
-	ENotFound Code = "not_found"
+	EInvalid  = refusal.Invalid
+	EConflict = refusal.Conflict
+	ENotFound = refusal.NotFound
 )
 
 // Error is a refusal with a sentence for the person.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // The modes of a request, as the intent package names them.

@@ -39,7 +39,7 @@ func (b *Book) Prices() Loaded { return Load(b.path) }
 func (b *Book) SavePrices(rows []Row, budget string) (Prices, error) {
 	p, problems := Parse(rows, budget)
 	if problems != nil {
-		return Prices{}, &intent.Error{Code: intent.EInvalid, Message: problems.Error()}
+		return Prices{}, &intent.Error{Code: intent.EInvalid, Message: "The prices were not saved. " + problems.Error() + "."}
 	}
 	if err := Save(b.path, p); err != nil {
 		return Prices{}, err

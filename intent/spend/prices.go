@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // File is the prices file's name in the launcher's folder, beside
@@ -191,20 +192,10 @@ type Row struct {
 
 // Problem is one thing wrong in the prices form, named by its field
 // ("row 2 input", "budget").
-type Problem struct {
-	Field, Message string
-}
+type Problem = refusal.Problem
 
-// Problems are every problem of one form; as an error it is one sentence.
-type Problems []Problem
-
-func (ps Problems) Error() string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = p.Field + ": " + p.Message
-	}
-	return "The prices were not saved. " + strings.Join(parts, "; ") + "."
-}
+// Problems are every problem of one form.
+type Problems = refusal.Problems
 
 // Parse checks the prices form: each row with a model needs an input and
 // an output price of at least 0 dollars per million tokens; a row with no
@@ -220,21 +211,21 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 		in, out := strings.TrimSpace(r.Input), strings.TrimSpace(r.Output)
 		if model == "" {
 			if in != "" || out != "" {
-				problems = append(problems, Problem{fmt.Sprintf("row %d", n), "name the model these prices are for"})
+				problems = append(problems, Problem{Field: fmt.Sprintf("row %d", n), Message: "name the model these prices are for"})
 			}
 			continue
 		}
 		field := fmt.Sprintf("row %d (%s)", n, model)
 		if model == budgetKey {
-			problems = append(problems, Problem{field, `"budget" is the daily budget, not a model`})
+			problems = append(problems, Problem{Field: field, Message: `"budget" is the daily budget, not a model`})
 			continue
 		}
 		if _, _, err := plan.ParseModelRef(model); err != nil {
-			problems = append(problems, Problem{field, strings.TrimSuffix(err.Error(), ".")})
+			problems = append(problems, Problem{Field: field, Message: strings.TrimSuffix(err.Error(), ".")})
 			continue
 		}
 		if first, dup := seen[model]; dup {
-			problems = append(problems, Problem{field, fmt.Sprintf("row %d prices it already", first)})
+			problems = append(problems, Problem{Field: field, Message: fmt.Sprintf("row %d prices it already", first)})
 			continue
 		}
 		seen[model] = n
@@ -242,7 +233,7 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 		outPrice, outProblem := dollars(out, "output", true)
 		for _, m := range []string{inProblem, outProblem} {
 			if m != "" {
-				problems = append(problems, Problem{field, m})
+				problems = append(problems, Problem{Field: field, Message: m})
 			}
 		}
 		if inProblem == "" && outProblem == "" {
@@ -252,7 +243,7 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 	if b := strings.TrimSpace(budget); b != "" {
 		v, m := dollars(b, "the daily budget", false)
 		if m != "" {
-			problems = append(problems, Problem{"budget", m})
+			problems = append(problems, Problem{Field: "budget", Message: m})
 		} else {
 			p.DayBudget = &v
 		}

@@ -257,7 +257,7 @@ func parseModelList(body []byte) ([]string, bool) {
 // caller, out of time, or never connected.
 func failure(ctx context.Context, p Provider, err error, limit time.Duration) *Error {
 	if cerr := ctx.Err(); cerr != nil {
-		return &Error{Code: EUnavailable, Message: fmt.Sprintf("Asking %s for its models was stopped before it answered.", p.Name), cause: cerr}
+		return &Error{Code: EUnavailable, Message: fmt.Sprintf("Asking %s for its models was stopped before it answered.", p.Name), Cause: cerr}
 	}
 	var nerr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()) {

@@ -14,41 +14,29 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"autoapp/intent/refusal"
 )
 
 // Code classifies an error for the person and for the HTTP layer.
-type Code string
+type Code = refusal.Code
 
 // The codes this package answers with. Invalid, not_found and conflict
 // are refusals of a change or a reference; unavailable is a provider that
 // could not give its model list.
 const (
-	EInvalid     Code = "invalid"
-	EConflict    Code = "conflict"
-	ENotFound    Code = "not_found"
-	EUnavailable Code = "unavailable"
+	EInvalid     = refusal.Invalid
+	EConflict    = refusal.Conflict
+	ENotFound    = refusal.NotFound
+	EUnavailable = refusal.Unavailable
 )
 
 // Error is a refusal or a provider failure, with a sentence for the person.
 // The sentence never holds a key or a provider's raw answer.
-type Error struct {
-	Code    Code
-	Message string
-	// cause is kept only for a context's own error, so that
-	// errors.Is(err, context.Canceled) answers; its text is never shown.
-	cause error
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Refusal is the refusal's code and its sentence, as the pages answer it.
-func (e *Error) Refusal() (code, sentence string) { return string(e.Code), e.Message }
-
-// Unwrap is the cancellation behind a stopped request, if any.
-func (e *Error) Unwrap() error { return e.cause }
+type Error = refusal.Error
 
 func refuse(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return refusal.Errorf(code, format, args...)
 }
 
 // Limits of a provider's fields.
