@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,5 +129,36 @@ func TestAProviderThatCannotBeReachedAtATasksStartStopsTheRunWithoutFailingTheTa
 		scripted.Reply{Text: "Done."})
 	if d := h.run(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+}
+
+func TestEachMoveThatEndsAnAttemptRecordsItsOutcome(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	slug := "0001-change-the-heading"
+	// A turn the provider fails, a turn that changes nothing, one that gets
+	// further, and one that completes.
+	h.model.On(scripted.RunID(runID(id, slug, 1)), scripted.Reply{Fault: scripted.Status500})
+	h.run(t, id)
+	h.model.On(scripted.RunID(runID(id, slug, 2)), scripted.Reply{Text: "Nothing to do."})
+	h.model.On(scripted.RunID(runID(id, slug, 3)),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if d := h.run(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+	var got []intent.Outcome
+	for _, ev := range h.task(t, id, slug).Events {
+		if ev.From == intent.TaskInProgress {
+			got = append(got, ev.Outcome)
+		} else if ev.Outcome != intent.OutcomeNone {
+			t.Errorf("a move from %s has the outcome %q", ev.From, ev.Outcome)
+		}
+	}
+	want := []intent.Outcome{intent.OutcomeNotAnAttempt, intent.OutcomeRetry, intent.OutcomeCompleted}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the attempts ended %v, want %v", got, want)
 	}
 }

@@ -111,14 +111,15 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		switch {
 		case out.question != "":
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", RunID: runID,
-				Actor: intent.ActorExecutor, Question: out.question}); err != nil {
+				Actor: intent.ActorExecutor, Question: out.question, Outcome: intent.OutcomeAsked}); err != nil {
 				log.Error("the question could not be kept", "err", err)
 			}
 			return t.Slug + " needs an answer"
 		case out.res.Ended == ai.EndProvider:
 			log.Warn("the provider failed a builder's turn", "run", runID, "detail", providerDetail(out.res))
 			note := notAnAttempt + out.res.Sentence
-			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor,
+				Outcome: intent.OutcomeNotAnAttempt}); err != nil {
 				log.Error("the task could not be interrupted", "err", err)
 			}
 			switch {
@@ -133,7 +134,8 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			return "The AI provider returned an error while building " + t.Slug + ", before the model did anything. Nothing was judged. The launcher's log has the detail."
 		case out.res.Ended == ai.EndAborted || ctx.Err() != nil:
 			cause := stopCause(ctx)
-			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: cause, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: cause, RunID: runID, Actor: intent.ActorExecutor,
+				Outcome: intent.OutcomeStopped}); err != nil {
 				log.Error("the task could not be interrupted", "err", err)
 			}
 			return cause
@@ -171,18 +173,19 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				reason = hostBuilt
 			}
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskCompleted, intent.Move{Reason: reason, RunID: runID,
-				Actor: intent.ActorExecutor, Completion: c}); err != nil {
+				Actor: intent.ActorExecutor, Completion: c, Outcome: intent.OutcomeCompleted}); err != nil {
 				log.Error("the task could not be completed", "err", err)
 				return "The run could not record that " + t.Slug + " completed; the launcher's log has the detail."
 			}
 			return ""
 		case verdict.Retry:
 			reasons := strings.Join(v.Reasons, " ")
-			note := "another attempt: " + reasons
-			if strings.Contains(dec.Note, "got further") {
-				note = dec.Note + ". " + reasons
+			note, outcome := "another attempt: "+reasons, intent.OutcomeRetry
+			if !dec.Counted {
+				note, outcome = dec.Note+". "+reasons, intent.OutcomeFurther
 			}
-			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInQueue, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInQueue, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor,
+				Outcome: outcome}); err != nil {
 				log.Error("the task could not be queued again", "err", err)
 				return "The run could not queue " + t.Slug + " again; the launcher's log has the detail."
 			}
@@ -192,7 +195,8 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if dec.Note != "" && !strings.Contains(reasons, dec.Note) {
 				reasons = dec.Note + " " + reasons
 			}
-			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: reasons, RunID: runID, Actor: intent.ActorExecutor}); err != nil {
+			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: reasons, RunID: runID, Actor: intent.ActorExecutor,
+				Outcome: intent.OutcomeFailed}); err != nil {
 				log.Error("the task could not be failed", "err", err)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
@@ -505,10 +509,10 @@ func (k *keptTurn) RecordTurn(ctx context.Context, t knowledge.Turn) (int64, err
 // marked not an attempt is left out entirely; one the person or the
 // launcher stopped says it stopped before it finished.
 func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ai.Document {
-	ends := map[string]string{}
+	ends := map[string]intent.TaskEvent{}
 	for _, ev := range task.Events {
 		if ev.From == intent.TaskInProgress && ev.RunID != "" {
-			ends[ev.RunID] = ev.Reason
+			ends[ev.RunID] = ev
 		}
 	}
 	var facts map[string]knowledge.AttemptFacts
@@ -521,11 +525,12 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 	var earlier []verdict.AttemptRecord
 	ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now)
 	for _, id := range task.RunIDs {
-		if strings.HasPrefix(ends[id], notAnAttempt) {
+		end := ends[id]
+		if end.Outcome == intent.OutcomeNotAnAttempt {
 			continue
 		}
 		f := facts[id]
-		rec := verdict.AttemptRecord{RunID: id, Ended: ends[id], Interrupted: ends[id] == StoppedByPerson || ends[id] == LauncherStopped,
+		rec := verdict.AttemptRecord{RunID: id, Ended: end.Reason, Interrupted: end.Outcome == intent.OutcomeStopped,
 			StillWrong: f.StillWrong, Reads: f.Reads, Refused: f.Refused, Diagnosis: f.Diagnosis}
 		if err == nil {
 			rec.Changed, _ = verdict.RunChanges(ws, id)

@@ -205,7 +205,29 @@ type TaskEvent struct {
 	Reason string
 	RunID  string
 	Actor  string
+	// Outcome is how the attempt this move ended came out; "" when it
+	// ended none.
+	Outcome Outcome
 }
+
+// Outcome is how an attempt came out, as the host decided it: the move
+// that ends the attempt records it beside the reason a person reads.
+type Outcome string
+
+// The outcomes of an attempt.
+const (
+	OutcomeNone      Outcome = ""
+	OutcomeCompleted Outcome = "completed" // the verdict completed the task
+	OutcomeRetry     Outcome = "retry"     // it counted; another attempt follows
+	OutcomeFurther   Outcome = "further"   // it got further than every earlier one: not counted
+	OutcomeFailed    Outcome = "failed"    // the policy failed the task
+	OutcomeAsked     Outcome = "asked"     // the builder asked the person
+	OutcomeStopped   Outcome = "stopped"   // Stop, or the launcher's stop, cut it
+	// OutcomeNotAnAttempt is a turn the provider killed, one that could
+	// not start, or one that ended before the model did anything: counted
+	// nowhere, and left out of the attempts document.
+	OutcomeNotAnAttempt Outcome = "not-an-attempt"
+)
 
 // Move says why a task moves: the reason the history shows, the run it
 // belongs to (required to start one), and who moved it.
@@ -224,6 +246,9 @@ type Move struct {
 	// RevBefore is the workspace revision as a turn starts; only on a move
 	// to in-progress, and kept only by the task's first.
 	RevBefore string
+	// Outcome is how the attempt came out; only on a move from
+	// in-progress.
+	Outcome Outcome
 }
 
 // Completion is what a task keeps of the verdict that completed it.

@@ -67,6 +67,9 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	if !canMoveTask(from, to) {
 		return refuse(EConflict, "A task cannot move from %s to %s.", from, to)
 	}
+	if ev.Outcome != OutcomeNone && from != TaskInProgress {
+		return refuse(EInvalid, "Only a move that ends an attempt has an outcome; this one moves from %s.", from)
+	}
 
 	at := sql.NullInt64{Int64: now.UnixMilli(), Valid: true}
 	started, ended, attempts, runIDs := cur.StartedAt, cur.EndedAt, cur.Attempts, cur.RunIDs
@@ -119,8 +122,8 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 		}
 	}
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO task_events (task_id, at, from_status, to_status, reason, run_id, actor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		taskID, at.Int64, from, to, ev.Reason, ev.RunID, ev.Actor); err != nil {
+		`INSERT INTO task_events (task_id, at, from_status, to_status, reason, run_id, actor, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		taskID, at.Int64, from, to, ev.Reason, ev.RunID, ev.Actor, ev.Outcome); err != nil {
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	return nil

@@ -228,24 +228,25 @@ func checkApp(ctx context.Context, tx *sqlx.Tx, appID string) error {
 
 func taskEvents(ctx context.Context, tx *sqlx.Tx, taskID int64) ([]TaskEvent, error) {
 	var rows []struct {
-		ID     int64      `db:"id"`
-		TaskID int64      `db:"task_id"`
-		At     int64      `db:"at"`
-		From   TaskStatus `db:"from_status"`
-		To     TaskStatus `db:"to_status"`
-		Reason string     `db:"reason"`
-		RunID  string     `db:"run_id"`
-		Actor  string     `db:"actor"`
+		ID      int64      `db:"id"`
+		TaskID  int64      `db:"task_id"`
+		At      int64      `db:"at"`
+		From    TaskStatus `db:"from_status"`
+		To      TaskStatus `db:"to_status"`
+		Reason  string     `db:"reason"`
+		RunID   string     `db:"run_id"`
+		Actor   string     `db:"actor"`
+		Outcome Outcome    `db:"outcome"`
 	}
 	if err := tx.SelectContext(ctx, &rows,
-		`SELECT id, task_id, at, from_status, to_status, reason, run_id, actor
+		`SELECT id, task_id, at, from_status, to_status, reason, run_id, actor, outcome
 		 FROM task_events WHERE task_id = ? ORDER BY id`, taskID); err != nil {
 		return nil, fmt.Errorf("intent: history of task %d: %w", taskID, err)
 	}
 	events := make([]TaskEvent, 0, len(rows))
 	for _, r := range rows {
 		events = append(events, TaskEvent{ID: r.ID, TaskID: r.TaskID, At: time.UnixMilli(r.At),
-			From: r.From, To: r.To, Reason: r.Reason, RunID: r.RunID, Actor: r.Actor})
+			From: r.From, To: r.To, Reason: r.Reason, RunID: r.RunID, Actor: r.Actor, Outcome: r.Outcome})
 	}
 	return events, nil
 }

@@ -1,0 +1,1 @@
+ALTER TABLE task_events DROP COLUMN outcome;
