@@ -128,8 +128,6 @@ type Deliveries interface {
 // and the journal entries a run writes.
 type Requests interface {
 	ForIntent(ctx context.Context, intentID int64) (request.State, error)
-	CanRun(ctx context.Context, id int64) error
-	RunStarted(ctx context.Context, id int64) (request.State, error)
 	Delivered(ctx context.Context, id int64) (request.State, error)
 }
 
@@ -222,22 +220,10 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if err := e.d.Candidates.Ready(); err != nil {
 		return err
 	}
-	req, hasRequest, err := e.request(ctx, intentID)
-	if err != nil {
-		return err
-	}
-	if hasRequest {
-		if err := e.d.Requests.CanRun(ctx, req.ID); err != nil {
-			return err
-		}
-	}
+	// The guided gate and the request's run entry are checked and written
+	// in the transaction that starts the run (the backlog's run hook).
 	if err := e.d.Backlog.BeginRun(ctx, intentID); err != nil {
 		return err
-	}
-	if hasRequest {
-		if _, err := e.d.Requests.RunStarted(ctx, req.ID); err != nil {
-			e.d.Log.Error("the request's journal did not take the run", "intent", intentID, "err", err)
-		}
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}

@@ -197,6 +197,11 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 	if err := moveIntent(ctx, tx, now, intentID, IntentRunning, "the owner pressed Run"); err != nil {
 		return err
 	}
+	if s.onRunStart != nil {
+		if err := s.onRunStart(ctx, tx, intentID, now); err != nil {
+			return err
+		}
+	}
 	// Run is the explicit continuation after whatever was applied.
 	if _, err := tx.ExecContext(ctx, `UPDATE intervention_applied SET resumed_at = ? WHERE intent_id = ? AND resumed_at IS NULL`,
 		now.UnixMilli(), intentID); err != nil {

@@ -26,6 +26,8 @@ type Service struct {
 	onFeedback FeedbackHook
 	// onDone is what else an intent's finish writes (OnDone).
 	onDone DoneHook
+	// onRunStart is what else the start of a run checks and writes (OnRunStart).
+	onRunStart RunHook
 	// afterApply, in tests, runs between applying interventions and
 	// acknowledging them: where a crash is tested.
 	afterApply func()
@@ -97,6 +99,14 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 // DoneHook is what else an intent's finish writes, in its transaction: the
 // request's journal takes the delivery.
 type DoneHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
+
+// RunHook is what else the start of a run checks and writes, in its
+// transaction: the guided gate and the request's run entry. A refusal it
+// returns refuses the run.
+type RunHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
+
+// OnRunStart sets the hook BeginRun calls; set it before the executor starts.
+func (s *Service) OnRunStart(h RunHook) { s.onRunStart = h }
 
 // OnDone sets the hook Finish calls; set it before the executor starts.
 func (s *Service) OnDone(h DoneHook) { s.onDone = h }

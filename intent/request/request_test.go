@@ -532,7 +532,11 @@ func TestRunAndDelivery(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	st, _ := e.planned(t, "notes", request.ModeAutonomous, "Add tags")
-	st, err := e.svc.RunStarted(ctx, st.ID)
+	e.backlog.OnRunStart(e.svc.RunStartedIn)
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.svc.State(ctx, st.ID)
 	if err != nil || !st.Ran || st.Delivered {
 		t.Fatalf("run: %+v %v", st, err)
 	}
@@ -622,5 +626,48 @@ func TestARevisedGuidedPlanCanBeApprovedAgain(t *testing.T) {
 	}
 	if err := e.svc.CanRun(ctx, st.ID); err != nil {
 		t.Fatalf("Run after the approval: %v", err)
+	}
+}
+
+// TestARunStartsOnlyWithItsJournalEntry: the guided gate and the run's
+// journal entry hold in the transaction that starts the run. When the entry
+// cannot be written, the run does not start: the intent and its tasks stay
+// as they were. (Before, BeginRun and RunStarted were two writes.)
+func TestARunStartsOnlyWithItsJournalEntry(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.backlog.OnRunStart(e.svc.RunStartedIn)
+	st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")
+	// Guided and not approved: refused with the gate's sentence.
+	err := e.backlog.BeginRun(ctx, st.IntentID)
+	if err == nil || err.Error() != "Approve the plan before Run: this request is guided." {
+		t.Fatalf("an unapproved guided plan ran: %v", err)
+	}
+	st, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Write.ExecContext(ctx, `CREATE TRIGGER no_run_entry BEFORE INSERT ON request_journal
+		WHEN NEW.kind = 'run' BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err == nil {
+		t.Fatal("the run started without its journal entry")
+	}
+	d, err := e.backlog.Get(ctx, st.IntentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != intent.IntentDraft || d.Tasks[0].Status != intent.TaskProposed {
+		t.Fatalf("after the failed start the intent is %s and its task %s", d.Status, d.Tasks[0].Status)
+	}
+	if _, err := e.db.Write.ExecContext(ctx, `DROP TRIGGER no_run_entry`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = e.svc.State(ctx, st.ID); err != nil || !st.Ran {
+		t.Fatalf("after the run started: %+v %v", st, err)
 	}
 }

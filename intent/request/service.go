@@ -358,20 +358,37 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 		}})
 }
 
-// RunStarted records that the executor started the request's intent, with
-// the plan hash it started from.
-func (s *Service) RunStarted(ctx context.Context, id int64) (State, error) {
-	return s.append(ctx, write{id: id, actor: ActorHost, kind: KindRun,
-		decide: func(j journal) (any, error) {
-			if j.IntentID == 0 {
-				return nil, refuse(EConflict, "Request %d has no intent to run.", id)
-			}
-			d, err := s.backlog.Get(ctx, j.IntentID)
-			if err != nil {
-				return nil, err
-			}
-			return runBody{Hash: PlanHash(d)}, nil
-		}})
+// RunStartedIn is the guided gate and the journal's run entry, in the
+// transaction that starts the intent's run (an intent.RunHook): a guided
+// request runs only once the owner approved its plan and the approval
+// still holds, and the entry records the plan that runs. An intent with no
+// request passes and writes nothing.
+func (s *Service) RunStartedIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
+	var id int64
+	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("request: run: %w", err)
+	}
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	st, err := s.settle(ctx, j)
+	if err != nil {
+		return err
+	}
+	if err := guidedGate(st); err != nil {
+		return err
+	}
+	d, err := s.backlog.Get(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
+		At: at.UnixMilli(), Body: string(mustJSON(runBody{Hash: PlanHash(d)}))})
 }
 
 // Delivered records the delivery of the request, once: recording it again
@@ -445,6 +462,12 @@ func (s *Service) CanRun(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	return guidedGate(st)
+}
+
+// guidedGate refuses a guided request whose plan is not approved, or whose
+// approval no longer holds.
+func guidedGate(st State) error {
 	switch {
 	case st.Mode != ModeGuided:
 		return nil

@@ -176,6 +176,8 @@ func (l *Launcher) build(o Options) error {
 	// an intent's finish writes its request's delivery entry in its own.
 	l.Backlog.OnFeedback(l.Requests.VoidApproval)
 	l.Backlog.OnDone(l.Requests.DeliveredIn)
+	// The guided gate and the run's journal entry hold in the run's start.
+	l.Backlog.OnRunStart(l.Requests.RunStartedIn)
 	// The turn limits of limits.json, read as each turn starts.
 	l.Limits = ai.NewLimitsFile(l.Root)
 	l.limits = l.Limits.Limits
