@@ -2,18 +2,14 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
 )
 
 // backlog is a fixture written into a running server's root through the
@@ -39,15 +35,12 @@ func task(title, priority string, blockedBy ...string) plan.Task {
 func newBacklog(t *testing.T, root string) *backlog {
 	t.Helper()
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	l := boot(t, root)
+	_, err := l.Apps.CreateFromTemplate(ctx, "notes", "Notes", "static")
 	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "notes", "Notes", "static")
-	must(t, err)
-	must(t, apps.Select(ctx, "notes"))
+	must(t, l.Apps.Select(ctx, "notes"))
 
-	svc := intent.NewService(db, root, time.Now)
+	svc := l.Backlog
 	in, err := svc.OpenDraft(ctx, "notes", "Add tags to notes, and a filter by tag.", intent.Analysis{
 		Restated:    []string{"Notes get tags, and the list can be filtered by one."},
 		Assumptions: []string{"A tag is one lowercase word."},

@@ -15,9 +15,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
 )
 
 // TestARestartKeepsTheCandidateAndSaysWhatStopped builds and checks a Go
@@ -90,8 +88,8 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	root := t.TempDir()
 	model := scripted.New(t)
 	model.Models("builder")
-	providers, err := provider.NewRegistry(root, time.Now, nil, nil)
-	must(t, err)
+	l := boot(t, root)
+	providers := l.Providers
 	must(t, providers.Save(provider.Provider{Name: "scripted", BaseURL: model.URL(), On: true}, false))
 	must(t, providers.SetDefaultModel("scripted:builder"))
 
@@ -99,13 +97,9 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	page := newPage(t)
 	createOwner(t, page, first)
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	_, err := l.Apps.CreateFromTemplate(ctx, "site", "Site", "static")
 	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
-	must(t, err)
-	backlog := intent.NewService(db, root, time.Now)
+	backlog := l.Backlog
 	in, err := backlog.OpenDraft(ctx, "site", "Greet notes readers.", intent.Analysis{Restated: []string{"A greeting."}})
 	must(t, err)
 	task, err := backlog.AddTask(ctx, in.ID, plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"},
@@ -166,10 +160,11 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("run")).ToBeVisible())
 }
 
-// TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart: the delivery's
-// write fails as the run finishes (the launcher gives out between done and
-// delivered); the next start of the real binary delivers it.
-func TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart(t *testing.T) {
+// TestADeliveryThatCannotBeWrittenLeavesTheIntentStoppedUntilRun: the
+// delivery's write fails as the run finishes (the disk is full); done and
+// the delivery are one write, so the intent is not done but stopped, saying
+// so; once the disk has room, Run delivers it — after a restart too.
+func TestADeliveryThatCannotBeWrittenLeavesTheIntentStoppedUntilRun(t *testing.T) {
 	s, model, page := signedInWithModel(t, "builder")
 	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Change the heading", Priority: "high", Labels: []string{"copy"},
 		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "The home page greets notes readers.",
@@ -186,7 +181,8 @@ func TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart(t *testing.T) {
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "Done."})
 	runFromPage(t, page, s, in.ID)
-	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("stopped", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToContainText("could not be delivered"))
 	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToHaveCount(0))
 
 	// The disk has room again; the launcher starts anew.
@@ -204,5 +200,7 @@ func TestADoneIntentLeftUndeliveredIsDeliveredByTheNextStart(t *testing.T) {
 		_, err = page.Goto(second.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 		must(t, err)
 	}
+	runFromPage(t, page, second, in.ID)
+	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
 	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToBeVisible())
 }

@@ -10,15 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
 )
 
 // change is a scripted source.change call that creates one file.
@@ -179,14 +176,11 @@ func twoTaskPlan(t *testing.T, s *server) intent.Intent {
 func planFor(t *testing.T, s *server, request string, tasks ...plan.Task) intent.Intent {
 	t.Helper()
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
+	l := boot(t, s.Root)
+	_, err := l.Apps.CreateFromTemplate(ctx, "site", "Site", "static")
 	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	apps := app.NewService(db, s.Root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
-	must(t, err)
-	must(t, apps.Select(ctx, "site"))
-	backlog := intent.NewService(db, s.Root, time.Now)
+	must(t, l.Apps.Select(ctx, "site"))
+	backlog := l.Backlog
 	in, err := backlog.OpenDraft(ctx, "site", request, intent.Analysis{Restated: []string{request}})
 	must(t, err)
 	for _, p := range tasks {

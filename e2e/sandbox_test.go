@@ -12,9 +12,9 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
 )
@@ -261,10 +261,10 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 func planOn(t *testing.T, s *server, appID, template, request string, tasks ...plan.Task) intent.Intent {
 	t.Helper()
 	ctx := context.Background()
-	db := openIntents(t, s)
+	l := boot(t, s.Root)
 	createApp(t, s, appID, template)
-	must(t, app.NewService(db, s.Root, time.Now).Select(ctx, appID))
-	backlog := intent.NewService(db, s.Root, time.Now)
+	must(t, l.Apps.Select(ctx, appID))
+	backlog := l.Backlog
 	in, err := backlog.OpenDraft(ctx, appID, request, intent.Analysis{Restated: []string{request}})
 	must(t, err)
 	for _, p := range tasks {
@@ -278,16 +278,25 @@ func planOn(t *testing.T, s *server, appID, template, request string, tasks ...p
 // createApp makes the application appID from a built-in template.
 func createApp(t *testing.T, s *server, appID, template string) {
 	t.Helper()
-	_, err := app.NewService(openIntents(t, s), s.Root, time.Now).CreateFromTemplate(context.Background(), appID, appID, template)
+	_, err := boot(t, s.Root).Apps.CreateFromTemplate(context.Background(), appID, appID, template)
 	must(t, err)
 }
 
+// boot is the launcher's own services over root, as the binary builds
+// them, for a test that writes what the engineer or the owner would.
+func boot(t *testing.T, root string) *launcher.Launcher {
+	t.Helper()
+	l, err := launcher.New(root, time.Now, nil, launcher.Options{Quiet: true})
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// openIntents is the running server's intents store, for a test that
+// writes to it directly (a trigger standing for a full disk).
 func openIntents(t *testing.T, s *server) *migrations.DB {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
+	return boot(t, s.Root).Intents
 }
 
 // shots is the folder the e2e run keeps its screenshots in: $AUTOAPP_SHOTS,

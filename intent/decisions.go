@@ -200,14 +200,18 @@ func (d IntentDetail) Runnable() bool {
 	case d.Status != IntentDraft && d.Status != IntentStopped:
 		return false
 	}
-	left := false
+	left, completed := false, false
 	for _, t := range d.Tasks {
 		switch t.Status {
 		case TaskNeedsAnswer:
 			return false
 		case TaskProposed, TaskInQueue, TaskFailed, TaskInterrupted:
 			left = true
+		case TaskCompleted:
+			completed = true
 		}
 	}
-	return left
+	// A stopped intent whose every task completed runs to be finished and
+	// delivered, as BeginRun allows.
+	return left || (d.Status == IntentStopped && completed)
 }
