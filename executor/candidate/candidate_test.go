@@ -194,7 +194,7 @@ func TestARefusedChangeAppliesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := ws.Head()
+	before, _ := ws.Head(t.Context())
 	ws.Close()
 	res := cycle(t, h, "site", candidate.Change{Path: "site/index.html", Hunks: []workspace.Hunk{{Find: "not in the file", Replace: "x"}}})
 	if res.Step != candidate.StepPatchRefused || len(res.PatchProblems) == 0 || res.Build != nil {
@@ -256,7 +256,7 @@ func TestARestartSaysWhatStoppedAndWhatMoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Edit("site/index.html", []workspace.Hunk{{Find: "A new site</h1>", Replace: "An edited site</h1>"}}, workspace.CommitMeta{}); err != nil {
+	if _, err := ws.Edit(t.Context(), "site/index.html", []workspace.Hunk{{Find: "A new site</h1>", Replace: "An edited site</h1>"}}, workspace.CommitMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	ws.Close()

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -130,7 +129,7 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 		if err := copyTemplate(sub, dir); err != nil {
 			return err
 		}
-		_, err := workspace.InitRepository(dir, "Start from the "+template+" template", s.now)
+		_, err := workspace.InitRepository(ctx, dir, "Start from the "+template+" template", s.now)
 		return err
 	})
 }
@@ -148,7 +147,7 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 	if fi, err := os.Stat(filepath.Join(source, ".git")); err != nil || !fi.IsDir() {
 		return App{}, refuse(EInvalid, "%s is not a git repository (it has no .git folder).", source)
 	}
-	raw, err := gitShow(source, "HEAD:"+workspace.ManifestFile)
+	raw, err := workspace.Git(ctx, source, "show", "HEAD:"+workspace.ManifestFile)
 	if err != nil {
 		return App{}, refuse(EInvalid, "%s has no committed autoapp.json: commit a manifest there first.", source)
 	}
@@ -157,7 +156,7 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 			Message: "The autoapp.json in " + source + " has problems: " + problems.Error() + "."}
 	}
 	return s.create(ctx, id, name, source, func(dir string) error {
-		return gitClone(source, dir)
+		return workspace.Clone(ctx, source, dir)
 	})
 }
 
@@ -256,7 +255,7 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	defer ws.Close()
-	if err := ws.CommitOwnerFile(workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
+	if err := ws.CommitOwnerFile(ctx, workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	return nil
@@ -442,29 +441,4 @@ func WriteFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// git runs the git CLI with no user or system configuration.
-func git(dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
-	}
-	return out, nil
-}
-
-func gitShow(dir, object string) ([]byte, error) {
-	cmd := exec.Command("git", "show", object)
-	cmd.Dir = dir
-	cmd.Env = []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	return cmd.Output()
-}
-
-func gitClone(source, dir string) error {
-	_, err := git(filepath.Dir(dir), nil, "clone", "--quiet", "--no-hardlinks", "--", source, dir)
-	return err
 }
