@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 )
 
 // LimitsFileName is the turn limits the owner sets in Settings, in
@@ -110,7 +110,7 @@ func (f *LimitsFile) Save(idle, turn string) error {
 	if err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
-	if err := app.WriteFileAtomic(f.path, append(b, '\n')); err != nil {
+	if err := atomicfile.Write(f.path, append(b, '\n')); err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
 	return nil

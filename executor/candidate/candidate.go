@@ -20,6 +20,7 @@ import (
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 )
 
 // File is the candidate state's name in the application's folder.
@@ -186,7 +187,7 @@ func (s *Service) save(st *State) error {
 	if err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
-	if err := app.WriteFileAtomic(s.path(st.AppID), b); err != nil {
+	if err := atomicfile.Write(s.path(st.AppID), b); err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
 	return nil

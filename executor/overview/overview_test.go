@@ -23,6 +23,7 @@ import (
 	"autoapp/executor/verdict"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
 	"autoapp/migrations"
@@ -184,7 +185,7 @@ func (e *env) candidateFile(tb testing.TB, appID, release string, passed, total 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := app.WriteFileAtomic(filepath.Join(e.apps.Dir(appID), candidate.File), b); err != nil {
+	if err := atomicfile.Write(filepath.Join(e.apps.Dir(appID), candidate.File), b); err != nil {
 		tb.Fatal(err)
 	}
 }

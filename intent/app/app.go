@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"autoapp/executor/workspace"
+	"autoapp/intent/atomicfile"
 	"autoapp/migrations"
 )
 
@@ -247,7 +248,7 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 		return &Error{Code: EInvalid, Problems: problems, Message: "The manifest was not saved: " + problems.Error() + "."}
 	}
 	dir := s.WorkspaceDir(id)
-	if err := WriteFileAtomic(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	ws, err := workspace.Open(dir, s.now)
@@ -370,7 +371,7 @@ func (s *Service) Select(ctx context.Context, id string) error {
 		return nil
 	}
 	b, _ := json.Marshal(sessionFile{App: id})
-	return WriteFileAtomic(s.sessionPath(), b)
+	return atomicfile.Write(s.sessionPath(), b)
 }
 
 func isTemplate(key string) bool {
@@ -416,29 +417,4 @@ func copyTemplate(sub fs.FS, dir string) error {
 		}
 	}
 	return nil
-}
-
-// WriteFileAtomic replaces path with b through a synced temporary file and
-// a rename, so a crash leaves the old file or the new one, never half.
-func WriteFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
