@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/executor/build"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 )
@@ -53,8 +54,10 @@ func passedBuild(app, run string) knowledge.BuildObserved {
 	return knowledge.BuildObserved{AppID: app, RunID: run, Revision: "rev-" + run, StagesRun: caseStages, OK: true}
 }
 
+// problem is a problem of stage as the executor reports it, with the
+// signature the build gives it.
 func problem(stage, message string) knowledge.BuildProblem {
-	return knowledge.BuildProblem{Stage: stage, Message: message}
+	return knowledge.BuildProblem{Stage: stage, Message: message, Signature: build.Signature(stage, message)}
 }
 
 func (s *caseStore) build(b knowledge.BuildObserved) (opened, resolved []int64) {
@@ -166,7 +169,7 @@ func TestBuildCaseRecordsItsOpening(t *testing.T) {
 	c := s.get(opened[0])
 	want := knowledge.Case{
 		ID: opened[0], Kind: knowledge.CaseBuild, AppID: "blog", Stage: "vet",
-		Signature: knowledge.BuildSignature("vet", "a.go:1: x declared and not used"),
+		Signature: build.Signature("vet", "a.go:1: x declared and not used"),
 		Message:   "a.go:1: x declared and not used", Request: "add tags", ContextID: 42,
 		RevisionBefore: "rev-r1", ReleaseBefore: "rel-1", Model: "m", ServerVersion: "v1",
 		OpenedAt: s.at, OpenedRunID: "r1",
@@ -203,7 +206,7 @@ func TestBuildCaseResolution(t *testing.T) {
 		{"another application's build", vetFails, passedBuild("shop", "r2"), false, false},
 		{"a build that stopped before its first stage", vetFails,
 			knowledge.BuildObserved{AppID: "blog", RunID: "r2",
-				Problems: []knowledge.BuildProblem{{Message: "The build could not prepare its environment: disk full"}}},
+				Problems: []knowledge.BuildProblem{problem("", "The build could not prepare its environment: disk full")}},
 			false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,7 +237,7 @@ func TestBuildCaseResolution(t *testing.T) {
 func TestBuildCaseOfTheEnvironmentIsResolvedOnceAStageRuns(t *testing.T) {
 	s := openCaseStore(t)
 	env := knowledge.BuildObserved{AppID: "blog", RunID: "r1", StagesRun: []string{},
-		Problems: []knowledge.BuildProblem{{Message: "The build could not prepare its environment: disk full"}}}
+		Problems: []knowledge.BuildProblem{problem("", "The build could not prepare its environment: disk full")}}
 	opened, _ := s.build(env)
 	if len(opened) != 1 || s.get(opened[0]).Stage != "" {
 		t.Fatalf("opened %v, want one case with no stage", opened)
@@ -259,6 +262,8 @@ func TestBuildRefusesAnIncompleteObservation(t *testing.T) {
 		"no application":       {RunID: "r1", OK: true},
 		"no run":               {AppID: "blog", OK: true},
 		"passed with problems": {AppID: "blog", RunID: "r1", OK: true, Problems: []knowledge.BuildProblem{problem("vet", "x")}},
+		"a problem without its signature": {AppID: "blog", RunID: "r1", StagesRun: []string{"vet"},
+			Problems: []knowledge.BuildProblem{{Stage: "vet", Message: "a.go:1: unreachable code"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := s.cases.Build(context.Background(), b); caseCode(err) != knowledge.EInvalid {

@@ -108,7 +108,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 	cases := knowledge.NewCases(kdb, s.now)
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run1, Revision: "rev-1",
 		ContextID: turn, StagesRun: []string{"compile"},
-		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag"}}})
+		Problems: []knowledge.BuildProblem{problem("compile", "main.go:12: undefined: Tag")}})
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("a failed build opened %v, %v", opened, err)
 	}
