@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"autoapp/intent"
 	"autoapp/knowledge"
 )
 
@@ -194,7 +195,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	switch verb {
 	case "links":
 		if rebuild {
-			if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {
+			if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), intent.NewService(st.intents, *root, time.Now)); err != nil {
 				return refused(err)
 			}
 		}

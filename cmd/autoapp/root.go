@@ -149,7 +149,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 		if !m.AttemptEnded() {
 			return
 		}
-		if _, err := knowledge.RebuildLinks(ctx, s.knowledge.DB(), s.intents); err != nil {
+		if _, err := knowledge.RebuildLinks(ctx, s.knowledge.DB(), l.backlog); err != nil {
 			log.Error("the knowledge links could not be rebuilt", "run", m.RunID, "err", err)
 		}
 	})

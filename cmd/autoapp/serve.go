@@ -102,7 +102,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Info("lessons need review", "flagged", n)
 	}
 	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
-	if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), st.intents); err != nil {
+	if _, err := knowledge.RebuildLinks(ctx, st.knowledge.DB(), l.backlog); err != nil {
 		log.Error("the knowledge links could not be rebuilt", "err", err)
 	}
 	if _, err := l.chats.Recover(ctx); err != nil {
