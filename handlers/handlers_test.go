@@ -114,7 +114,7 @@ func newServer(t testing.TB) *server {
 		return workspace.Open(apps.WorkspaceDir(id), c.now)
 	}, c.now)
 	requests := request.NewService(db, backlog, c.now)
-	chats := chat.NewService(db, chat.Deps{Backlog: backlog, Models: providers, Apps: apps, Now: c.now,
+	chats := chat.NewService(chat.Deps{Backlog: backlog, Models: providers, Apps: apps, Now: c.now,
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
 			if requestID != 0 {
 				requests.Sync(ctx, requestID)

@@ -173,7 +173,7 @@ func (s *stores) launcher(log *slog.Logger) (*launcher, error) {
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.gate = gate.New(time.Now)
-	l.chats = chat.NewService(s.intents, chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now, Limits: l.limits.Limits,
+	l.chats = chat.NewService(chat.Deps{Backlog: l.backlog, Models: providers, Apps: l.apps, Log: log, Now: time.Now, Limits: l.limits.Limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.gate, Candidates: l.candidates, Apps: l.apps,
 			Busy: l.runs.Busy, Cases: l.cases, Log: log, Now: time.Now}),
 		Start: l.runs.Start, Gate: l.gate, Turns: s.knowledge,
