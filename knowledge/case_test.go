@@ -523,13 +523,16 @@ func TestDistillBookkeepingStaysWritable(t *testing.T) {
 	if err := s.cases.Diagnose(ctx, first[0], "the build was right"); err != nil {
 		t.Fatal(err)
 	}
-	for tries, state := range []string{knowledge.DistillAsked, knowledge.DistillQueued, knowledge.DistillFailed, knowledge.DistillDone} {
+	for tries, state := range []string{knowledge.DistillAsked, knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed} {
 		if err := s.cases.MarkDistill(ctx, first[0], state, tries+1); err != nil {
 			t.Fatalf("mark %s: %v", state, err)
 		}
 		if c := s.get(first[0]); c.DistillState != state || c.DistillTries != tries+1 {
 			t.Fatalf("after marking %s: %s, %d tries", state, c.DistillState, c.DistillTries)
 		}
+	}
+	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, 5); caseCode(err) != knowledge.EConflict {
+		t.Fatalf("a failed distillation marked done: err = %v, want EConflict", err)
 	}
 	if err := s.cases.MarkDistill(ctx, first[0], "pondering", 1); caseCode(err) != knowledge.EInvalid {
 		t.Fatalf("an unknown state: err = %v, want EInvalid", err)
@@ -579,5 +582,55 @@ func TestListCases(t *testing.T) {
 	}
 	if _, err := s.cases.Get(context.Background(), 999); caseCode(err) != knowledge.ENotFound {
 		t.Fatalf("a missing case: err = %v, want ENotFound", err)
+	}
+}
+
+// allowedDistillMoves is the table of a case's distillation, written out
+// again here so the test does not read the code's own; "" is a case never
+// queued.
+var allowedDistillMoves = map[[2]string]bool{
+	{"", knowledge.DistillQueued}:                     true,
+	{"", knowledge.DistillDone}:                       true,
+	{knowledge.DistillQueued, knowledge.DistillAsked}: true,
+	{knowledge.DistillQueued, knowledge.DistillDone}:  true,
+	{knowledge.DistillAsked, knowledge.DistillAsked}:  true,
+	{knowledge.DistillAsked, knowledge.DistillQueued}: true,
+	{knowledge.DistillAsked, knowledge.DistillFailed}: true,
+	{knowledge.DistillAsked, knowledge.DistillDone}:   true,
+}
+
+func TestMarkDistillEveryPair(t *testing.T) {
+	ctx := context.Background()
+	pathTo := map[string][]string{
+		"":                      {},
+		knowledge.DistillQueued: {knowledge.DistillQueued},
+		knowledge.DistillAsked:  {knowledge.DistillQueued, knowledge.DistillAsked},
+		knowledge.DistillFailed: {knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed},
+		knowledge.DistillDone:   {knowledge.DistillDone},
+	}
+	for from, path := range pathTo {
+		for _, to := range []string{knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed, knowledge.DistillDone} {
+			t.Run(fmt.Sprintf("%q to %s", from, to), func(t *testing.T) {
+				s := openCaseStore(t)
+				id, _ := s.build(failedBuild("blog", "r1", problem("compile", "a.go:1: missing return")))
+				s.build(passedBuild("blog", "r2"))
+				for i, step := range path {
+					if err := s.cases.MarkDistill(ctx, id[0], step, i+1); err != nil {
+						t.Fatalf("on the way to %q, %s: %v", from, step, err)
+					}
+				}
+				err := s.cases.MarkDistill(ctx, id[0], to, 9)
+				c := s.get(id[0])
+				if allowedDistillMoves[[2]string{from, to}] {
+					if err != nil || c.DistillState != to || c.DistillTries != 9 {
+						t.Fatalf("err = %v, state %q, %d tries; want %s, 9", err, c.DistillState, c.DistillTries, to)
+					}
+					return
+				}
+				if caseCode(err) != knowledge.EConflict || c.DistillState != from {
+					t.Fatalf("err = %v, state %q; want EConflict and %q", err, c.DistillState, from)
+				}
+			})
+		}
 	}
 }
