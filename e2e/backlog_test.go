@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // backlog is a fixture written into a running server's root through the
@@ -39,11 +38,9 @@ func task(title, priority string, blockedBy ...string) plan.Task {
 func newBacklog(t *testing.T, root string) *backlog {
 	t.Helper()
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	apps := app.NewService(db, root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "notes", "Notes", "static")
+	_, err := apps.CreateFromTemplate(ctx, "notes", "Notes", "static")
 	must(t, err)
 	must(t, apps.Select(ctx, "notes"))
 

@@ -17,7 +17,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // TestARestartKeepsTheCandidateAndSaysWhatStopped builds and checks a Go
@@ -99,9 +99,7 @@ func TestAKilledLauncherInterruptsTheTurnAndNeverResumes(t *testing.T) {
 	page := newPage(t)
 	createOwner(t, page, first)
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	apps := app.NewService(db, root, time.Now)
 	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
 	must(t, err)

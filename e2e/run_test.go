@@ -18,7 +18,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // change is a scripted source.change call that creates one file.
@@ -179,11 +179,9 @@ func twoTaskPlan(t *testing.T, s *server) intent.Intent {
 func planFor(t *testing.T, s *server, request string, tasks ...plan.Task) intent.Intent {
 	t.Helper()
 	ctx := context.Background()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, s.Root)
 	apps := app.NewService(db, s.Root, time.Now)
-	_, err = apps.CreateFromTemplate(ctx, "site", "Site", "static")
+	_, err := apps.CreateFromTemplate(ctx, "site", "Site", "static")
 	must(t, err)
 	must(t, apps.Select(ctx, "site"))
 	backlog := intent.NewService(db, s.Root, time.Now)

@@ -17,6 +17,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // hostileService is a Go service, written as a hostile engineer would, whose
@@ -284,10 +285,7 @@ func createApp(t *testing.T, s *server, appID, template string) {
 
 func openIntents(t *testing.T, s *server) *migrations.DB {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(s.Root, "launcher", "intents.sqlite"), migrations.Intents)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	return db
+	return migrationstest.IntentsIn(t, s.Root)
 }
 
 // shots is the folder the e2e run keeps its screenshots in: $AUTOAPP_SHOTS,

@@ -20,7 +20,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/knowledge"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // host is a launcher's services over a temporary root, with the scripted
@@ -44,10 +44,7 @@ func newHost(t *testing.T, opts ...hostOption) *host {
 	t.Helper()
 	root := t.TempDir()
 	path := filepath.Join(root, "launcher", "intents.sqlite")
-	db, err := migrations.Open(path, migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{root: root, db: path, model: scripted.New(t)}
 	h.model.Models("builder")
 	h.apps = app.NewService(db, root, time.Now)
@@ -55,6 +52,7 @@ func newHost(t *testing.T, opts ...hostOption) *host {
 	previews := preview.NewManager(time.Now, nil, jail)
 	h.cands = candidate.NewService(h.apps, previews, jail, time.Now)
 	h.backlog = intent.NewService(db, root, time.Now)
+	var err error
 	if h.providers, err = provider.NewRegistry(root, time.Now, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +72,6 @@ func newHost(t *testing.T, opts ...hostOption) *host {
 	t.Cleanup(func() {
 		h.exec.Shutdown()
 		previews.StopAll()
-		db.Close()
 	})
 	if _, err := h.apps.CreateFromTemplate(context.Background(), "site", "Site", "static"); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"autoapp/intent/spend"
 	"autoapp/knowledge"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 	"autoapp/static"
 )
 
@@ -59,18 +60,6 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-// MustOpen makes a real intents store in a temporary folder with the real
-// migrations.
-func MustOpen(tb testing.TB) *migrations.DB {
-	tb.Helper()
-	db, err := migrations.Open(filepath.Join(tb.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatalf("open the intents store: %v", err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
 // server is the real app over a fresh store, with a clock the test holds
 // and the services it was built with, for fixtures.
 type server struct {
@@ -95,7 +84,7 @@ type server struct {
 func newServer(t testing.TB) *server {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	db := MustOpen(t)
+	db := migrationstest.Intents(t)
 	owners := owner.NewService(db, c.now)
 	appRoot := t.TempDir()
 	apps := app.NewService(db, appRoot, c.now)

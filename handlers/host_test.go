@@ -13,6 +13,7 @@ import (
 
 	"autoapp/handlers"
 	"autoapp/intent/owner"
+	"autoapp/migrations/migrationstest"
 )
 
 // hostServer is the app as `serve --addr 127.0.0.1:8080
@@ -20,7 +21,7 @@ import (
 func hostServer(t *testing.T) (*fiber.App, *owner.Service) {
 	t.Helper()
 	c := &clock{}
-	owners := owner.NewService(MustOpen(t), c.now)
+	owners := owner.NewService(migrationstest.Intents(t), c.now)
 	app := handlers.New(handlers.Deps{Owners: owners, Version: "test-version",
 		Hosts: []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080", "box.example:8080"}})
 	return app, owners

@@ -14,6 +14,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/knowledge"
+	"autoapp/migrations/migrationstest"
 )
 
 // knowledgeServer is the app over a fresh intents store and a knowledge
@@ -21,7 +22,7 @@ import (
 func knowledgeServer(t *testing.T) (*knowledge.Store, *browser) {
 	t.Helper()
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	db := MustOpen(t)
+	db := migrationstest.Intents(t)
 	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), c.now)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/knowledge"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // caseStore is a real knowledge store in a temporary folder, migrated, with
@@ -26,11 +26,7 @@ type caseStore struct {
 
 func openCaseStore(t *testing.T) *caseStore {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), migrations.Knowledge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.Knowledge(t)
 	s := &caseStore{t: t, db: db, at: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	s.cases = knowledge.NewCases(db, func() time.Time { return s.at })
 	return s

@@ -13,6 +13,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/knowledge"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // linkStores is a knowledge store and an intents store under one root.
@@ -35,11 +36,7 @@ func openLinkStores(t *testing.T) *linkStores {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ks.Close() })
-	is, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { is.Close() })
+	is := migrationstest.IntentsIn(t, root)
 	return &linkStores{root: root, knowledge: ks, intents: is, backlog: intent.NewService(is, root, now), now: now}
 }
 

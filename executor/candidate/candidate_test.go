@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // host is one data folder with its stores, applications and previews, as
@@ -30,19 +31,13 @@ type host struct {
 
 func newHost(t testing.TB, root string) *host {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{root: root, db: db}
 	h.apps = app.NewService(db, root, time.Now)
 	jail := sandbox.NewGuard(root, sandbox.Probe())
 	h.previews = preview.NewManager(time.Now, nil, jail)
 	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now)
-	t.Cleanup(func() {
-		h.previews.StopAll()
-		db.Close()
-	})
+	t.Cleanup(h.previews.StopAll)
 	return h
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 const appID = "site"
@@ -69,10 +69,7 @@ type host struct {
 func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{db: db, model: scripted.New(t), log: &logBook{}, gate: gate.New(time.Now)}
 	h.model.Models("planner")
 	h.apps = app.NewService(db, root, time.Now)
@@ -98,7 +95,6 @@ func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
 	h.chat = chat.NewService(deps)
 	t.Cleanup(func() {
 		h.chat.Shutdown()
-		db.Close()
 	})
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package verdict_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 func TestOrientationIsEightLinesOfTheCandidateState(t *testing.T) {
@@ -160,11 +159,7 @@ func TestAttemptsCutsTheOldestAttemptsFirst(t *testing.T) {
 func staticWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	apps := app.NewService(db, root, time.Now)
 	if _, err := apps.CreateFromTemplate(context.Background(), "site", "Site", "static"); err != nil {
 		t.Fatal(err)
