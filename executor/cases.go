@@ -98,7 +98,8 @@ func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out bui
 		obs.RevisionBefore = c.revisionBefore(appID, revision)
 	}
 	for _, p := range out.Problems {
-		obs.Problems = append(obs.Problems, knowledge.BuildProblem{Stage: p.Stage, Message: p.String()})
+		obs.Problems = append(obs.Problems, knowledge.BuildProblem{Stage: p.Stage, Message: p.String(),
+			Signature: build.Signature(p.Stage, p.String())})
 	}
 	if _, _, err := c.Cases.Build(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
 		c.Log.Error("the build's cases could not be kept", "app", appID, "run", id.RunID, "err", err)

@@ -503,13 +503,13 @@ func stageOf(tool string) string {
 }
 
 // headOf reads the workspace's revision.
-func headOf(dir string, now func() time.Time) (string, error) {
+func headOf(ctx context.Context, dir string, now func() time.Time) (string, error) {
 	ws, err := workspace.Open(dir, now)
 	if err != nil {
 		return "", err
 	}
 	defer ws.Close()
-	return ws.Head()
+	return ws.Head(ctx)
 }
 
 // request finds the request an intent answers, when there is one.

@@ -37,7 +37,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 	bg := context.WithoutCancel(ctx)
 	log := e.d.Log.With("intent", r.intentID, "task", t.Slug)
 	dir := e.d.Apps.WorkspaceDir(d.AppID)
-	revBefore, err := headOf(dir, e.d.Now)
+	revBefore, err := headOf(bg, dir, e.d.Now)
 	if err != nil {
 		log.Error("the workspace could not be read", "err", err)
 		return "The workspace of " + d.AppID + " could not be read; the launcher's log has the detail."
@@ -167,7 +167,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if observed.Build != nil && observed.Build.Release != nil {
 				c.ReleaseID = observed.Build.Release.ID
 			}
-			c.ActualLines = changedLines(dir, revBefore, observed.Head, e)
+			c.ActualLines = changedLines(bg, dir, revBefore, observed.Head, e)
 			reason := "completed"
 			if v.HostBuilt {
 				reason = hostBuilt
@@ -443,7 +443,7 @@ func (e *Executor) lessonsDocument(ctx context.Context, d intent.IntentDetail, t
 		if len(task.RunIDs) > 0 {
 			if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
 				for _, id := range task.RunIDs {
-					changed, _ := verdict.RunChanges(ws, id)
+					changed, _ := verdict.RunChanges(ctx, ws, id)
 					q.Files = append(q.Files, changed...)
 				}
 				ws.Close()
@@ -533,7 +533,7 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 		rec := verdict.AttemptRecord{RunID: id, Ended: end.Reason, Interrupted: end.Outcome == intent.OutcomeStopped,
 			StillWrong: f.StillWrong, Reads: f.Reads, Refused: f.Refused, Diagnosis: f.Diagnosis}
 		if err == nil {
-			rec.Changed, _ = verdict.RunChanges(ws, id)
+			rec.Changed, _ = verdict.RunChanges(ctx, ws, id)
 		}
 		earlier = append(earlier, rec)
 	}
@@ -615,13 +615,13 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 }
 
 // changedLines counts the lines the task changed, from git diff --shortstat.
-func changedLines(dir, from, to string, e *Executor) int {
+func changedLines(ctx context.Context, dir, from, to string, e *Executor) int {
 	ws, err := workspace.Open(dir, e.d.Now)
 	if err != nil {
 		return 0
 	}
 	defer ws.Close()
-	st, err := ws.ShortStat(from, to)
+	st, err := ws.ShortStat(ctx, from, to)
 	if err != nil {
 		return 0
 	}

@@ -3,7 +3,6 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,15 +10,11 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
-	db, err := migrations.Open(filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrationstest.Intents(t)
 	book := intent.NewService(db, t.TempDir(), time.Now)
 	model := scripted.New(t)
 	echo := ai.Tool{Name: "note.write", Description: "Write a note.",
@@ -66,11 +61,7 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 // intent tools wrote a plan is counted as planning; one that only talked
 // stays chat.
 func TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage(t *testing.T) {
-	db, err := migrations.Open(filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrationstest.Intents(t)
 	book := intent.NewService(db, t.TempDir(), time.Now)
 	model := scripted.New(t)
 	plan := ai.Tool{Name: "intent.task", Description: "Add a task.",

@@ -50,7 +50,7 @@ type Candidates interface {
 	StartPreview(ctx context.Context, appID string) (candidate.Observed, error)
 	StopPreview(ctx context.Context, appID string) (candidate.Observed, error)
 	PreviewURL(appID string) (string, bool)
-	RunDiffs(appID string, runIDs []string) ([]string, error)
+	RunDiffs(ctx context.Context, appID string, runIDs []string) ([]string, error)
 }
 
 // Deps are the services the routes call.

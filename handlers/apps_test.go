@@ -205,7 +205,7 @@ func TestRegisteringAGitFolderThatHoldsAManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := workspace.InitRepository(source, "Notes", func() time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC) }); err != nil {
+	if _, err := workspace.InitRepository(t.Context(), source, "Notes", func() time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC) }); err != nil {
 		t.Fatal(err)
 	}
 	_, ada := withOwner(t)

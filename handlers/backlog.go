@@ -273,7 +273,7 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 			ended[e.RunID] = string(e.To) + ": " + e.Reason
 		}
 	}
-	diffs, err := h.candidates.RunDiffs(t.AppID, t.RunIDs)
+	diffs, err := h.candidates.RunDiffs(c.UserContext(), t.AppID, t.RunIDs)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestTheTurnsViewShowsWhatEachTurnDid(t *testing.T) {
 		cases.AppendEdit(ctx, "site", first, "source.edit site/index.html"),
 	}
 	_, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: first, ContextID: turns[0], Revision: "r1", StagesRun: []string{"check"},
-		Problems: []knowledge.BuildProblem{{Stage: "check", Message: "site/index.html: the page is empty"}}})
+		Problems: []knowledge.BuildProblem{{Stage: "check", Message: "site/index.html: the page is empty", Signature: "empty-page"}}})
 	steps = append(steps, err)
 	_, _, err = cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: second, Revision: "r2", StagesRun: []string{"check"}, OK: true})
 	steps = append(steps, err)

@@ -3,7 +3,6 @@ package intent_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // clock is the service's injected clock: it stands still until a test
@@ -46,11 +46,7 @@ type env struct {
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(tb, root)
 	c := &clock{}
 	c.set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	return &env{svc: intent.NewService(db, root, c.now), db: db, root: root, clock: c}

@@ -2,21 +2,16 @@ package intent_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"autoapp/intent"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 func TestUsageRowsKeepWhatATurnUsed(t *testing.T) {
-	db, err := migrations.Open(filepath.Join(t.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrationstest.Intents(t)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	svc := intent.NewService(db, t.TempDir(), func() time.Time { return at })
 	ctx := context.Background()

@@ -1,10 +1,12 @@
 package knowledge
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -332,10 +334,10 @@ func (s *Cases) QueueResolved(ctx context.Context) ([]Case, error) {
 		`SELECT `+caseColumns+` FROM cases WHERE resolved_at IS NOT NULL AND distill_state IS NULL ORDER BY id`); err != nil {
 		return nil, fmt.Errorf("knowledge: queue resolved cases: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx,
-		`UPDATE cases SET distill_state = ? WHERE resolved_at IS NOT NULL AND distill_state IS NULL`,
-		DistillQueued); err != nil {
-		return nil, fmt.Errorf("knowledge: queue resolved cases: %w", err)
+	for _, r := range rows {
+		if err := moveDistill(ctx, tx, r.ID, DistillQueued, keepTries); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("knowledge: queue resolved cases: %w", err)
@@ -358,15 +360,95 @@ func (s *Cases) MarkDistill(ctx context.Context, id int64, state string, tries i
 	if tries < 0 {
 		return refuse(EInvalid, "Tries cannot be negative.")
 	}
-	res, err := s.db.Write.ExecContext(ctx,
-		`UPDATE cases SET distill_state = ?, distill_tries = ? WHERE id = ?`, state, tries, id)
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("knowledge: mark case %d's distillation: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	defer tx.Rollback()
+	if err := moveDistill(ctx, tx, id, state, tries); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("knowledge: mark case %d's distillation: %w", id, err)
-	} else if n == 0 {
+	}
+	return nil
+}
+
+// settleDiagnosed marks case id's distillation done, with tries, when it
+// has a diagnosis already (written by a person, or by a distillation that
+// answered first), so nothing needed asking; one done already stays as it
+// is.
+func (s *Cases) settleDiagnosed(ctx context.Context, id int64, tries int) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("knowledge: settle case %d's distillation: %w", id, err)
+	}
+	defer tx.Rollback()
+	var state sql.NullString
+	if err := tx.GetContext(ctx, &state, `SELECT distill_state FROM cases WHERE id = ?`, id); errors.Is(err, sql.ErrNoRows) {
 		return refuse(ENotFound, "There is no case %d.", id)
+	} else if err != nil {
+		return fmt.Errorf("knowledge: settle case %d's distillation: %w", id, err)
+	}
+	if state.String == DistillDone {
+		return nil
+	}
+	if err := moveDistill(ctx, tx, id, DistillDone, tries); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("knowledge: settle case %d's distillation: %w", id, err)
+	}
+	return nil
+}
+
+// distillMoves is the table of a case's distillation, from → to; "" is a
+// case never queued. A resolved case is queued, or distilled at once; a
+// queued one is asked about; an asked one is asked again (a launcher that
+// stopped left it asked), queued again after its question failed, failed
+// once out of tries; either is done once its diagnosis is written. Done
+// and failed are where it ends.
+var distillMoves = map[string][]string{
+	"":            {DistillQueued, DistillDone},
+	DistillQueued: {DistillAsked, DistillDone},
+	DistillAsked:  {DistillAsked, DistillQueued, DistillFailed, DistillDone},
+}
+
+// keepTries is moveDistill's tries for a move that leaves the count as it is.
+const keepTries = -1
+
+// moveDistill is the only writer of cases.distill_state, and of
+// distill_tries with it (tries, unless keepTries), in the caller's
+// transaction. It refuses a move the table does not allow, and a case that
+// moved meanwhile.
+func moveDistill(ctx context.Context, tx *sqlx.Tx, id int64, to string, tries int) error {
+	var cur struct {
+		State sql.NullString `db:"distill_state"`
+		Tries int            `db:"distill_tries"`
+	}
+	err := tx.GetContext(ctx, &cur, `SELECT distill_state, distill_tries FROM cases WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refuse(ENotFound, "There is no case %d.", id)
+	}
+	if err != nil {
+		return fmt.Errorf("knowledge: move case %d's distillation: %w", id, err)
+	}
+	from := cur.State.String
+	if !slices.Contains(distillMoves[from], to) {
+		return refuse(EConflict, "Case %d's distillation cannot move from %s to %s.", id, cmp.Or(from, "never queued"), to)
+	}
+	if tries == keepTries {
+		tries = cur.Tries
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE cases SET distill_state = ?, distill_tries = ? WHERE id = ? AND distill_state IS ?`, to, tries, id, cur.State)
+	if err != nil {
+		return fmt.Errorf("knowledge: move case %d's distillation: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("knowledge: move case %d's distillation: %w", id, err)
+	} else if n == 0 {
+		return refuse(EConflict, "Case %d's distillation moved meanwhile: it is no longer %s.", id, cmp.Or(from, "never queued"))
 	}
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-
-	"autoapp/executor/build"
 )
 
 // BuildObserved is one build as the host saw it, with what a case it opens
@@ -35,13 +33,16 @@ type BuildObserved struct {
 }
 
 // BuildProblem is one problem a build stage reported. Message is the
-// problem as the build wrote it (build.Problem.String: file:line: message);
-// the case's signature ignores the paths, lines and names in it. A problem
-// with no stage is one from before the first stage (the build could not
-// prepare its environment).
+// problem as the build wrote it (build.Problem.String: file:line: message).
+// Signature names the failure so that the same failure seen again, at other
+// lines or in other files, has the same one (build.Signature): the caller,
+// which knows builds, says it; problems of one signature are one case. A
+// problem with no stage is one from before the first stage (the build could
+// not prepare its environment).
 type BuildProblem struct {
-	Stage   string
-	Message string
+	Stage     string
+	Message   string
+	Signature string
 }
 
 // ChecksObserved is one run of the acceptance examples against a preview,
@@ -67,9 +68,6 @@ type ExampleResult struct {
 	Failure string
 }
 
-// BuildSignature is the signature of a build case for a problem of stage.
-func BuildSignature(stage, message string) string { return build.Signature(stage, message) }
-
 // CheckSignature is the signature of a check case for the example whose
 // content hash is hash.
 func CheckSignature(hash string) string { return checkPrefix + hash }
@@ -91,6 +89,11 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 	case b.OK && len(b.Problems) > 0:
 		return nil, nil, refuse(EInvalid, "A build that passed cannot report problems.")
 	}
+	for _, p := range b.Problems {
+		if p.Signature == "" {
+			return nil, nil, refuse(EInvalid, "A build problem needs its signature.")
+		}
+	}
 	// The stage "" stands for what comes before the first stage: it ran,
 	// and passed, once any stage ran.
 	ran := func(stage string) bool {
@@ -105,7 +108,7 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 		if p.Stage != "" && !ran(p.Stage) {
 			continue
 		}
-		sig := BuildSignature(p.Stage, p.Message)
+		sig := p.Signature
 		if _, seen := failing[sig]; !seen {
 			failing[sig] = p
 			order = append(order, sig)

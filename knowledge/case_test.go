@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"autoapp/executor/build"
 	"autoapp/knowledge"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // caseStore is a real knowledge store in a temporary folder, migrated, with
@@ -25,11 +26,7 @@ type caseStore struct {
 
 func openCaseStore(t *testing.T) *caseStore {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), migrations.Knowledge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.Knowledge(t)
 	s := &caseStore{t: t, db: db, at: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	s.cases = knowledge.NewCases(db, func() time.Time { return s.at })
 	return s
@@ -53,8 +50,10 @@ func passedBuild(app, run string) knowledge.BuildObserved {
 	return knowledge.BuildObserved{AppID: app, RunID: run, Revision: "rev-" + run, StagesRun: caseStages, OK: true}
 }
 
+// problem is a problem of stage as the executor reports it, with the
+// signature the build gives it.
 func problem(stage, message string) knowledge.BuildProblem {
-	return knowledge.BuildProblem{Stage: stage, Message: message}
+	return knowledge.BuildProblem{Stage: stage, Message: message, Signature: build.Signature(stage, message)}
 }
 
 func (s *caseStore) build(b knowledge.BuildObserved) (opened, resolved []int64) {
@@ -166,7 +165,7 @@ func TestBuildCaseRecordsItsOpening(t *testing.T) {
 	c := s.get(opened[0])
 	want := knowledge.Case{
 		ID: opened[0], Kind: knowledge.CaseBuild, AppID: "blog", Stage: "vet",
-		Signature: knowledge.BuildSignature("vet", "a.go:1: x declared and not used"),
+		Signature: build.Signature("vet", "a.go:1: x declared and not used"),
 		Message:   "a.go:1: x declared and not used", Request: "add tags", ContextID: 42,
 		RevisionBefore: "rev-r1", ReleaseBefore: "rel-1", Model: "m", ServerVersion: "v1",
 		OpenedAt: s.at, OpenedRunID: "r1",
@@ -203,7 +202,7 @@ func TestBuildCaseResolution(t *testing.T) {
 		{"another application's build", vetFails, passedBuild("shop", "r2"), false, false},
 		{"a build that stopped before its first stage", vetFails,
 			knowledge.BuildObserved{AppID: "blog", RunID: "r2",
-				Problems: []knowledge.BuildProblem{{Message: "The build could not prepare its environment: disk full"}}},
+				Problems: []knowledge.BuildProblem{problem("", "The build could not prepare its environment: disk full")}},
 			false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,7 +233,7 @@ func TestBuildCaseResolution(t *testing.T) {
 func TestBuildCaseOfTheEnvironmentIsResolvedOnceAStageRuns(t *testing.T) {
 	s := openCaseStore(t)
 	env := knowledge.BuildObserved{AppID: "blog", RunID: "r1", StagesRun: []string{},
-		Problems: []knowledge.BuildProblem{{Message: "The build could not prepare its environment: disk full"}}}
+		Problems: []knowledge.BuildProblem{problem("", "The build could not prepare its environment: disk full")}}
 	opened, _ := s.build(env)
 	if len(opened) != 1 || s.get(opened[0]).Stage != "" {
 		t.Fatalf("opened %v, want one case with no stage", opened)
@@ -259,6 +258,8 @@ func TestBuildRefusesAnIncompleteObservation(t *testing.T) {
 		"no application":       {RunID: "r1", OK: true},
 		"no run":               {AppID: "blog", OK: true},
 		"passed with problems": {AppID: "blog", RunID: "r1", OK: true, Problems: []knowledge.BuildProblem{problem("vet", "x")}},
+		"a problem without its signature": {AppID: "blog", RunID: "r1", StagesRun: []string{"vet"},
+			Problems: []knowledge.BuildProblem{{Stage: "vet", Message: "a.go:1: unreachable code"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := s.cases.Build(context.Background(), b); caseCode(err) != knowledge.EInvalid {
@@ -518,13 +519,16 @@ func TestDistillBookkeepingStaysWritable(t *testing.T) {
 	if err := s.cases.Diagnose(ctx, first[0], "the build was right"); err != nil {
 		t.Fatal(err)
 	}
-	for tries, state := range []string{knowledge.DistillAsked, knowledge.DistillQueued, knowledge.DistillFailed, knowledge.DistillDone} {
+	for tries, state := range []string{knowledge.DistillAsked, knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed} {
 		if err := s.cases.MarkDistill(ctx, first[0], state, tries+1); err != nil {
 			t.Fatalf("mark %s: %v", state, err)
 		}
 		if c := s.get(first[0]); c.DistillState != state || c.DistillTries != tries+1 {
 			t.Fatalf("after marking %s: %s, %d tries", state, c.DistillState, c.DistillTries)
 		}
+	}
+	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, 5); caseCode(err) != knowledge.EConflict {
+		t.Fatalf("a failed distillation marked done: err = %v, want EConflict", err)
 	}
 	if err := s.cases.MarkDistill(ctx, first[0], "pondering", 1); caseCode(err) != knowledge.EInvalid {
 		t.Fatalf("an unknown state: err = %v, want EInvalid", err)
@@ -574,5 +578,55 @@ func TestListCases(t *testing.T) {
 	}
 	if _, err := s.cases.Get(context.Background(), 999); caseCode(err) != knowledge.ENotFound {
 		t.Fatalf("a missing case: err = %v, want ENotFound", err)
+	}
+}
+
+// allowedDistillMoves is the table of a case's distillation, written out
+// again here so the test does not read the code's own; "" is a case never
+// queued.
+var allowedDistillMoves = map[[2]string]bool{
+	{"", knowledge.DistillQueued}:                     true,
+	{"", knowledge.DistillDone}:                       true,
+	{knowledge.DistillQueued, knowledge.DistillAsked}: true,
+	{knowledge.DistillQueued, knowledge.DistillDone}:  true,
+	{knowledge.DistillAsked, knowledge.DistillAsked}:  true,
+	{knowledge.DistillAsked, knowledge.DistillQueued}: true,
+	{knowledge.DistillAsked, knowledge.DistillFailed}: true,
+	{knowledge.DistillAsked, knowledge.DistillDone}:   true,
+}
+
+func TestMarkDistillEveryPair(t *testing.T) {
+	ctx := context.Background()
+	pathTo := map[string][]string{
+		"":                      {},
+		knowledge.DistillQueued: {knowledge.DistillQueued},
+		knowledge.DistillAsked:  {knowledge.DistillQueued, knowledge.DistillAsked},
+		knowledge.DistillFailed: {knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed},
+		knowledge.DistillDone:   {knowledge.DistillDone},
+	}
+	for from, path := range pathTo {
+		for _, to := range []string{knowledge.DistillQueued, knowledge.DistillAsked, knowledge.DistillFailed, knowledge.DistillDone} {
+			t.Run(fmt.Sprintf("%q to %s", from, to), func(t *testing.T) {
+				s := openCaseStore(t)
+				id, _ := s.build(failedBuild("blog", "r1", problem("compile", "a.go:1: missing return")))
+				s.build(passedBuild("blog", "r2"))
+				for i, step := range path {
+					if err := s.cases.MarkDistill(ctx, id[0], step, i+1); err != nil {
+						t.Fatalf("on the way to %q, %s: %v", from, step, err)
+					}
+				}
+				err := s.cases.MarkDistill(ctx, id[0], to, 9)
+				c := s.get(id[0])
+				if allowedDistillMoves[[2]string{from, to}] {
+					if err != nil || c.DistillState != to || c.DistillTries != 9 {
+						t.Fatalf("err = %v, state %q, %d tries; want %s, 9", err, c.DistillState, c.DistillTries, to)
+					}
+					return
+				}
+				if caseCode(err) != knowledge.EConflict || c.DistillState != from {
+					t.Fatalf("err = %v, state %q; want EConflict and %q", err, c.DistillState, from)
+				}
+			})
+		}
 	}
 }

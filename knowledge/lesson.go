@@ -353,13 +353,10 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 		switch {
 		case l.Status == LessonConfirmed && !l.NeedsReview():
 			return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", id)
-		case !l.Servable():
+		case !canMoveLesson(l.Status, LessonConfirmed):
 			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", id, l.Status)
 		}
-		_, err := tx.ExecContext(ctx,
-			`UPDATE lessons SET status = 'confirmed', confirmed_at = ?, confirmed_by = ?, flags = '[]'
-			 WHERE id = ? AND status = ?`, s.now().UnixMilli(), by, id, l.Status)
-		return err
+		return moveLesson(ctx, tx, s.now(), l, LessonConfirmed, lessonStamp{by: by})
 	})
 }
 
@@ -367,13 +364,10 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 // confirmed lesson can be retired; anything else is refused with EConflict.
 func (s *Lessons) Retire(ctx context.Context, id int64) error {
 	return s.change(ctx, id, "retire", func(tx *sqlx.Tx, l Lesson) error {
-		if !l.Servable() {
+		if !canMoveLesson(l.Status, LessonRetired) {
 			return refuse(EConflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
 		}
-		_, err := tx.ExecContext(ctx,
-			`UPDATE lessons SET status = 'retired', retired_at = ? WHERE id = ? AND status = ?`,
-			s.now().UnixMilli(), id, l.Status)
-		return err
+		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{})
 	})
 }
 
@@ -420,7 +414,7 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 	}
 	var newID int64
 	err := s.change(ctx, id, "replace", func(tx *sqlx.Tx, old Lesson) error {
-		if !old.Servable() {
+		if !canMoveLesson(old.Status, LessonSuperseded) {
 			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be replaced.", id, old.Status)
 		}
 		var err error
@@ -432,15 +426,68 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
-			`UPDATE lessons SET status = 'superseded', superseded_by = ? WHERE id = ? AND status = ?`,
-			newID, id, old.Status)
-		return err
+		return moveLesson(ctx, tx, s.now(), old, LessonSuperseded, lessonStamp{supersededBy: newID})
 	})
 	if err != nil {
 		return 0, err
 	}
 	return newID, nil
+}
+
+// lessonMoves is the table of a lesson's moves, from → to. A lesson is
+// kept as it was written; only its status moves. Confirming a confirmed
+// lesson again clears its review flags.
+var lessonMoves = map[string][]string{
+	LessonProvisional: {LessonConfirmed, LessonRetired, LessonSuperseded},
+	LessonConfirmed:   {LessonConfirmed, LessonRetired, LessonSuperseded},
+}
+
+// canMoveLesson reports whether the table allows a lesson to move from one
+// status to another.
+func canMoveLesson(from, to string) bool { return slices.Contains(lessonMoves[from], to) }
+
+// lessonStamp is what a move records besides the status: who confirmed the
+// lesson, or which lesson supersedes it.
+type lessonStamp struct {
+	by           string
+	supersededBy int64
+}
+
+// moveLesson is the only writer of lessons.status and of the columns a move
+// stamps (confirmed_at, confirmed_by, retired_at, superseded_by), in the
+// caller's transaction; l is the lesson as read in it. It refuses a move the
+// table does not allow, a confirmation again of a lesson that needs no
+// review, and a lesson that moved meanwhile.
+func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to string, stamp lessonStamp) error {
+	switch {
+	case !canMoveLesson(l.Status, to):
+		return refuse(EConflict, "A lesson cannot move from %s to %s.", l.Status, to)
+	case l.Status == to && !l.NeedsReview():
+		return refuse(EConflict, "Lesson %d is %s already.", l.ID, to)
+	}
+	var res sql.Result
+	var err error
+	switch to {
+	case LessonConfirmed:
+		res, err = tx.ExecContext(ctx,
+			`UPDATE lessons SET status = ?, confirmed_at = ?, confirmed_by = ?, flags = '[]' WHERE id = ? AND status = ?`,
+			to, now.UnixMilli(), stamp.by, l.ID, l.Status)
+	case LessonRetired:
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ? WHERE id = ? AND status = ?`,
+			to, now.UnixMilli(), l.ID, l.Status)
+	case LessonSuperseded:
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, superseded_by = ? WHERE id = ? AND status = ?`,
+			to, stamp.supersededBy, l.ID, l.Status)
+	}
+	if err != nil {
+		return fmt.Errorf("knowledge: move lesson %d: %w", l.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("knowledge: move lesson %d: %w", l.ID, err)
+	} else if n == 0 {
+		return refuse(EConflict, "Lesson %d moved meanwhile: it is no longer %s.", l.ID, l.Status)
+	}
+	return nil
 }
 
 // change reads lesson id in a write transaction, lets apply change it, and

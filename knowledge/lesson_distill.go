@@ -199,10 +199,11 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 	if err != nil {
 		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx,
-		`UPDATE cases SET diagnosis = ?, distill_state = ? WHERE id = ?`,
-		string(diagnosis), DistillDone, c.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE cases SET diagnosis = ? WHERE id = ?`, string(diagnosis), c.ID); err != nil {
 		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	if err := moveDistill(ctx, tx, c.ID, DistillDone, keepTries); err != nil {
+		return out, err
 	}
 	if err := tx.Commit(); err != nil {
 		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
@@ -245,7 +246,7 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 		return 0, err
 	}
 	if l.Supersedes != 0 {
-		if err := supersede(ctx, tx, old, id); err != nil {
+		if err := supersede(ctx, tx, s.now(), old, id); err != nil {
 			return 0, fmt.Errorf("knowledge: distill case %d: lesson %d supersedes %d: %w", c.ID, id, old.ID, err)
 		}
 	}
@@ -256,14 +257,11 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 // old lesson becomes superseded and is never served again; a confirmed one
 // keeps its status, since a person confirmed it, and is flagged superseded
 // for review.
-func supersede(ctx context.Context, tx *sqlx.Tx, old Lesson, newID int64) error {
+func supersede(ctx context.Context, tx *sqlx.Tx, now time.Time, old Lesson, newID int64) error {
 	if old.Status == LessonConfirmed {
 		return flagLesson(ctx, tx, old, FlagSuperseded)
 	}
-	_, err := tx.ExecContext(ctx,
-		`UPDATE lessons SET status = 'superseded', superseded_by = ? WHERE id = ? AND status = ?`,
-		newID, old.ID, old.Status)
-	return err
+	return moveLesson(ctx, tx, now, old, LessonSuperseded, lessonStamp{supersededBy: newID})
 }
 
 // distillMessage is the question about case c, with the existing lessons
@@ -332,7 +330,7 @@ func (s *Lessons) DistillQueued(ctx context.Context, ask Ask, maxTries int) ([]O
 		out, err := s.Distill(ctx, c, ask)
 		if err == nil {
 			if out.Skipped {
-				err = s.cases.MarkDistill(ctx, c.ID, DistillDone, tries)
+				err = s.cases.settleDiagnosed(ctx, c.ID, tries)
 			}
 			if err == nil {
 				outcomes = append(outcomes, out)

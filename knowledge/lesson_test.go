@@ -239,3 +239,65 @@ func TestConfirmAndRetire(t *testing.T) {
 	_, err := s.lessons.List(ctx, knowledge.LessonQuery{Status: "gone"})
 	wantCode(t, err, knowledge.EInvalid)
 }
+
+// allowedLessonMoves is the table of a lesson's moves, written out again
+// here so the test does not read the code's own. Confirming a confirmed
+// lesson again is allowed only while it needs review.
+var allowedLessonMoves = map[[2]string]bool{
+	{knowledge.LessonProvisional, knowledge.LessonConfirmed}:  true,
+	{knowledge.LessonProvisional, knowledge.LessonRetired}:    true,
+	{knowledge.LessonProvisional, knowledge.LessonSuperseded}: true,
+	{knowledge.LessonConfirmed, knowledge.LessonRetired}:      true,
+	{knowledge.LessonConfirmed, knowledge.LessonSuperseded}:   true,
+}
+
+func TestLessonMovesEveryPair(t *testing.T) {
+	ctx := context.Background()
+	statuses := []string{knowledge.LessonProvisional, knowledge.LessonConfirmed, knowledge.LessonRetired, knowledge.LessonSuperseded}
+	// move makes each move through the operation that makes it.
+	move := func(s *lessonStore, id int64, to string) error {
+		switch to {
+		case knowledge.LessonConfirmed:
+			return s.lessons.Confirm(ctx, id, "ann")
+		case knowledge.LessonRetired:
+			return s.lessons.Retire(ctx, id)
+		case knowledge.LessonSuperseded:
+			_, err := s.lessons.Replace(ctx, id, "Declare the handler's type before the route uses it.", "ann")
+			return err
+		}
+		return nil
+	}
+	for _, from := range statuses {
+		for _, to := range statuses[1:] {
+			t.Run(from+" to "+to, func(t *testing.T) {
+				s := openLessonStore(t)
+				id := s.add("Import the router before mounting routes on it.", knowledge.Applies{})
+				if from != knowledge.LessonProvisional {
+					if err := move(s, id, from); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.at = s.at.Add(time.Hour)
+				err := move(s, id, to)
+				got := s.get(id)
+				if !allowedLessonMoves[[2]string{from, to}] {
+					wantCode(t, err, knowledge.EConflict)
+					if got.Status != from {
+						t.Fatalf("a refused move left it %s, want %s", got.Status, from)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case got.Status != to,
+					to == knowledge.LessonConfirmed && (got.ConfirmedBy != "ann" || !got.ConfirmedAt.Equal(s.at)),
+					to == knowledge.LessonRetired && !got.RetiredAt.Equal(s.at),
+					to == knowledge.LessonSuperseded && got.SupersededBy == 0:
+					t.Fatalf("after the move: %+v", got)
+				}
+			})
+		}
+	}
+}

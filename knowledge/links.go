@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -90,31 +89,34 @@ func kindRank(kind string) int {
 	return len(LinkKinds)
 }
 
+// TaskRecords is what the links index reads of the intents store, which
+// owns the tasks and their runs (*intent.Service answers it).
+type TaskRecords interface {
+	// TaskRuns calls each for every run a task started, with the task's
+	// application and slug.
+	TaskRuns(ctx context.Context, each func(runID, appID, slug string)) error
+	// TaskLocks calls each for every task whose plan locks names, with its
+	// application, slug and the names.
+	TaskLocks(ctx context.Context, each func(taskID int64, appID, slug string, locks []string)) error
+}
+
 // RebuildLinks rewrites the links index from what the two stores hold: the
-// intents store (read only: task_runs and the tasks' locks) and the
-// knowledge store (cases, their edit lines, lessons, servings when the table
-// exists, contexts). Every row is deleted and written again in one
-// transaction of the knowledge store, so a reader sees the old index or the
-// new one, and a second rebuild over the same stores writes the same rows.
-// It answers how many rows the index now holds.
-func RebuildLinks(ctx context.Context, knowledgeDB, intentsDB *migrations.DB) (int, error) {
-	// The intents store is read first, in its own read transaction, so the
-	// knowledge store's write lock is held only while it is rewritten.
-	itx, err := intentsDB.Read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return 0, fmt.Errorf("knowledge: rebuild links: %w", err)
-	}
-	defer itx.Rollback()
+// tasks' runs and locks, as tasks answers them, and the knowledge store
+// (cases, their edit lines, lessons, servings when the table exists,
+// contexts). Every row is deleted and written again in one transaction of
+// the knowledge store, so a reader sees the old index or the new one, and a
+// second rebuild over the same stores writes the same rows. It answers how
+// many rows the index now holds.
+func RebuildLinks(ctx context.Context, knowledgeDB *migrations.DB, tasks TaskRecords) (int, error) {
+	// The tasks are read first, so the knowledge store's write lock is held
+	// only while it is rewritten.
 	var b linkSet
-	runs, err := readTaskRuns(ctx, itx, &b)
+	runs, err := readTaskRuns(ctx, tasks, &b)
 	if err != nil {
 		return 0, err
 	}
-	if err := readPlans(ctx, itx, &b); err != nil {
+	if err := readPlans(ctx, tasks, &b); err != nil {
 		return 0, err
-	}
-	if err := itx.Rollback(); err != nil {
-		return 0, fmt.Errorf("knowledge: rebuild links: %w", err)
 	}
 
 	tx, err := knowledgeDB.Write.BeginTxx(ctx, nil)
@@ -198,26 +200,20 @@ func compareIDs(a, b string) int {
 
 // taskRun is the task a run id started.
 type taskRun struct {
-	Slug  string `db:"slug"`
-	AppID string `db:"app_id"`
+	Slug, AppID string
 }
 
-// readTaskRuns adds task ran-as run for every task_runs row and answers the
-// task of each run, for the edits.
-func readTaskRuns(ctx context.Context, tx *sqlx.Tx, b *linkSet) (map[string]taskRun, error) {
-	var rows []struct {
-		RunID string `db:"run_id"`
-		taskRun
-	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT r.run_id, t.slug, t.app_id
-		FROM task_runs r JOIN tasks t ON t.id = r.task_id ORDER BY r.run_id`); err != nil {
-		return nil, fmt.Errorf("knowledge: rebuild links: task runs: %w", err)
-	}
-	runs := make(map[string]taskRun, len(rows))
-	for _, r := range rows {
-		runs[r.RunID] = r.taskRun
-		b.add(Link{Kind: LinkRanAs, FromKind: NodeTask, FromID: r.Slug, ToKind: NodeRun, ToID: r.RunID,
-			AppID: r.AppID, SourceTable: "task_runs", SourceID: r.RunID})
+// readTaskRuns adds task ran-as run for every run a task started and
+// answers the task of each run, for the edits.
+func readTaskRuns(ctx context.Context, tasks TaskRecords, b *linkSet) (map[string]taskRun, error) {
+	runs := map[string]taskRun{}
+	err := tasks.TaskRuns(ctx, func(runID, appID, slug string) {
+		runs[runID] = taskRun{Slug: slug, AppID: appID}
+		b.add(Link{Kind: LinkRanAs, FromKind: NodeTask, FromID: slug, ToKind: NodeRun, ToID: runID,
+			AppID: appID, SourceTable: "task_runs", SourceID: runID})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: rebuild links: %w", err)
 	}
 	return runs, nil
 }
@@ -225,28 +221,17 @@ func readTaskRuns(ctx context.Context, tx *sqlx.Tx, b *linkSet) (map[string]task
 // readPlans adds task planned file for every lock of a task that names a
 // file. A lock is a name the plan chose; only one shaped like a path in the
 // workspace (see lockedFile) is taken for a file, the rest are skipped.
-func readPlans(ctx context.Context, tx *sqlx.Tx, b *linkSet) error {
-	var rows []struct {
-		ID    int64  `db:"id"`
-		Slug  string `db:"slug"`
-		AppID string `db:"app_id"`
-		Locks string `db:"locks"`
-	}
-	if err := tx.SelectContext(ctx, &rows,
-		`SELECT id, slug, app_id, locks FROM tasks WHERE locks <> '[]' ORDER BY id`); err != nil {
-		return fmt.Errorf("knowledge: rebuild links: tasks: %w", err)
-	}
-	for _, r := range rows {
-		var locks []string
-		if err := json.Unmarshal([]byte(r.Locks), &locks); err != nil {
-			continue // not a list of names: nothing to read from it
-		}
+func readPlans(ctx context.Context, tasks TaskRecords, b *linkSet) error {
+	err := tasks.TaskLocks(ctx, func(taskID int64, appID, slug string, locks []string) {
 		for _, lock := range locks {
 			if path, ok := lockedFile(lock); ok {
-				b.add(Link{Kind: LinkPlanned, FromKind: NodeTask, FromID: r.Slug, ToKind: NodeFile, ToID: path,
-					AppID: r.AppID, SourceTable: "tasks", SourceID: strconv.FormatInt(r.ID, 10)})
+				b.add(Link{Kind: LinkPlanned, FromKind: NodeTask, FromID: slug, ToKind: NodeFile, ToID: path,
+					AppID: appID, SourceTable: "tasks", SourceID: strconv.FormatInt(taskID, 10)})
 			}
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("knowledge: rebuild links: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/knowledge"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // linkStores is a knowledge store and an intents store under one root.
@@ -20,7 +21,9 @@ type linkStores struct {
 	root      string
 	knowledge *knowledge.Store
 	intents   *migrations.DB
-	now       func() time.Time
+	// backlog answers what the links read of the intents store.
+	backlog *intent.Service
+	now     func() time.Time
 }
 
 func openLinkStores(t *testing.T) *linkStores {
@@ -33,12 +36,8 @@ func openLinkStores(t *testing.T) *linkStores {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ks.Close() })
-	is, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { is.Close() })
-	return &linkStores{root: root, knowledge: ks, intents: is, now: now}
+	is := migrationstest.IntentsIn(t, root)
+	return &linkStores{root: root, knowledge: ks, intents: is, backlog: intent.NewService(is, root, now), now: now}
 }
 
 // taskRan makes application notes with one running task, 0001-add-tags,
@@ -49,7 +48,7 @@ func (s *linkStores) taskRan(t *testing.T, runID string, locks ...string) {
 	if _, err := app.NewService(s.intents, s.root, s.now).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
 		t.Fatal(err)
 	}
-	backlog := intent.NewService(s.intents, s.root, s.now)
+	backlog := s.backlog
 	in, err := backlog.OpenDraft(ctx, "notes", "Add tags to notes.", intent.Analysis{Restated: []string{"Tags on notes."}})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +107,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 	cases := knowledge.NewCases(kdb, s.now)
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run1, Revision: "rev-1",
 		ContextID: turn, StagesRun: []string{"compile"},
-		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag"}}})
+		Problems: []knowledge.BuildProblem{problem("compile", "main.go:12: undefined: Tag")}})
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("a failed build opened %v, %v", opened, err)
 	}
@@ -133,7 +132,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := knowledge.RebuildLinks(ctx, kdb, s.intents)
+	n, err := knowledge.RebuildLinks(ctx, kdb, s.backlog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +165,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := knowledge.RebuildLinks(ctx, kdb, s.intents)
+		again, err := knowledge.RebuildLinks(ctx, kdb, s.backlog)
 		if err != nil || again != n {
 			t.Fatalf("second rebuild: %d, %v; want %d", again, err, n)
 		}
@@ -196,7 +195,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 		if _, err := kdb.Write.Exec(insert, lesson, run2); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := knowledge.RebuildLinks(ctx, kdb, s.intents); err != nil {
+		if _, err := knowledge.RebuildLinks(ctx, kdb, s.backlog); err != nil {
 			t.Fatal(err)
 		}
 		served := "served-to lesson:" + l + " -> run:" + run2 + " app=notes from servings:7"

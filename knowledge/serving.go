@@ -360,7 +360,7 @@ func judge(l servedLesson, o Observation) (string, bool) {
 	}
 	failedAtStage := false
 	for _, p := range o.Problems {
-		if l.Signature != "" && BuildSignature(p.Stage, p.Message) == l.Signature {
+		if l.Signature != "" && p.Signature == l.Signature {
 			return OutcomeRecurred, true
 		}
 		failedAtStage = failedAtStage || (l.Stage != "" && p.Stage == l.Stage)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/executor/build"
 	"autoapp/knowledge"
 )
 
@@ -33,10 +34,10 @@ func checked(results ...knowledge.ExampleResult) knowledge.Observation {
 
 func TestServingOutcomes(t *testing.T) {
 	ctx := context.Background()
-	buildLesson := knowledge.Applies{Stage: "typecheck", Signature: knowledge.BuildSignature("typecheck", typeMessage)}
+	buildLesson := knowledge.Applies{Stage: "typecheck", Signature: build.Signature("typecheck", typeMessage)}
 	stageLesson := knowledge.Applies{Stage: "typecheck"}
 	checkLesson := knowledge.Applies{Signature: knowledge.CheckSignature("abc123")}
-	otherProblem := knowledge.BuildProblem{Stage: "typecheck", Message: "src/notes.ts:3: Cannot find name 'list'."}
+	otherProblem := problem("typecheck", "src/notes.ts:3: Cannot find name 'list'.")
 
 	for _, tc := range []struct {
 		name    string
@@ -46,14 +47,14 @@ func TestServingOutcomes(t *testing.T) {
 		want string
 	}{
 		{"resolved: the stage ran clean", buildLesson,
-			[]knowledge.Observation{built(false, []string{"install", "typecheck", "test"}, knowledge.BuildProblem{Stage: "test", Message: "1 failing"})}, knowledge.OutcomeResolved},
+			[]knowledge.Observation{built(false, []string{"install", "typecheck", "test"}, problem("test", "1 failing"))}, knowledge.OutcomeResolved},
 		{"resolved: the build passed", stageLesson,
 			[]knowledge.Observation{built(true, []string{"install", "typecheck"})}, knowledge.OutcomeResolved},
 		{"recurred: the same signature failed again", buildLesson,
 			[]knowledge.Observation{built(false, []string{"install", "typecheck"},
-				knowledge.BuildProblem{Stage: "typecheck", Message: "src/tags.ts:40: Property 'label' does not exist on type 'Note'."})}, knowledge.OutcomeRecurred},
+				problem("typecheck", "src/tags.ts:40: Property 'label' does not exist on type 'Note'."))}, knowledge.OutcomeRecurred},
 		{"blocked: the build stopped before the stage", buildLesson,
-			[]knowledge.Observation{built(false, []string{"install"}, knowledge.BuildProblem{Stage: "install", Message: "npm ci failed"})}, knowledge.OutcomeBlocked},
+			[]knowledge.Observation{built(false, []string{"install"}, problem("install", "npm ci failed"))}, knowledge.OutcomeBlocked},
 		{"unrelated: another failure at its stage", buildLesson,
 			[]knowledge.Observation{built(false, []string{"install", "typecheck"}, otherProblem)}, knowledge.OutcomeUnrelated},
 		{"a build never closes a check serving: inconclusive at the end", checkLesson,
@@ -67,7 +68,7 @@ func TestServingOutcomes(t *testing.T) {
 		{"check inconclusive: its example did not run", checkLesson,
 			[]knowledge.Observation{checked(knowledge.ExampleResult{ID: "0002-x-c1", Hash: "fff", Passed: true})}, knowledge.OutcomeInconclusive},
 		{"a lesson naming neither stage nor signature is inconclusive", knowledge.Applies{},
-			[]knowledge.Observation{built(false, []string{"install"}, knowledge.BuildProblem{Stage: "install", Message: "x"})}, knowledge.OutcomeInconclusive},
+			[]knowledge.Observation{built(false, []string{"install"}, problem("install", "x"))}, knowledge.OutcomeInconclusive},
 		{"none: the turn ended with no build", buildLesson, nil, knowledge.OutcomeNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,14 +114,14 @@ func TestAServingIsClosedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := openLessonStore(t)
 	sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
-	sig := knowledge.BuildSignature("typecheck", typeMessage)
+	sig := build.Signature("typecheck", typeMessage)
 	id := s.add("Declare the tag field on the Note type before using it.", knowledge.Applies{Stage: "typecheck", Signature: sig})
 	if err := sv.Record(ctx, servedRun, 0, []knowledge.Served{{Lesson: s.get(id), Reason: "related:src/tags.ts"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The first build closes it; the later ones, and the end, change nothing.
 	if err := sv.Close(ctx, "notes", servedRun, built(false, []string{"install", "typecheck"},
-		knowledge.BuildProblem{Stage: "typecheck", Message: typeMessage})); err != nil {
+		problem("typecheck", typeMessage))); err != nil {
 		t.Fatal(err)
 	}
 	if err := sv.Close(ctx, "notes", servedRun, built(true, []string{"install", "typecheck"})); err != nil {

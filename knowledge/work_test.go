@@ -65,7 +65,7 @@ func TestARunsWorkIsReadByItsRun(t *testing.T) {
 	}
 	must(cases.AppendEdit(ctx, "site", run, "source.change change acceptance/0001-greet-c1.json"))
 	_, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: run, Revision: "r1", StagesRun: []string{"vet", "compile"},
-		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:3:2: undefined: x"}, {Stage: "compile", Message: "main.go:9:1: missing return"}}})
+		Problems: []knowledge.BuildProblem{problem("compile", "main.go:3:2: undefined: x"), problem("compile", "main.go:9:1: missing return")}})
 	must(err)
 	must(cases.AppendEdit(ctx, "site", run, "source.edit main.go"))
 	_, _, err = cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: run, Revision: "r2", StagesRun: []string{"vet", "compile"}, OK: true})

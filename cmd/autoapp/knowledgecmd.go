@@ -195,7 +195,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	switch verb {
 	case "links":
 		if rebuild {
-			if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Intents); err != nil {
+			if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Backlog); err != nil {
 				return refused(err)
 			}
 		}

@@ -39,7 +39,7 @@ func lessonRoot(t *testing.T) (string, lessonIDs) {
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{
 		AppID: "notes", RunID: "intent-1-0001-add-tags-a1", Revision: "rev-1", ReleaseBefore: "rel-1",
 		Request: "Add tags to notes.", Model: "m", ServerVersion: "test", StagesRun: []string{"compile"},
-		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag"}},
+		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:12: undefined: Tag", Signature: "undefined-tag"}},
 	})
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("a failed build opened %v, %v", opened, err)
@@ -406,7 +406,7 @@ func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
 	ctx := context.Background()
 	cases := knowledge.NewCases(st.Knowledge.DB(), time.Now)
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: run, Revision: "rev-1",
-		StagesRun: []string{"compile"}, Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:3: undefined: Tag"}}})
+		StagesRun: []string{"compile"}, Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:3: undefined: Tag", Signature: "undefined-tag"}}})
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("a failed build opened %v, %v", opened, err)
 	}

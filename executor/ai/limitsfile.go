@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/refusal"
 )
 
@@ -101,7 +101,7 @@ func (f *LimitsFile) Save(idle, turn string) error {
 	if err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
-	if err := app.WriteFileAtomic(f.path, append(b, '\n')); err != nil {
+	if err := atomicfile.Write(f.path, append(b, '\n')); err != nil {
 		return fmt.Errorf("ai: limits: %w", err)
 	}
 	return nil

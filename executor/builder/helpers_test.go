@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 	"autoapp/executor/sandbox"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 const (
@@ -38,15 +37,11 @@ type host struct {
 func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{apps: app.NewService(db, root, time.Now), previews: preview.NewManager(time.Now, nil, sandbox.NewGuard(root, sandbox.Probe()))}
 	h.candidates = candidate.NewService(h.apps, h.previews, sandbox.NewGuard(root, sandbox.Probe()), time.Now)
 	t.Cleanup(func() {
 		h.previews.StopAll()
-		db.Close()
 	})
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "", "static"); err != nil {
 		t.Fatal(err)

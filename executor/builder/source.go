@@ -127,7 +127,7 @@ func (s *Session) sourceEdit() ai.Tool {
 		Example: json.RawMessage(`{"path": "site/index.html", "hunks": [{"find": "<h1>A new site</h1>", "replace": "<h1>Notes</h1>"}]}`),
 		Edits:   true,
 		Handler: handler(s, "source.edit", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
-			r, err := s.ws.Edit(in.Path, in.Hunks, meta)
+			r, err := s.ws.Edit(ctx, in.Path, in.Hunks, meta)
 			if ps, ok := workspace.AsProblems(err); ok {
 				return nil, ai.Refuse(s.withMissNote(ps, in.Path, in.Hunks)...)
 			}
@@ -153,7 +153,7 @@ func (s *Session) sourceChange() ai.Tool {
 		Example: json.RawMessage(`{"files": [{"path": "acceptance/home-c1.json", "action": "create", "content": ` + quote(exampleFile) + `}]}`),
 		Edits:   true,
 		Handler: handler(s, "source.change", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
-			r, err := s.ws.Change(in.Files, meta)
+			r, err := s.ws.Change(ctx, in.Files, meta)
 			if err != nil {
 				return nil, refusal(err)
 			}

@@ -24,7 +24,7 @@ func (s *Service) Build(ctx context.Context, appID string) (Result, error) {
 	}
 	defer j.end()
 	var res Result
-	if res.Revision, err = j.ws.Head(); err != nil {
+	if res.Revision, err = j.ws.Head(ctx); err != nil {
 		return Result{}, fmt.Errorf("candidate: head: %w", err)
 	}
 	if _, err := s.buildStep(ctx, j, &res, BuiltNext); err != nil {

@@ -20,6 +20,7 @@ import (
 	"autoapp/executor/preview"
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 )
 
 // File is the candidate state's name in the application's folder.
@@ -186,7 +187,7 @@ func (s *Service) save(st *State) error {
 	if err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
-	if err := app.WriteFileAtomic(s.path(st.AppID), b); err != nil {
+	if err := atomicfile.Write(s.path(st.AppID), b); err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
 	return nil
@@ -257,7 +258,7 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 		}
 	}
 	if st.Build != nil {
-		head, err := s.head(appID)
+		head, err := s.head(ctx, appID)
 		if err != nil {
 			return o, err
 		}
@@ -267,7 +268,7 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 	return o, nil
 }
 
-func (s *Service) head(appID string) (string, error) {
+func (s *Service) head(ctx context.Context, appID string) (string, error) {
 	now := s.now()
 	s.mu.Lock()
 	h, ok := s.heads[appID]
@@ -280,7 +281,7 @@ func (s *Service) head(appID string) (string, error) {
 		return "", fmt.Errorf("candidate: open workspace: %w", err)
 	}
 	defer ws.Close()
-	rev, err := ws.Head()
+	rev, err := ws.Head(ctx)
 	if err != nil {
 		return "", fmt.Errorf("candidate: head: %w", err)
 	}
@@ -380,7 +381,7 @@ func (s *Service) StopPreview(ctx context.Context, appID string) (Observed, erro
 // RunDiffs are the changes each run (attempt) committed to the
 // application's workspace, in the order given; a run that committed
 // nothing has "".
-func (s *Service) RunDiffs(appID string, runIDs []string) ([]string, error) {
+func (s *Service) RunDiffs(ctx context.Context, appID string, runIDs []string) ([]string, error) {
 	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.now)
 	if err != nil {
 		return nil, fmt.Errorf("candidate: open workspace: %w", err)
@@ -388,7 +389,7 @@ func (s *Service) RunDiffs(appID string, runIDs []string) ([]string, error) {
 	defer ws.Close()
 	out := make([]string, len(runIDs))
 	for i, id := range runIDs {
-		if out[i], err = ws.RunDiff(id); err != nil {
+		if out[i], err = ws.RunDiff(ctx, id); err != nil {
 			return nil, err
 		}
 	}

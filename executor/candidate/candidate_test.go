@@ -16,6 +16,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // host is one data folder with its stores, applications and previews, as
@@ -30,19 +31,13 @@ type host struct {
 
 func newHost(t testing.TB, root string) *host {
 	t.Helper()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{root: root, db: db}
 	h.apps = app.NewService(db, root, time.Now)
 	jail := sandbox.NewGuard(root, sandbox.Probe())
 	h.previews = preview.NewManager(time.Now, nil, jail)
 	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now)
-	t.Cleanup(func() {
-		h.previews.StopAll()
-		db.Close()
-	})
+	t.Cleanup(h.previews.StopAll)
 	return h
 }
 
@@ -194,7 +189,7 @@ func TestARefusedChangeAppliesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := ws.Head()
+	before, _ := ws.Head(t.Context())
 	ws.Close()
 	res := cycle(t, h, "site", candidate.Change{Path: "site/index.html", Hunks: []workspace.Hunk{{Find: "not in the file", Replace: "x"}}})
 	if res.Step != candidate.StepPatchRefused || len(res.PatchProblems) == 0 || res.Build != nil {
@@ -256,7 +251,7 @@ func TestARestartSaysWhatStoppedAndWhatMoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Edit("site/index.html", []workspace.Hunk{{Find: "A new site</h1>", Replace: "An edited site</h1>"}}, workspace.CommitMeta{}); err != nil {
+	if _, err := ws.Edit(t.Context(), "site/index.html", []workspace.Hunk{{Find: "A new site</h1>", Replace: "An edited site</h1>"}}, workspace.CommitMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	ws.Close()

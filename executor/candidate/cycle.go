@@ -68,13 +68,13 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 	if !change.empty() {
 		var edit workspace.EditResult
 		if len(change.Hunks) > 0 {
-			edit, err = ws.Edit(change.Path, change.Hunks, change.Meta)
+			edit, err = ws.Edit(ctx, change.Path, change.Hunks, change.Meta)
 		} else {
-			edit, err = ws.Change(change.Files, change.Meta)
+			edit, err = ws.Change(ctx, change.Files, change.Meta)
 		}
 		if ps, ok := workspace.AsProblems(err); ok {
 			res.Step, res.PatchProblems = StepPatchRefused, ps
-			res.Revision, _ = ws.Head()
+			res.Revision, _ = ws.Head(ctx)
 			res.Next = "Fix the change: " + ps.Error() + "; nothing was applied."
 			return res, s.record(st, res, nil)
 		}
@@ -89,7 +89,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 		}
 	}
 	if res.Revision == "" {
-		if res.Revision, err = ws.Head(); err != nil {
+		if res.Revision, err = ws.Head(ctx); err != nil {
 			return Result{}, fmt.Errorf("candidate: head: %w", err)
 		}
 	}

@@ -14,8 +14,6 @@ package chat
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,23 +33,22 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/knowledge"
-	"autoapp/migrations"
 )
 
-// Status is where a chat turn stands.
-type Status string
+// Status is where a chat turn stands; the intents store keeps the turns.
+type Status = intent.ChatStatus
 
 // The statuses of a chat turn.
 const (
-	StatusRunning  Status = "running"
-	StatusAnswered Status = "answered"
-	StatusFailed   Status = "failed"
-	StatusStopped  Status = "stopped"
+	StatusRunning  = intent.ChatRunning
+	StatusAnswered = intent.ChatAnswered
+	StatusFailed   = intent.ChatFailed
+	StatusStopped  = intent.ChatStopped
 )
 
 // Sentences of the refusals and endings the person reads.
 const (
-	BusySentence    = "The engineer is still answering; wait for its turn to end."
+	BusySentence    = intent.ChatBusySentence
 	NoModelSentence = "No model is set up for the engineer: choose the Settings model in Settings."
 	EmptySentence   = "Write a message first."
 	ClosedSentence  = "The launcher is shutting down; nothing can start."
@@ -83,24 +80,7 @@ func refuse(code intent.Code, format string, args ...any) *Error {
 }
 
 // Turn is one chat turn as its row holds it.
-type Turn struct {
-	ID    int64
-	AppID string
-	// RequestID is the request the turn belongs to; 0 for none.
-	RequestID int64
-	RunID     string
-	// Message is the person's, byte for byte as they sent it.
-	Message string
-	Status  Status
-	// Reply is the engineer's final text.
-	Reply string
-	// Lines say what each tool call did, one line each, in order.
-	Lines []string
-	// Sentence says how the turn ended when it did not answer.
-	Sentence  string
-	StartedAt time.Time
-	EndedAt   time.Time // zero while it runs
-}
+type Turn = intent.ChatTurn
 
 // Apps is what a chat turn reads of an application.
 type Apps interface {
@@ -140,10 +120,10 @@ type Deps struct {
 	AfterTurn func(ctx context.Context, appID string, requestID int64)
 }
 
-// Service runs the chat turns of one server.
+// Service runs the chat turns of one server. The turns' rows are the
+// backlog's (Deps.Backlog).
 type Service struct {
-	db *migrations.DB
-	d  Deps
+	d Deps
 
 	mu     sync.Mutex
 	turns  map[string]*running // by application
@@ -177,8 +157,8 @@ var (
 	errShutdown = errors.New(LauncherStopped)
 )
 
-// NewService builds the chat turns over the intents store.
-func NewService(db *migrations.DB, d Deps) *Service {
+// NewService builds the chat turns, kept by d.Backlog.
+func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -188,7 +168,7 @@ func NewService(db *migrations.DB, d Deps) *Service {
 	if d.Usage == nil && d.Backlog != nil {
 		d.Usage = d.Backlog
 	}
-	return &Service{db: db, d: d, turns: map[string]*running{}}
+	return &Service{d: d, turns: map[string]*running{}}
 }
 
 // Send starts a turn with the person's message and returns at once, its
@@ -245,7 +225,7 @@ func (s *Service) SendAfter(ctx context.Context, appID, message string, journal 
 	if err != nil {
 		return Turn{}, err
 	}
-	turn, err := s.insert(ctx, appID, requestID, message)
+	turn, err := s.d.Backlog.StartChatTurn(ctx, appID, requestID, message)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -318,17 +298,11 @@ func (s *Service) Shutdown() {
 // that stopped is marked stopped ("The launcher stopped."). It returns how
 // many were.
 func (s *Service) Recover(ctx context.Context) (int, error) {
-	res, err := s.db.Write.ExecContext(ctx,
-		`UPDATE chat_turns SET status = 'stopped', sentence = ?, ended_at = ? WHERE status = 'running'`,
-		LauncherStopped, s.d.Now().UnixMilli())
+	n, err := s.d.Backlog.StopChatTurns(ctx, LauncherStopped)
 	if err != nil {
 		return 0, fmt.Errorf("chat: recover: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("chat: recover: %w", err)
-	}
-	return int(n), nil
+	return n, nil
 }
 
 // run is one turn in the background, from the model's first call to the
@@ -396,7 +370,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		OnStep: func(c ai.Call) {
 			// A planning call the schema refused still makes this a turn that planned.
 			session.Observe(c)
-			if err := s.appendLine(bg, turn.ID, planner.Line(c)); err != nil {
+			if err := s.d.Backlog.AddChatLine(bg, turn.ID, planner.Line(c)); err != nil {
 				log.Error("a tool call's line could not be kept", "err", err)
 			}
 		},
@@ -423,7 +397,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	if res.Ended == ai.EndProvider && res.Err != nil {
 		log.Warn("the provider failed a chat turn", "detail", res.Err.Detail())
 	}
-	if err := s.finish(bg, turn.ID, status, res.Text, sentence); err != nil {
+	if err := s.d.Backlog.EndChatTurn(bg, turn.ID, status, res.Text, sentence); err != nil {
 		log.Error("the turn's end could not be kept", "err", err)
 	}
 	if s.d.AfterTurn != nil {
@@ -495,15 +469,8 @@ func feedbackDocument(appID string, feedback []intent.Feedback) ai.Document {
 // HistoryTurns turns that ended, each the person's message and the
 // engineer's reply, within HistoryChars (the oldest go first).
 func (s *Service) history(ctx context.Context, appID string, before int64) ([]ai.Message, error) {
-	var rows []struct {
-		Message  string `db:"message"`
-		Reply    string `db:"reply"`
-		Sentence string `db:"sentence"`
-	}
-	if err := s.db.Read.SelectContext(ctx, &rows,
-		`SELECT message, reply, sentence FROM chat_turns
-		 WHERE app_id = ? AND id < ? AND status != 'running' ORDER BY id DESC LIMIT ?`,
-		appID, before, HistoryTurns); err != nil {
+	rows, err := s.d.Backlog.EndedChatTurns(ctx, appID, before, HistoryTurns)
+	if err != nil {
 		return nil, fmt.Errorf("chat: history: %w", err)
 	}
 	var msgs []ai.Message
@@ -524,114 +491,15 @@ func (s *Service) history(ctx context.Context, appID string, before int64) ([]ai
 	return msgs, nil
 }
 
-// insert records a new turn as running.
-func (s *Service) insert(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
-	now := s.d.Now()
-	tx, err := s.db.Write.BeginTxx(ctx, nil)
-	if err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	defer tx.Rollback()
-	var apps, busy int
-	if err := tx.GetContext(ctx, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	if apps == 0 {
-		return Turn{}, refuse(intent.ENotFound, "There is no application %q.", appID)
-	}
-	// A row left running by a launcher that stopped without Recover.
-	if err := tx.GetContext(ctx, &busy, `SELECT count(*) FROM chat_turns WHERE app_id = ? AND status = 'running'`, appID); err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	if busy > 0 {
-		return Turn{}, refuse(intent.EConflict, BusySentence)
-	}
-	var id int64
-	if err := tx.GetContext(ctx, &id, `SELECT coalesce(max(id), 0) + 1 FROM chat_turns`); err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	t := Turn{ID: id, AppID: appID, RequestID: requestID, RunID: fmt.Sprintf("chat-%s-%d", appID, id), Message: message,
-		Status: StatusRunning, Lines: []string{}, StartedAt: time.UnixMilli(now.UnixMilli())}
-	var request sql.NullInt64
-	if requestID != 0 {
-		request = sql.NullInt64{Int64: requestID, Valid: true}
-	}
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
-		id, appID, request, t.RunID, message, now.UnixMilli()); err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Turn{}, fmt.Errorf("chat: send: %w", err)
-	}
-	return t, nil
-}
-
-// appendLine adds one tool call's line to a running turn.
-func (s *Service) appendLine(ctx context.Context, id int64, line string) error {
-	if _, err := s.db.Write.ExecContext(ctx,
-		`UPDATE chat_turns SET lines = json_insert(lines, '$[#]', ?) WHERE id = ? AND status = 'running'`, line, id); err != nil {
-		return fmt.Errorf("chat: line of turn %d: %w", id, err)
-	}
-	return nil
-}
-
-// finish records how a running turn ended.
-func (s *Service) finish(ctx context.Context, id int64, status Status, reply, sentence string) error {
-	if _, err := s.db.Write.ExecContext(ctx,
-		`UPDATE chat_turns SET status = ?, reply = ?, sentence = ?, ended_at = ? WHERE id = ? AND status = 'running'`,
-		status, reply, sentence, s.d.Now().UnixMilli(), id); err != nil {
-		return fmt.Errorf("chat: end of turn %d: %w", id, err)
-	}
-	return nil
-}
-
-// turnRow is a chat_turns row as SQLite holds it.
-type turnRow struct {
-	ID        int64         `db:"id"`
-	AppID     string        `db:"app_id"`
-	RequestID sql.NullInt64 `db:"request_id"`
-	RunID     string        `db:"run_id"`
-	Message   string        `db:"message"`
-	Status    Status        `db:"status"`
-	Reply     string        `db:"reply"`
-	Lines     string        `db:"lines"`
-	Sentence  string        `db:"sentence"`
-	StartedAt int64         `db:"started_at"`
-	EndedAt   sql.NullInt64 `db:"ended_at"`
-}
-
-func (r turnRow) turn() (Turn, error) {
-	t := Turn{ID: r.ID, AppID: r.AppID, RequestID: r.RequestID.Int64, RunID: r.RunID, Message: r.Message, Status: r.Status,
-		Reply: r.Reply, Sentence: r.Sentence, StartedAt: time.UnixMilli(r.StartedAt)}
-	if r.EndedAt.Valid {
-		t.EndedAt = time.UnixMilli(r.EndedAt.Int64)
-	}
-	if err := json.Unmarshal([]byte(r.Lines), &t.Lines); err != nil {
-		return t, fmt.Errorf("chat: turn %d: lines are not the JSON they should be: %w", r.ID, err)
-	}
-	return t, nil
-}
-
 // Turns are the application's last limit turns (DefaultTurns when limit is
 // 0 or less), oldest first, as the conversation shows them.
 func (s *Service) Turns(ctx context.Context, appID string, limit int) ([]Turn, error) {
 	if limit <= 0 {
 		limit = DefaultTurns
 	}
-	var rows []turnRow
-	if err := s.db.Read.SelectContext(ctx, &rows,
-		`SELECT id, app_id, request_id, run_id, message, status, reply, lines, sentence, started_at, ended_at
-		 FROM chat_turns WHERE app_id = ? ORDER BY id DESC LIMIT ?`, appID, limit); err != nil {
-		return nil, fmt.Errorf("chat: turns of %s: %w", appID, err)
-	}
-	turns := make([]Turn, 0, len(rows))
-	for i := len(rows) - 1; i >= 0; i-- {
-		t, err := rows[i].turn()
-		if err != nil {
-			return nil, err
-		}
-		turns = append(turns, t)
+	turns, err := s.d.Backlog.ChatTurns(ctx, appID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("chat: %w", err)
 	}
 	return turns, nil
 }

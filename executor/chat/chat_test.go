@@ -95,7 +95,7 @@ func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
 	if with != nil {
 		with(h, &deps)
 	}
-	h.chat = chat.NewService(db, deps)
+	h.chat = chat.NewService(deps)
 	t.Cleanup(func() {
 		h.chat.Shutdown()
 		db.Close()
@@ -485,7 +485,7 @@ func TestSendRefusesWithASentence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := chat.NewService(h.db, chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog, Now: time.Now})
+		s := chat.NewService(chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog, Now: time.Now})
 		_, err = s.Send(context.Background(), appID, 0, "hello")
 		var ce *chat.Error
 		if !errors.As(err, &ce) || ce.Message != chat.NoModelSentence {

@@ -85,7 +85,7 @@ func (h *host) runDiff(t *testing.T, runID string) string {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	diff, err := ws.RunDiff(runID)
+	diff, err := ws.RunDiff(t.Context(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,11 @@ import (
 	"autoapp/executor/verdict"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // clock stands still until the test moves it.
@@ -94,11 +96,7 @@ type env struct {
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(tb, root)
 	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
 	e := &env{root: root, db: db, clock: c, backlog: intent.NewService(db, root, c.now), apps: app.NewService(db, root, c.now),
 		book: spend.New(db, root, c.now), gate: gate.New(c.now), runs: &runs{}}
@@ -184,7 +182,7 @@ func (e *env) candidateFile(tb testing.TB, appID, release string, passed, total 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := app.WriteFileAtomic(filepath.Join(e.apps.Dir(appID), candidate.File), b); err != nil {
+	if err := atomicfile.Write(filepath.Join(e.apps.Dir(appID), candidate.File), b); err != nil {
 		tb.Fatal(err)
 	}
 }

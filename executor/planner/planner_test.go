@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 const appID = "site"
@@ -58,11 +58,7 @@ type host struct {
 func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	h := &host{apps: app.NewService(db, root, time.Now), backlog: intent.NewService(db, root, time.Now), db: db, log: &logBook{}}
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/refusal"
 )
 
@@ -90,35 +91,14 @@ func (g *Guard) Ready() error {
 	return nil
 }
 
-// SetUnconfined keeps the owner's choice, written to a synced temporary
-// file renamed over the old one. (app.WriteFileAtomic does the same for the
-// other settings files; this package sits below app, which imports it
-// through the workspace, so it cannot use it.)
+// SetUnconfined keeps the owner's choice, written whole
+// (atomicfile.Write).
 func (g *Guard) SetUnconfined(on bool) error {
 	b, err := json.MarshalIndent(Setting{Unconfined: on}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(g.file), 0o700); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(g.file), ".sandbox-*.json")
-	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), g.file); err != nil {
+	if err := atomicfile.Write(g.file, append(b, '\n')); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -11,12 +12,12 @@ import (
 // runID, oldest first, each once: the commits whose subject names it as
 // "(run <runID>" followed by "," or ")", as the workspace writes them. A
 // run that committed nothing changed nothing.
-func RunChanges(ws *workspace.Workspace, runID string) ([]string, error) {
+func RunChanges(ctx context.Context, ws *workspace.Workspace, runID string) ([]string, error) {
 	runID = strings.TrimSpace(runID)
 	if runID == "" || strings.ContainsAny(runID, "\r\n") {
 		return nil, fmt.Errorf("verdict: run changes: %q is not a run id", runID)
 	}
-	out, err := workspace.Git(ws.Dir(), "log", "--reverse", "--no-renames", "--fixed-strings",
+	out, err := workspace.Git(ctx, ws.Dir(), "log", "--reverse", "--no-renames", "--fixed-strings",
 		"--grep=run "+runID, "--format=%x00%s", "--name-only", "HEAD", "--")
 	if err != nil {
 		return nil, fmt.Errorf("verdict: run changes of %s: %w", runID, err)

@@ -3,7 +3,6 @@ package verdict_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
-	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 func TestOrientationIsEightLinesOfTheCandidateState(t *testing.T) {
@@ -160,11 +159,7 @@ func TestAttemptsCutsTheOldestAttemptsFirst(t *testing.T) {
 func staticWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	apps := app.NewService(db, root, time.Now)
 	if _, err := apps.CreateFromTemplate(context.Background(), "site", "Site", "static"); err != nil {
 		t.Fatal(err)
@@ -179,7 +174,7 @@ func staticWorkspace(t *testing.T) *workspace.Workspace {
 
 func TestEvidenceFindsTheLinesATaskIsAbout(t *testing.T) {
 	ws := staticWorkspace(t)
-	if _, err := ws.Change([]workspace.FileChange{{Path: "site/heading.js", Action: workspace.Create,
+	if _, err := ws.Change(t.Context(), []workspace.FileChange{{Path: "site/heading.js", Action: workspace.Create,
 		Content: "// The page's title.\nexport function heading() { return document.querySelector('h1'); }\n"}}, workspace.CommitMeta{}); err != nil {
 		t.Fatal(err)
 	}
@@ -233,15 +228,15 @@ func TestEvidenceWithNoMatchListsTheMainFiles(t *testing.T) {
 
 func TestRunChangesReadsTheRunsCommits(t *testing.T) {
 	ws := staticWorkspace(t)
-	if _, err := ws.Edit("site/index.html", []workspace.Hunk{{Find: "<h1>A new site</h1>", Replace: "<h1>Welcome</h1>"}},
+	if _, err := ws.Edit(t.Context(), "site/index.html", []workspace.Hunk{{Find: "<h1>A new site</h1>", Replace: "<h1>Welcome</h1>"}},
 		workspace.CommitMeta{RunID: "intent-1-0002-heading-a1", CallID: "call-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Change([]workspace.FileChange{{Path: "acceptance/0002-heading-c1.json", Action: workspace.Create, Content: "{}\n"}},
+	if _, err := ws.Change(t.Context(), []workspace.FileChange{{Path: "acceptance/0002-heading-c1.json", Action: workspace.Create, Content: "{}\n"}},
 		workspace.CommitMeta{RunID: "intent-1-0002-heading-a10"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Edit("site/style.css", []workspace.Hunk{{Find: "body", Replace: "body "}},
+	if _, err := ws.Edit(t.Context(), "site/style.css", []workspace.Hunk{{Find: "body", Replace: "body "}},
 		workspace.CommitMeta{RunID: "intent-1-0002-heading-a1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +250,7 @@ func TestRunChangesReadsTheRunsCommits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.run, func(t *testing.T) {
-			got, err := verdict.RunChanges(ws, tt.run)
+			got, err := verdict.RunChanges(t.Context(), ws, tt.run)
 			if err != nil {
 				t.Fatal(err)
 			}

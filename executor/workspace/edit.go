@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,7 @@ type fileWrite struct {
 // is matched against the file as it is; when any hunk's find text matches
 // nothing, more than one place, or overlaps another hunk, nothing is
 // written and each such hunk is named.
-func (w *Workspace) Edit(p string, hunks []Hunk, meta CommitMeta) (EditResult, error) {
+func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta CommitMeta) (EditResult, error) {
 	w.writing.Lock()
 	defer w.writing.Unlock()
 
@@ -94,7 +95,7 @@ func (w *Workspace) Edit(p string, hunks []Hunk, meta CommitMeta) (EditResult, e
 		return EditResult{}, ps
 	}
 
-	t, prob, err := w.writeTarget("path", clean)
+	t, prob, err := w.writeTarget(ctx, "path", clean)
 	if err != nil {
 		return EditResult{}, err
 	}
@@ -119,11 +120,11 @@ func (w *Workspace) Edit(p string, hunks []Hunk, meta CommitMeta) (EditResult, e
 	if len(content) > MaxFileBytes {
 		return EditResult{}, Problems{{Field: "hunks", Message: fmt.Sprintf("the edit would make %q larger than %d MiB", clean, MaxFileBytes>>20)}}
 	}
-	if ps, err := w.ignoredProblems([]string{clean}, []string{"path"}); err != nil || len(ps) > 0 {
+	if ps, err := w.ignoredProblems(ctx, []string{clean}, []string{"path"}); err != nil || len(ps) > 0 {
 		return EditResult{}, firstError(err, ps)
 	}
 	writes := []fileWrite{{path: clean, action: Overwrite, content: []byte(content), target: t, old: old}}
-	return w.commitWrites(writes, "source.edit "+clean, "", "hunks", meta)
+	return w.commitWrites(ctx, writes, "source.edit "+clean, "", "hunks", meta)
 }
 
 // applyHunks finds each hunk once in content and replaces them all.
@@ -209,7 +210,7 @@ func (w *Workspace) readText(field, p string) ([]byte, *Problem, error) {
 // commit. Create refuses a file that exists; overwrite and delete refuse
 // one that does not; folders a created file needs are made. When any file
 // is refused, nothing is written and each refusal is named.
-func (w *Workspace) Change(files []FileChange, meta CommitMeta) (EditResult, error) {
+func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitMeta) (EditResult, error) {
 	w.writing.Lock()
 	defer w.writing.Unlock()
 
@@ -258,7 +259,7 @@ func (w *Workspace) Change(files []FileChange, meta CommitMeta) (EditResult, err
 				add(field+".path", "%q and %q (files[%d]) cannot both be files; one is inside the other", clean, other, j)
 			}
 		}
-		t, prob, err := w.writeTarget(field+".path", clean)
+		t, prob, err := w.writeTarget(ctx, field+".path", clean)
 		if err != nil {
 			return EditResult{}, err
 		}
@@ -295,11 +296,11 @@ func (w *Workspace) Change(files []FileChange, meta CommitMeta) (EditResult, err
 	for i, fw := range writes {
 		paths[i] = fw.path
 	}
-	if ps, err := w.ignoredProblems(paths, fields); err != nil || len(ps) > 0 {
+	if ps, err := w.ignoredProblems(ctx, paths, fields); err != nil || len(ps) > 0 {
 		return EditResult{}, firstError(err, ps)
 	}
 	subject, body := changeMessage(writes)
-	return w.commitWrites(writes, subject, body, "files", meta)
+	return w.commitWrites(ctx, writes, subject, body, "files", meta)
 }
 
 // readWhole reads a file a change replaces or deletes, so that the change
@@ -337,10 +338,10 @@ func changeMessage(writes []fileWrite) (string, string) {
 
 // ignoredProblems names the paths git ignores and does not track: the host
 // commits every change, and git will not add those.
-func (w *Workspace) ignoredProblems(paths, fields []string) (Problems, error) {
+func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string) (Problems, error) {
 	// check-ignore reads names, not pathspecs, and refuses literal mode.
 	in := strings.Join(paths, "\x00") + "\x00"
-	out, err := runGitInput(w.dir, hostSign(w.now()), strings.NewReader(in), []string{"GIT_LITERAL_PATHSPECS=0"},
+	out, err := runGitInput(ctx, w.dir, hostSign(w.now()), strings.NewReader(in), []string{"GIT_LITERAL_PATHSPECS=0"},
 		"check-ignore", "-z", "--stdin")
 	if exitCode(err) == 1 {
 		return nil, nil // none is ignored
@@ -363,15 +364,18 @@ func (w *Workspace) ignoredProblems(paths, fields []string) (Problems, error) {
 
 // commitWrites writes the files and commits them, or, when anything
 // fails, puts every file back as it was. noChangeField names the input
-// when the writes leave every file as git has it.
-func (w *Workspace) commitWrites(writes []fileWrite, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
-	prev, err := w.Head()
+// when the writes leave every file as git has it. Once it begins, a
+// cancelled ctx does not stop it half-way (a commit cut off, or files left
+// unrestored): only each command's timeout does.
+func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
+	ctx = context.WithoutCancel(ctx)
+	prev, err := w.Head(ctx)
 	if err != nil {
 		return EditResult{}, err
 	}
 	var done []fileWrite
 	fail := func(err error) (EditResult, error) {
-		if uerr := w.undo(done); uerr != nil {
+		if uerr := w.undo(ctx, done); uerr != nil {
 			err = errors.Join(err, uerr)
 		}
 		return EditResult{}, err
@@ -384,16 +388,16 @@ func (w *Workspace) commitWrites(writes []fileWrite, subject, body, noChangeFiel
 	}
 
 	sign := engineerSign(w.now())
-	paths, err := w.pathsToCommit(writes)
+	paths, err := w.pathsToCommit(ctx, writes)
 	if err != nil {
 		return fail(err)
 	}
 	if len(paths) > 0 {
-		if _, err := runGit(w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
+		if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
 			return fail(fmt.Errorf("workspace: %w", err))
 		}
 		// diff --quiet exits 1 when something is staged, 0 when nothing is.
-		_, err = runGit(w.dir, sign, append([]string{"diff", "--cached", "--quiet", "--"}, paths...)...)
+		_, err = runGit(ctx, w.dir, sign, append([]string{"diff", "--cached", "--quiet", "--"}, paths...)...)
 		switch {
 		case err == nil:
 			paths = nil
@@ -410,14 +414,14 @@ func (w *Workspace) commitWrites(writes []fileWrite, subject, body, noChangeFiel
 		args = append(args, "-m", body)
 	}
 	args = append(append(args, "--"), paths...)
-	if _, err := runGit(w.dir, sign, args...); err != nil {
+	if _, err := runGit(ctx, w.dir, sign, args...); err != nil {
 		return fail(fmt.Errorf("workspace: commit: %w", err))
 	}
-	rev, err := w.Head()
+	rev, err := w.Head(ctx)
 	if err != nil {
 		return EditResult{}, err
 	}
-	stat, err := w.ShortStat(prev, rev)
+	stat, err := w.ShortStat(ctx, prev, rev)
 	if err != nil {
 		return EditResult{}, err
 	}
@@ -426,12 +430,12 @@ func (w *Workspace) commitWrites(writes []fileWrite, subject, body, noChangeFiel
 
 // pathsToCommit are the written paths git can add: those on disk now and
 // those it tracks (a deleted file it never tracked has nothing to commit).
-func (w *Workspace) pathsToCommit(writes []fileWrite) ([]string, error) {
+func (w *Workspace) pathsToCommit(ctx context.Context, writes []fileWrite) ([]string, error) {
 	var all []string
 	for _, fw := range writes {
 		all = append(all, fw.path)
 	}
-	out, err := runGit(w.dir, hostSign(w.now()), append([]string{"ls-files", "-z", "--"}, all...)...)
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), append([]string{"ls-files", "-z", "--"}, all...)...)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
@@ -485,7 +489,7 @@ func (w *Workspace) write(fw fileWrite) error {
 }
 
 // undo puts back the files of writes, last first, and unstages them.
-func (w *Workspace) undo(done []fileWrite) error {
+func (w *Workspace) undo(ctx context.Context, done []fileWrite) error {
 	var errs []error
 	var paths []string
 	for i := len(done) - 1; i >= 0; i-- {
@@ -508,7 +512,7 @@ func (w *Workspace) undo(done []fileWrite) error {
 		}
 	}
 	// Unstage what git add may have staged; an error here means nothing was.
-	runGit(w.dir, hostSign(w.now()), append([]string{"reset", "-q", "--"}, paths...)...)
+	runGit(ctx, w.dir, hostSign(w.now()), append([]string{"reset", "-q", "--"}, paths...)...)
 	return errors.Join(errs...)
 }
 

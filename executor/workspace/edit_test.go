@@ -66,7 +66,7 @@ func TestEditCommits(t *testing.T) {
 				}
 			}
 			before := head(t, w)
-			res, err := w.Edit("app.go", []workspace.Hunk{
+			res, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{
 				{Find: "\ty := 2\n", Replace: "\ty := 3\n"},
 				{Find: "println(x + y)", Replace: "println(x * y)\n\tprintln(\"done\")"},
 			}, tt.meta)
@@ -139,7 +139,7 @@ func TestEditRefusesHunks(t *testing.T) {
 			})
 			writeFiles(t, w.Dir(), map[string]string{"debug.log": "y := 2\n"})
 			before := head(t, w)
-			_, err := w.Edit(tt.path, tt.hunks, workspace.CommitMeta{RunID: "r1", CallID: "c1"})
+			_, err := w.Edit(t.Context(), tt.path, tt.hunks, workspace.CommitMeta{RunID: "r1", CallID: "c1"})
 			wantProblem(t, err, tt.field, tt.text)
 			if got := readFile(t, w, "app.go"); got != appGo {
 				t.Errorf("app.go changed:\n%s", got)
@@ -156,7 +156,7 @@ func TestEditRefusesHunks(t *testing.T) {
 	t.Run("every bad hunk is named", func(t *testing.T) {
 		t.Parallel()
 		w := newWorkspace(t, map[string]string{"app.go": appGo})
-		_, err := w.Edit("app.go", []workspace.Hunk{{Find: "nope", Replace: "x"}, ok, {Find: "x := 1", Replace: "x := 2"}}, workspace.CommitMeta{})
+		_, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{{Find: "nope", Replace: "x"}, ok, {Find: "x := 1", Replace: "x := 2"}}, workspace.CommitMeta{})
 		wantProblem(t, err, "hunks[0].find", "matches nothing")
 		wantProblem(t, err, "hunks[2].find", "matches 3 places")
 	})
@@ -164,7 +164,7 @@ func TestEditRefusesHunks(t *testing.T) {
 	t.Run("a CRLF file gets a hint", func(t *testing.T) {
 		t.Parallel()
 		w := newWorkspace(t, map[string]string{"win.txt": "a\r\nb\r\n"})
-		_, err := w.Edit("win.txt", []workspace.Hunk{{Find: "a\nb", Replace: "c"}}, workspace.CommitMeta{})
+		_, err := w.Edit(t.Context(), "win.txt", []workspace.Hunk{{Find: "a\nb", Replace: "c"}}, workspace.CommitMeta{})
 		wantProblem(t, err, "hunks[0].find", `end with \r\n`)
 	})
 }
@@ -182,7 +182,7 @@ func TestChange(t *testing.T) {
 	git(t, w.Dir(), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "executable")
 	before := head(t, w)
 
-	res, err := w.Change([]workspace.FileChange{
+	res, err := w.Change(t.Context(), []workspace.FileChange{
 		{Path: "web/static/new.css", Action: workspace.Create, Content: "body {}\n"},
 		{Path: "run.sh", Action: workspace.Overwrite, Content: "#!/bin/sh\necho hello\n"},
 		{Path: "old.txt", Action: workspace.Delete},
@@ -269,7 +269,7 @@ func TestChangeRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := head(t, w)
-			_, err := w.Change(tt.files, workspace.CommitMeta{RunID: "r1"})
+			_, err := w.Change(t.Context(), tt.files, workspace.CommitMeta{RunID: "r1"})
 			wantProblem(t, err, tt.field, tt.text)
 			wantUntouched(t, w, before)
 			if got := readFile(t, w, "app.go"); got != appGo {
@@ -291,7 +291,7 @@ func TestChangePutsFilesBackWhenGitFails(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.Change([]workspace.FileChange{
+	_, err := w.Change(t.Context(), []workspace.FileChange{
 		{Path: "app.go", Action: workspace.Overwrite, Content: "package main\n"},
 		{Path: "web/new/page.html", Action: workspace.Create, Content: "<p>new</p>\n"},
 	}, workspace.CommitMeta{})

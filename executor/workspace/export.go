@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -58,8 +59,8 @@ type treeEntry struct {
 }
 
 // Commit returns the full hash of the commit rev names.
-func (w *Workspace) Commit(rev string) (string, error) {
-	commit, prob, err := w.commitOf("revision", rev)
+func (w *Workspace) Commit(ctx context.Context, rev string) (string, error) {
+	commit, prob, err := w.commitOf(ctx, "revision", rev)
 	if err != nil {
 		return "", err
 	}
@@ -72,19 +73,19 @@ func (w *Workspace) Commit(rev string) (string, error) {
 // Blob returns the file at p as the commit rev holds it. Only a regular
 // file committed there, inside the workspace, of at most MaxArtifactBytes
 // is returned; anything else is refused with a sentence for the person.
-func (w *Workspace) Blob(rev, p string) (Blob, error) {
+func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 	clean, prob := cleanPath("path", p, forReading, false)
 	if prob != nil {
 		return Blob{}, Problems{{Field: "path", Message: asSentence(prob.Message)}}
 	}
-	commit, err := w.Commit(rev)
+	commit, err := w.Commit(ctx, rev)
 	if err != nil {
 		return Blob{}, err
 	}
 	refuse := func(format string, args ...any) (Blob, error) {
 		return Blob{}, Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
 	}
-	out, err := runGit(w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "--full-tree", commit, "--", clean)
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "--full-tree", commit, "--", clean)
 	if err != nil {
 		return Blob{}, fmt.Errorf("workspace: blob %s: %w", clean, err)
 	}
@@ -115,7 +116,7 @@ func (w *Workspace) Blob(rev, p string) (Blob, error) {
 
 	var buf bytes.Buffer
 	lb := &limitedBuffer{max: MaxArtifactBytes, buf: &buf}
-	if err := streamGit(w.dir, hostSign(w.now()), nil, nil, lb, "cat-file", "blob", e.oid); err != nil {
+	if err := streamGit(ctx, w.dir, hostSign(w.now()), nil, nil, lb, "cat-file", "blob", e.oid); err != nil {
 		return Blob{}, fmt.Errorf("workspace: blob %s: %w", clean, err)
 	}
 	if lb.total != e.size {
@@ -136,13 +137,13 @@ func (w *Workspace) Blob(rev, p string) (Blob, error) {
 //
 // Symbolic links are left out: a link to /etc, or out of the folder, would
 // reach the person's own files when they unpack it.
-func (w *Workspace) Archive(rev string, out io.Writer) error {
-	commit, err := w.Commit(rev)
+func (w *Workspace) Archive(ctx context.Context, rev string, out io.Writer) error {
+	commit, err := w.Commit(ctx, rev)
 	if err != nil {
 		return err
 	}
 	sign := hostSign(w.now())
-	listing, err := runGit(w.dir, sign, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
+	listing, err := runGit(ctx, w.dir, sign, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
 	if err != nil {
 		return fmt.Errorf("workspace: archive: %w", err)
 	}
@@ -164,7 +165,7 @@ func (w *Workspace) Archive(rev string, out io.Writer) error {
 		return Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds %s of files; a download is at most %d MiB.",
 			shortRev(commit), sizeText(total), MaxArchiveBytes>>20)}}
 	}
-	when, err := runGit(w.dir, sign, "show", "-s", "--format=%ct", commit)
+	when, err := runGit(ctx, w.dir, sign, "show", "-s", "--format=%ct", commit)
 	if err != nil {
 		return fmt.Errorf("workspace: archive: %w", err)
 	}
@@ -189,7 +190,7 @@ func (w *Workspace) Archive(rev string, out io.Writer) error {
 		pr.CloseWithError(cmp.Or(err, errors.New("the archive ended before git did")))
 		written <- err
 	}()
-	gitErr := streamGit(w.dir, sign, strings.NewReader(batch.String()), nil, pw, "cat-file", "--batch")
+	gitErr := streamGit(ctx, w.dir, sign, strings.NewReader(batch.String()), nil, pw, "cat-file", "--batch")
 	pw.CloseWithError(cmp.Or(gitErr, io.EOF))
 	if err := <-written; err != nil {
 		return fmt.Errorf("workspace: archive: %w", err)

@@ -75,7 +75,7 @@ func TestBlob(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"notes.txt": "not committed\n", "site/index.html": "<h1>Edited, not committed</h1>\n"})
 
 	t.Run("regular file is the blob's bytes", func(t *testing.T) {
-		b, err := w.Blob(rev, "site/index.html")
+		b, err := w.Blob(t.Context(), rev, "site/index.html")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestBlob(t *testing.T) {
 		}
 	})
 	t.Run("executable keeps its mode", func(t *testing.T) {
-		b, err := w.Blob(rev, "bin/run.sh")
+		b, err := w.Blob(t.Context(), rev, "bin/run.sh")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestBlob(t *testing.T) {
 		}
 	})
 	t.Run("exactly 1 MiB is allowed", func(t *testing.T) {
-		b, err := w.Blob(rev, "exactly-1MiB.bin")
+		b, err := w.Blob(t.Context(), rev, "exactly-1MiB.bin")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestBlob(t *testing.T) {
 		}
 	})
 	t.Run("a path is cleaned", func(t *testing.T) {
-		b, err := w.Blob("HEAD", "./site//style.css")
+		b, err := w.Blob(t.Context(), "HEAD", "./site//style.css")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestBlob(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := w.Blob(tt.rev, tt.path)
+			b, err := w.Blob(t.Context(), tt.rev, tt.path)
 			wantProblem(t, err, tt.field, tt.sentence)
 			if b.Data != nil {
 				t.Errorf("a refused blob carries %d bytes", len(b.Data))
@@ -145,11 +145,11 @@ func TestBlob(t *testing.T) {
 	t.Run("an earlier revision gives its own bytes", func(t *testing.T) {
 		writeFiles(t, dir, map[string]string{"notes.txt": "", "site/index.html": "<h1>Later</h1>\n"})
 		later := commitAll(t, w, "later")
-		old, err := w.Blob(rev, "site/index.html")
+		old, err := w.Blob(t.Context(), rev, "site/index.html")
 		if err != nil {
 			t.Fatal(err)
 		}
-		now, err := w.Blob(later, "site/index.html")
+		now, err := w.Blob(t.Context(), later, "site/index.html")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,11 +162,11 @@ func TestBlob(t *testing.T) {
 func TestCommit(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-	got, err := w.Commit("HEAD")
+	got, err := w.Commit(t.Context(), "HEAD")
 	if err != nil || got != head(t, w) {
 		t.Fatalf("Commit(HEAD) = %q, %v; want %s", got, err, head(t, w))
 	}
-	_, err = w.Commit("nope")
+	_, err = w.Commit(t.Context(), "nope")
 	wantProblem(t, err, "revision", "not a commit")
 }
 
@@ -251,7 +251,7 @@ func TestArchive(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"site/css/style.css": "uncommitted\n"})
 
 	var out bytes.Buffer
-	if err := w.Archive(rev, &out); err != nil {
+	if err := w.Archive(t.Context(), rev, &out); err != nil {
 		t.Fatal(err)
 	}
 	prefix := filepath.Base(dir) + "-" + rev[:12] + "/"
@@ -298,7 +298,7 @@ func TestArchive(t *testing.T) {
 	})
 	t.Run("the same revision gives the same bytes", func(t *testing.T) {
 		var again bytes.Buffer
-		if err := w.Archive(rev[:12], &again); err != nil {
+		if err := w.Archive(t.Context(), rev[:12], &again); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(again.Bytes(), out.Bytes()) {
@@ -307,13 +307,13 @@ func TestArchive(t *testing.T) {
 	})
 	t.Run("unknown revision", func(t *testing.T) {
 		var b bytes.Buffer
-		wantProblem(t, w.Archive("nope", &b), "revision", "not a commit")
+		wantProblem(t, w.Archive(t.Context(), "nope", &b), "revision", "not a commit")
 		if b.Len() != 0 {
 			t.Errorf("wrote %d bytes", b.Len())
 		}
 	})
 	t.Run("a failing writer ends git", func(t *testing.T) {
-		err := w.Archive(rev, failingWriter{})
+		err := w.Archive(t.Context(), rev, failingWriter{})
 		if !errors.Is(err, errBroken) {
 			t.Errorf("error = %v, want the writer's", err)
 		}
@@ -341,7 +341,7 @@ func TestArchiveTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	rev := commitAll(t, w, "exactly the limit, and a link")
-	if err := w.Archive(rev, io.Discard); err != nil {
+	if err := w.Archive(t.Context(), rev, io.Discard); err != nil {
 		t.Fatalf("the archive of exactly %d MiB of files: %v", workspace.MaxArchiveBytes>>20, err)
 	}
 
@@ -350,7 +350,7 @@ func TestArchiveTooLarge(t *testing.T) {
 	}
 	rev = commitAll(t, w, "too large")
 	var out bytes.Buffer
-	err := w.Archive(rev, &out)
+	err := w.Archive(t.Context(), rev, &out)
 	wantProblem(t, err, "revision", "; a download is at most 64 MiB.")
 	if out.Len() != 0 {
 		t.Errorf("a refused archive wrote %d bytes", out.Len())

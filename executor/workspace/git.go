@@ -33,36 +33,53 @@ const (
 // just written, as the owner's edit with message. A file left as git has
 // it commits nothing. Like every git command here it runs with no hooks
 // and confined to the workspace.
-func (w *Workspace) CommitOwnerFile(path, message string) error {
+func (w *Workspace) CommitOwnerFile(ctx context.Context, path, message string) error {
 	w.writing.Lock()
 	defer w.writing.Unlock()
+	ctx = context.WithoutCancel(ctx) // a commit is not cut off half-way
 	sign := signature{OwnerName, OwnerEmail, w.now()}
-	if _, err := runGit(w.dir, sign, "add", "--", path); err != nil {
+	if _, err := runGit(ctx, w.dir, sign, "add", "--", path); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	// diff --quiet exits 1 when something is staged, 0 when nothing is.
-	_, err := runGit(w.dir, sign, "diff", "--cached", "--quiet", "--", path)
+	_, err := runGit(ctx, w.dir, sign, "diff", "--cached", "--quiet", "--", path)
 	switch {
 	case err == nil:
 		return nil
 	case exitCode(err) != 1:
 		return fmt.Errorf("workspace: %w", err)
 	}
-	if _, err := runGit(w.dir, sign, "commit", "-q", "--no-verify", "-m", message, "--", path); err != nil {
+	if _, err := runGit(ctx, w.dir, sign, "commit", "-q", "--no-verify", "-m", message, "--", path); err != nil {
 		return fmt.Errorf("workspace: commit: %w", err)
 	}
 	return nil
 }
 
 // gitTimeout bounds one git command; the workspace is local, so only a
-// stuck disk or a huge repository comes near it.
-const gitTimeout = 2 * time.Minute
+// stuck disk or a huge repository comes near it. cloneTimeout bounds a
+// clone, which copies every object of the repository it clones.
+const (
+	gitTimeout   = 2 * time.Minute
+	cloneTimeout = 10 * time.Minute
+)
 
 // Git runs a read-only git command in dir as the workspace's own are run:
-// the same options and environment, confined to dir. It returns what git
-// wrote to stdout.
-func Git(dir string, args ...string) ([]byte, error) {
-	return runGit(dir, hostSign(time.Unix(0, 0)), args...)
+// the same options and environment, confined to dir, stopped when ctx ends
+// or after gitTimeout. It returns what git wrote to stdout.
+func Git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return runGit(ctx, dir, hostSign(time.Unix(0, 0)), args...)
+}
+
+// Clone makes dir, which must not exist yet, a clone of the git repository
+// at source, its files copied rather than linked. git runs as the
+// workspace's commands do, confined to reading source and writing the
+// folder dir is made in, stopped when ctx ends or after cloneTimeout.
+func Clone(ctx context.Context, source, dir string) error {
+	parent := filepath.Dir(dir)
+	run := gitRun{dir: parent, timeout: cloneTimeout,
+		policy: sandbox.Policy{Read: []string{source}, Write: []string{parent}, Net: sandbox.NetNone}}
+	return run.stream(ctx, hostSign(time.Unix(0, 0)), nil, nil, io.Discard,
+		"clone", "--quiet", "--no-hardlinks", "--", source, dir)
 }
 
 // signature is whom a commit names as its author, and when it is made.
@@ -139,36 +156,51 @@ func exitCode(err error) int {
 }
 
 // runGit runs git in dir and returns what it wrote to stdout.
-func runGit(dir string, s signature, args ...string) ([]byte, error) {
-	return runGitInput(dir, s, nil, nil, args...)
+func runGit(ctx context.Context, dir string, s signature, args ...string) ([]byte, error) {
+	return runGitInput(ctx, dir, s, nil, nil, args...)
 }
 
 // runGitInput runs git in dir with stdin and more environment (which
 // wins over gitEnv's), and returns what it wrote to stdout.
-func runGitInput(dir string, s signature, stdin io.Reader, env []string, args ...string) ([]byte, error) {
+func runGitInput(ctx context.Context, dir string, s signature, stdin io.Reader, env []string, args ...string) ([]byte, error) {
 	var out bytes.Buffer
-	if err := streamGit(dir, s, stdin, env, &out, args...); err != nil {
+	if err := streamGit(ctx, dir, s, stdin, env, &out, args...); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
 }
 
-// streamGit runs git in dir, writing its stdout to stdout. git runs
-// confined to dir whenever the machine can confine (see
-// sandbox.StartHost): the repository's own configuration may have been
-// written by the engineer's code, and may name programs git runs.
-func streamGit(dir string, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+// streamGit runs git in dir, confined to it, writing its stdout to stdout.
+func streamGit(ctx context.Context, dir string, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
+	run := gitRun{dir: dir, timeout: gitTimeout, policy: sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone}}
+	return run.stream(ctx, s, stdin, env, stdout, args...)
+}
+
+// gitRun is where one git command runs, what it is confined to, and how
+// long it may take at most.
+type gitRun struct {
+	dir     string
+	policy  sandbox.Policy
+	timeout time.Duration
+}
+
+// stream is the one place git runs: in r.dir with gitOptions and gitEnv,
+// writing its stdout to stdout, stopped when ctx ends or r.timeout has
+// passed. git runs confined to r.policy whenever the machine can confine
+// (see sandbox.StartHost): the repository's own configuration may have
+// been written by the engineer's code, and may name programs git runs.
+func (r gitRun) stream(ctx context.Context, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitOptions...), args...)...)
-	cmd.Dir = dir
+	cmd.Dir = r.dir
 	cmd.Env = append(gitEnv(s), env...)
 	cmd.Stdin = stdin
 	cmd.Stdout = stdout
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{max: 16 << 10, buf: &stderr}
 	cmd.WaitDelay = 5 * time.Second
-	err := sandbox.StartHost(cmd, sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone})
+	err := sandbox.StartHost(cmd, r.policy)
 	if err == nil {
 		err = cmd.Wait()
 	}
@@ -199,8 +231,8 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 // Head returns the commit the workspace is at.
-func (w *Workspace) Head() (string, error) {
-	out, err := runGit(w.dir, hostSign(w.now()), "rev-parse", "--verify", "HEAD^{commit}")
+func (w *Workspace) Head(ctx context.Context) (string, error) {
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("workspace: head: %w", err)
 	}
@@ -208,7 +240,7 @@ func (w *Workspace) Head() (string, error) {
 }
 
 // commitOf resolves a revision the caller named into its commit hash.
-func (w *Workspace) commitOf(field, rev string) (string, *Problem, error) {
+func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *Problem, error) {
 	switch {
 	case strings.TrimSpace(rev) == "":
 		return "", &Problem{Field: field, Message: "give a revision"}, nil
@@ -216,7 +248,7 @@ func (w *Workspace) commitOf(field, rev string) (string, *Problem, error) {
 		strings.IndexFunc(rev, unicode.IsControl) >= 0:
 		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a revision", rev)}, nil
 	}
-	out, err := runGit(w.dir, hostSign(w.now()), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if exitCode(err) == 1 {
 		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a commit in this workspace", rev)}, nil
 	}
@@ -227,16 +259,16 @@ func (w *Workspace) commitOf(field, rev string) (string, *Problem, error) {
 }
 
 // commitPair resolves the two ends of a comparison.
-func (w *Workspace) commitPair(from, to string) (string, string, error) {
+func (w *Workspace) commitPair(ctx context.Context, from, to string) (string, string, error) {
 	var ps Problems
-	a, prob, err := w.commitOf("from", from)
+	a, prob, err := w.commitOf(ctx, "from", from)
 	if err != nil {
 		return "", "", err
 	}
 	if prob != nil {
 		ps = append(ps, *prob)
 	}
-	b, prob, err := w.commitOf("to", to)
+	b, prob, err := w.commitOf(ctx, "to", to)
 	if err != nil {
 		return "", "", err
 	}
@@ -260,12 +292,12 @@ type Stat struct {
 
 // ShortStat counts the files and lines changed from one revision to
 // another, as git diff --shortstat does (with renames found).
-func (w *Workspace) ShortStat(from, to string) (Stat, error) {
-	a, b, err := w.commitPair(from, to)
+func (w *Workspace) ShortStat(ctx context.Context, from, to string) (Stat, error) {
+	a, b, err := w.commitPair(ctx, from, to)
 	if err != nil {
 		return Stat{}, err
 	}
-	out, err := runGit(w.dir, hostSign(w.now()), "diff", "--shortstat", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "diff", "--shortstat", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
 	if err != nil {
 		return Stat{}, fmt.Errorf("workspace: shortstat: %w", err)
 	}
@@ -306,14 +338,14 @@ func parseShortStat(out string) (Stat, error) {
 
 // Diff returns the unified diff from one revision to another, cut after
 // MaxDiffBytes at a line's end with a last line saying so.
-func (w *Workspace) Diff(from, to string) (string, error) {
-	a, b, err := w.commitPair(from, to)
+func (w *Workspace) Diff(ctx context.Context, from, to string) (string, error) {
+	a, b, err := w.commitPair(ctx, from, to)
 	if err != nil {
 		return "", err
 	}
 	var buf bytes.Buffer
 	out := &limitedBuffer{max: MaxDiffBytes, buf: &buf}
-	err = streamGit(w.dir, hostSign(w.now()), nil, nil, out, "diff", "-M", "--no-color", "--no-ext-diff", "--no-textconv", a, b, "--")
+	err = streamGit(ctx, w.dir, hostSign(w.now()), nil, nil, out, "diff", "-M", "--no-color", "--no-ext-diff", "--no-textconv", a, b, "--")
 	if err != nil {
 		return "", fmt.Errorf("workspace: diff: %w", err)
 	}
@@ -331,7 +363,7 @@ func (w *Workspace) Diff(from, to string) (string, error) {
 // InitRepository makes the folder dir a new git repository whose first
 // commit, made by the host with message, holds the files present; it
 // returns that commit. An application created from a template starts so.
-func InitRepository(dir string, message string, now func() time.Time) (string, error) {
+func InitRepository(ctx context.Context, dir string, message string, now func() time.Time) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", Problems{{Field: "message", Message: "give the first commit a message"}}
 	}
@@ -350,10 +382,10 @@ func InitRepository(dir string, message string, now func() time.Time) (string, e
 		return "", fmt.Errorf("workspace: %s is already a git repository", dir)
 	}
 	sign := hostSign(now())
-	if _, err := runGit(dir, sign, "init", "-q"); err != nil {
+	if _, err := runGit(ctx, dir, sign, "init", "-q"); err != nil {
 		return "", fmt.Errorf("workspace: init %s: %w", dir, err)
 	}
-	rev, err := firstCommit(dir, sign, message)
+	rev, err := firstCommit(ctx, dir, sign, message)
 	if err != nil {
 		// The repository is ours and unfinished; leave the folder as it was.
 		os.RemoveAll(gitDir)
@@ -362,14 +394,14 @@ func InitRepository(dir string, message string, now func() time.Time) (string, e
 	return rev, nil
 }
 
-func firstCommit(dir string, sign signature, message string) (string, error) {
-	if _, err := runGit(dir, sign, "add", "-A"); err != nil {
+func firstCommit(ctx context.Context, dir string, sign signature, message string) (string, error) {
+	if _, err := runGit(ctx, dir, sign, "add", "-A"); err != nil {
 		return "", err
 	}
-	if _, err := runGit(dir, sign, "commit", "-q", "--allow-empty", "--no-verify", "-m", message); err != nil {
+	if _, err := runGit(ctx, dir, sign, "commit", "-q", "--allow-empty", "--no-verify", "-m", message); err != nil {
 		return "", err
 	}
-	out, err := runGit(dir, sign, "rev-parse", "--verify", "HEAD^{commit}")
+	out, err := runGit(ctx, dir, sign, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return "", err
 	}
@@ -379,14 +411,14 @@ func firstCommit(dir string, sign signature, message string) (string, error) {
 // RunDiff is what one run (one attempt) changed: the patches of the
 // commits whose message names its run id, oldest first, capped like Diff.
 // "" when the run committed nothing.
-func (w *Workspace) RunDiff(runID string) (string, error) {
+func (w *Workspace) RunDiff(ctx context.Context, runID string) (string, error) {
 	if runID == "" || strings.ContainsAny(runID, "\n\r") {
 		return "", Problems{{Field: "runID", Message: "name the run"}}
 	}
 	var buf bytes.Buffer
 	out := &limitedBuffer{max: MaxDiffBytes, buf: &buf}
 	// The id is matched as a fixed string inside "(run <id>," or "(run <id>)".
-	err := streamGit(w.dir, hostSign(w.now()), nil, nil, out, "log", "--reverse", "-p", "-M", "--no-color", "--no-ext-diff",
+	err := streamGit(ctx, w.dir, hostSign(w.now()), nil, nil, out, "log", "--reverse", "-p", "-M", "--no-color", "--no-ext-diff",
 		"--no-textconv", "--fixed-strings", "--grep=(run "+runID+",", "--grep=(run "+runID+")", "--format=commit %h %s", "HEAD", "--")
 	if err != nil {
 		return "", fmt.Errorf("workspace: run diff: %w", err)

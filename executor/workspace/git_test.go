@@ -1,6 +1,8 @@
 package workspace_test
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,11 +13,11 @@ func TestShortStat(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"app.go": appGo})
 	rev1 := head(t, w)
-	edited, err := w.Edit("app.go", []workspace.Hunk{{Find: "\tx := 1\n\ty := 2\n", Replace: "\tx := 10\n\ty := 20\n"}}, workspace.CommitMeta{})
+	edited, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{{Find: "\tx := 1\n\ty := 2\n", Replace: "\tx := 10\n\ty := 20\n"}}, workspace.CommitMeta{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := w.Change([]workspace.FileChange{{Path: "tags.go", Action: workspace.Create, Content: "package main\n\nvar tags []string\n"}}, workspace.CommitMeta{})
+	created, err := w.Change(t.Context(), []workspace.FileChange{{Path: "tags.go", Action: workspace.Create, Content: "package main\n\nvar tags []string\n"}}, workspace.CommitMeta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestShortStat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := w.ShortStat(tt.from, tt.to)
+			got, err := w.ShortStat(t.Context(), tt.from, tt.to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +59,7 @@ func TestShortStat(t *testing.T) {
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := w.ShortStat(tt.from, tt.to)
+			_, err := w.ShortStat(t.Context(), tt.from, tt.to)
 			wantProblem(t, err, tt.field, tt.text)
 		})
 	}
@@ -67,17 +69,17 @@ func TestDiff(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"app.go": appGo})
 	rev1 := head(t, w)
-	small, err := w.Edit("app.go", []workspace.Hunk{{Find: "y := 2", Replace: "y := 20"}}, workspace.CommitMeta{})
+	small, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{{Find: "y := 2", Replace: "y := 20"}}, workspace.CommitMeta{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := w.Change([]workspace.FileChange{{Path: "big.txt", Action: workspace.Create, Content: numbered("a fairly long line of text", 20000)}}, workspace.CommitMeta{})
+	big, err := w.Change(t.Context(), []workspace.FileChange{{Path: "big.txt", Action: workspace.Create, Content: numbered("a fairly long line of text", 20000)}}, workspace.CommitMeta{})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("small", func(t *testing.T) {
-		d, err := w.Diff(rev1, small.Revision)
+		d, err := w.Diff(t.Context(), rev1, small.Revision)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func TestDiff(t *testing.T) {
 		}
 	})
 	t.Run("cut at the cap", func(t *testing.T) {
-		d, err := w.Diff(small.Revision, big.Revision)
+		d, err := w.Diff(t.Context(), small.Revision, big.Revision)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +99,40 @@ func TestDiff(t *testing.T) {
 		}
 	})
 	t.Run("unknown revision", func(t *testing.T) {
-		_, err := w.Diff(rev1, "nope")
+		_, err := w.Diff(t.Context(), rev1, "nope")
 		wantProblem(t, err, "to", "not a commit")
 	})
+}
+
+func TestGitStopsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t, map[string]string{"app.go": appGo})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := workspace.Git(ctx, w.Dir(), "log", "--format=%H"); err == nil {
+		t.Fatal("git ran under a context that had ended")
+	}
+	if _, err := w.Head(ctx); err == nil {
+		t.Fatal("Head read the workspace under a context that had ended")
+	}
+}
+
+func TestCloneCopiesTheRepository(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t, map[string]string{"app.go": appGo})
+	dir := filepath.Join(t.TempDir(), "workspace")
+	if err := workspace.Clone(t.Context(), w.Dir(), dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := workspace.Open(dir, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, want := head(t, c), head(t, w); got != want {
+		t.Fatalf("the clone is at %s, its source at %s", got, want)
+	}
+	if err := workspace.Clone(t.Context(), w.Dir(), dir); err == nil {
+		t.Fatal("a clone into a folder that exists was made")
+	}
 }

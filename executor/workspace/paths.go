@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -107,7 +108,7 @@ type target struct {
 // writeTarget checks the cleaned path p before a write: no symbolic link
 // on the way or at the end, every name on the way a folder, and the file,
 // when there, a regular file. The write itself still goes through os.Root.
-func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
+func (w *Workspace) writeTarget(ctx context.Context, field, p string) (target, *Problem, error) {
 	refuse := func(format string, args ...any) (target, *Problem, error) {
 		return target{}, &Problem{Field: field, Message: fmt.Sprintf(format, args...)}, nil
 	}
@@ -122,7 +123,7 @@ func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
 				// A submodule whose folder is gone is still in the index,
 				// where git add refuses to write into it. Only the index
 				// is asked, so a new folder costs one git.
-				sub, err := w.isSubmodule(prefix, false)
+				sub, err := w.isSubmodule(ctx, prefix, false)
 				if err != nil {
 					return target{}, nil, err
 				}
@@ -137,7 +138,7 @@ func (w *Workspace) writeTarget(field, p string) (target, *Problem, error) {
 			return target{}, nil, fmt.Errorf("workspace: %w", err)
 		}
 		if !last && info.IsDir() {
-			kind, err := w.kindOfFolder(prefix)
+			kind, err := w.kindOfFolder(ctx, prefix)
 			if err != nil {
 				return target{}, nil, err
 			}
@@ -179,7 +180,7 @@ const (
 // kindOfFolder says what the folder at the cleaned path p is. Only a
 // folder holding a .git (initialised) or nothing (not) can be a submodule,
 // so only then is git asked: an ordinary write runs no git for it.
-func (w *Workspace) kindOfFolder(p string) (folderKind, error) {
+func (w *Workspace) kindOfFolder(ctx context.Context, p string) (folderKind, error) {
 	_, err := w.root.Lstat(p + "/.git")
 	hasGit := err == nil
 	if !hasGit {
@@ -188,7 +189,7 @@ func (w *Workspace) kindOfFolder(p string) (folderKind, error) {
 			return plainFolder, err
 		}
 	}
-	sub, err := w.isSubmodule(p, true)
+	sub, err := w.isSubmodule(ctx, p, true)
 	switch {
 	case err != nil:
 		return plainFolder, err
@@ -220,8 +221,8 @@ func (w *Workspace) isEmpty(p string) (bool, error) {
 // isSubmodule says the index holds a gitlink at the cleaned path p, or,
 // when head is set and the index knows nothing at p (the submodule's
 // removal is staged, not committed), HEAD does.
-func (w *Workspace) isSubmodule(p string, head bool) (bool, error) {
-	out, err := runGit(w.dir, hostSign(w.now()), "ls-files", "-s", "-z", "--", p)
+func (w *Workspace) isSubmodule(ctx context.Context, p string, head bool) (bool, error) {
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-files", "-s", "-z", "--", p)
 	if err != nil {
 		return false, fmt.Errorf("workspace: %w", err)
 	}
@@ -238,7 +239,7 @@ func (w *Workspace) isSubmodule(p string, head bool) (bool, error) {
 	if !head {
 		return false, nil
 	}
-	out, err = runGit(w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "HEAD", "--", p)
+	out, err = runGit(ctx, w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "HEAD", "--", p)
 	if err != nil {
 		return false, fmt.Errorf("workspace: %w", err)
 	}

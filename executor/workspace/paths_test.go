@@ -47,7 +47,7 @@ func TestPathsRefused(t *testing.T) {
 	meta := workspace.CommitMeta{RunID: "r1", CallID: "c1"}
 	read := operation{"read", "path", func(p string) error { _, err := w.Read(p, 0, 0); return err }}
 	edit := operation{"edit", "path", func(p string) error {
-		_, err := w.Edit(p, []workspace.Hunk{{Find: "secret", Replace: "stolen"}}, meta)
+		_, err := w.Edit(t.Context(), p, []workspace.Hunk{{Find: "secret", Replace: "stolen"}}, meta)
 		return err
 	}}
 	change := func(action workspace.FileAction) operation {
@@ -56,7 +56,7 @@ func TestPathsRefused(t *testing.T) {
 			if action == workspace.Delete {
 				content = ""
 			}
-			_, err := w.Change([]workspace.FileChange{
+			_, err := w.Change(t.Context(), []workspace.FileChange{
 				{Path: "fine.txt", Action: workspace.Create, Content: "fine\n"},
 				{Path: p, Action: action, Content: content},
 			}, meta)
@@ -166,7 +166,7 @@ func TestSubmodulePathsRefused(t *testing.T) {
 				do          func(p string) error
 			}
 			ops := []operation{{"edit", "path", func(p string) error {
-				_, err := w.Edit(p, []workspace.Hunk{{Find: "lib", Replace: "changed"}}, meta)
+				_, err := w.Edit(t.Context(), p, []workspace.Hunk{{Find: "lib", Replace: "changed"}}, meta)
 				return err
 			}}}
 			for _, action := range []workspace.FileAction{workspace.Create, workspace.Overwrite, workspace.Delete} {
@@ -175,7 +175,7 @@ func TestSubmodulePathsRefused(t *testing.T) {
 					if action == workspace.Delete {
 						content = ""
 					}
-					_, err := w.Change([]workspace.FileChange{
+					_, err := w.Change(t.Context(), []workspace.FileChange{
 						{Path: "fine.txt", Action: workspace.Create, Content: "fine\n"},
 						{Path: p, Action: action, Content: content},
 					}, meta)
@@ -203,7 +203,7 @@ func TestSubmodulePathsRefused(t *testing.T) {
 	t.Run("a file beside the submodule is written", func(t *testing.T) {
 		t.Parallel()
 		w := withSubmodule(t)
-		res, err := w.Change([]workspace.FileChange{
+		res, err := w.Change(t.Context(), []workspace.FileChange{
 			{Path: "subway/x.txt", Action: workspace.Create, Content: "beside\n"},
 			{Path: "app.go", Action: workspace.Overwrite, Content: "package main\n\nfunc main() {}\n"},
 		}, workspace.CommitMeta{})
@@ -220,7 +220,7 @@ func withSubmodule(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	lib := t.TempDir()
 	writeFiles(t, lib, map[string]string{"x.txt": "lib\n"})
-	if _, err := workspace.InitRepository(lib, "Create the library", clock); err != nil {
+	if _, err := workspace.InitRepository(t.Context(), lib, "Create the library", clock); err != nil {
 		t.Fatal(err)
 	}
 	w := newWorkspace(t, map[string]string{"app.go": "package main\n"})

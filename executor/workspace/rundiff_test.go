@@ -15,7 +15,7 @@ func TestRunDiffShowsOnlyThatRunsCommits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.InitRepository(dir, "start", time.Now); err != nil {
+	if _, err := workspace.InitRepository(t.Context(), dir, "start", time.Now); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.Open(dir, time.Now)
@@ -29,11 +29,11 @@ func TestRunDiffShowsOnlyThatRunsCommits(t *testing.T) {
 		{"intent-1-0001-x-a1", "three", "four"},
 	}
 	for i, e := range edits {
-		if _, err := ws.Edit("a.txt", []workspace.Hunk{{Find: e.find, Replace: e.replace}}, workspace.CommitMeta{RunID: e.run, CallID: "c" + string(rune('1'+i))}); err != nil {
+		if _, err := ws.Edit(t.Context(), "a.txt", []workspace.Hunk{{Find: e.find, Replace: e.replace}}, workspace.CommitMeta{RunID: e.run, CallID: "c" + string(rune('1'+i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	diff, err := ws.RunDiff("intent-1-0001-x-a1")
+	diff, err := ws.RunDiff(t.Context(), "intent-1-0001-x-a1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRunDiffShowsOnlyThatRunsCommits(t *testing.T) {
 	if strings.Index(diff, "+two") > strings.Index(diff, "+four") {
 		t.Errorf("the commits are not oldest first:\n%s", diff)
 	}
-	none, err := ws.RunDiff("intent-9-0009-y-a1")
+	none, err := ws.RunDiff(t.Context(), "intent-9-0009-y-a1")
 	if err != nil || none != "" {
 		t.Fatalf("a run that committed nothing: %q %v", none, err)
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -64,7 +65,7 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	out, err := runGit(real, hostSign(now()), "rev-parse", "--show-toplevel")
+	out, err := runGit(context.Background(), real, hostSign(now()), "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %s is not a git repository: %w", dir, err)
 	}

@@ -21,7 +21,7 @@ func newWorkspace(t *testing.T, files map[string]string) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	writeFiles(t, dir, files)
-	if _, err := workspace.InitRepository(dir, "Create application", clock); err != nil {
+	if _, err := workspace.InitRepository(t.Context(), dir, "Create application", clock); err != nil {
 		t.Fatalf("InitRepository: %v", err)
 	}
 	w, err := workspace.Open(dir, clock)
@@ -60,7 +60,7 @@ func git(t *testing.T, dir string, args ...string) string {
 
 func head(t *testing.T, w *workspace.Workspace) string {
 	t.Helper()
-	h, err := w.Head()
+	h, err := w.Head(t.Context())
 	if err != nil {
 		t.Fatalf("Head: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestOpen(t *testing.T) {
 	t.Parallel()
 	repo := t.TempDir()
 	writeFiles(t, repo, map[string]string{"sub/a.txt": "a\n"})
-	if _, err := workspace.InitRepository(repo, "Create application", clock); err != nil {
+	if _, err := workspace.InitRepository(t.Context(), repo, "Create application", clock); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -130,7 +130,7 @@ func TestInitRepository(t *testing.T) {
 	t.Run("first commit holds the files", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFiles(t, dir, map[string]string{"autoapp.json": "{}\n", "web/index.html": "<h1>Hi</h1>\n"})
-		rev, err := workspace.InitRepository(dir, "Create application from the static site template", clock)
+		rev, err := workspace.InitRepository(t.Context(), dir, "Create application from the static site template", clock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,12 +147,12 @@ func TestInitRepository(t *testing.T) {
 	})
 	t.Run("already a repository", func(t *testing.T) {
 		w := newWorkspace(t, map[string]string{"a.txt": "a\n"})
-		if _, err := workspace.InitRepository(w.Dir(), "again", clock); err == nil {
+		if _, err := workspace.InitRepository(t.Context(), w.Dir(), "again", clock); err == nil {
 			t.Fatal("InitRepository of a repository succeeded")
 		}
 	})
 	t.Run("no message", func(t *testing.T) {
-		_, err := workspace.InitRepository(t.TempDir(), " ", clock)
+		_, err := workspace.InitRepository(t.Context(), t.TempDir(), " ", clock)
 		wantProblem(t, err, "message", "give the first commit a message")
 	})
 }

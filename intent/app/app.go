@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"autoapp/executor/workspace"
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
@@ -122,7 +122,7 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 		if err := copyTemplate(sub, dir); err != nil {
 			return err
 		}
-		_, err := workspace.InitRepository(dir, "Start from the "+template+" template", s.now)
+		_, err := workspace.InitRepository(ctx, dir, "Start from the "+template+" template", s.now)
 		return err
 	})
 }
@@ -140,7 +140,7 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 	if fi, err := os.Stat(filepath.Join(source, ".git")); err != nil || !fi.IsDir() {
 		return App{}, refuse(EInvalid, "%s is not a git repository (it has no .git folder).", source)
 	}
-	raw, err := gitShow(source, "HEAD:"+workspace.ManifestFile)
+	raw, err := workspace.Git(ctx, source, "show", "HEAD:"+workspace.ManifestFile)
 	if err != nil {
 		return App{}, refuse(EInvalid, "%s has no committed autoapp.json: commit a manifest there first.", source)
 	}
@@ -149,7 +149,7 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 			Message: "The autoapp.json in " + source + " has problems: " + problems.Error() + "."}
 	}
 	return s.create(ctx, id, name, source, func(dir string) error {
-		return gitClone(source, dir)
+		return workspace.Clone(ctx, source, dir)
 	})
 }
 
@@ -240,7 +240,7 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 		return &Error{Code: EInvalid, Problems: problems, Message: "The manifest was not saved: " + problems.Error() + "."}
 	}
 	dir := s.WorkspaceDir(id)
-	if err := WriteFileAtomic(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	ws, err := workspace.Open(dir, s.now)
@@ -248,7 +248,7 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	defer ws.Close()
-	if err := ws.CommitOwnerFile(workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
+	if err := ws.CommitOwnerFile(ctx, workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	return nil
@@ -363,7 +363,7 @@ func (s *Service) Select(ctx context.Context, id string) error {
 		return nil
 	}
 	b, _ := json.Marshal(sessionFile{App: id})
-	return WriteFileAtomic(s.sessionPath(), b)
+	return atomicfile.Write(s.sessionPath(), b)
 }
 
 func isTemplate(key string) bool {
@@ -409,54 +409,4 @@ func copyTemplate(sub fs.FS, dir string) error {
 		}
 	}
 	return nil
-}
-
-// WriteFileAtomic replaces path with b through a synced temporary file and
-// a rename, so a crash leaves the old file or the new one, never half.
-func WriteFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// git runs the git CLI with no user or system configuration.
-func git(dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
-	}
-	return out, nil
-}
-
-func gitShow(dir, object string) ([]byte, error) {
-	cmd := exec.Command("git", "show", object)
-	cmd.Dir = dir
-	cmd.Env = []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	return cmd.Output()
-}
-
-func gitClone(source, dir string) error {
-	_, err := git(filepath.Dir(dir), nil, "clone", "--quiet", "--no-hardlinks", "--", source, dir)
-	return err
 }

@@ -12,16 +12,13 @@ import (
 
 	"autoapp/intent/app"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 func newService(t *testing.T) (*app.Service, *migrations.DB, string) {
 	t.Helper()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	return app.NewService(db, root, time.Now), db, root
 }
 

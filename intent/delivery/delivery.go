@@ -197,7 +197,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("delivery: open the workspace of %s: %w", in.AppID, err)
 	}
 	defer ws.Close()
-	commit, err := ws.Commit(in.Revision)
+	commit, err := ws.Commit(ctx, in.Revision)
 	if _, ok := workspace.AsProblems(err); ok {
 		return Delivery{}, refuse(EInvalid, "%q is not a commit in the workspace of %s.", in.Revision, in.AppID)
 	}
@@ -217,7 +217,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	// A path named twice (by the manifest and a task's plan) is exported once.
 	exported, refused := map[string]bool{}, map[string]bool{}
 	for _, p := range in.Paths {
-		b, err := ws.Blob(commit, p)
+		b, err := ws.Blob(ctx, commit, p)
 		if ps, ok := workspace.AsProblems(err); ok {
 			if !refused[p] {
 				refused[p] = true
@@ -318,7 +318,7 @@ func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (works
 		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
 	}
 	defer ws.Close()
-	b, err := ws.Blob(d.Revision, a.Path)
+	b, err := ws.Blob(ctx, d.Revision, a.Path)
 	if ps, ok := workspace.AsProblems(err); ok {
 		return workspace.Blob{}, Artifact{}, refuse(EConflict, "%s can no longer be read at %s: %s",
 			a.Path, shortRev(d.Revision), sentences(ps))
@@ -346,7 +346,7 @@ func (s *Service) Archive(ctx context.Context, intentID int64, w io.Writer) (str
 		return "", fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
 	}
 	defer ws.Close()
-	err = ws.Archive(d.Revision, w)
+	err = ws.Archive(ctx, d.Revision, w)
 	if ps, ok := workspace.AsProblems(err); ok {
 		return "", refuse(EInvalid, "%s", sentences(ps))
 	}

@@ -21,6 +21,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // clock is the time every test stands at.
@@ -42,11 +43,7 @@ func mustOpen(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(t, root)
 	apps := app.NewService(db, root, clock)
 	if _, err := apps.CreateFromTemplate(ctx, appID, "", "static"); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"autoapp/intent/owner"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 const (
@@ -27,22 +28,10 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-// MustOpen makes a real intents store in a temporary folder with the real
-// migrations.
-func MustOpen(tb testing.TB) *migrations.DB {
-	tb.Helper()
-	db, err := migrations.Open(filepath.Join(tb.TempDir(), "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatalf("open the intents store: %v", err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
 // newService is a service over a fresh store whose clock the test holds.
 func newService(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
 	t.Helper()
-	db := MustOpen(t)
+	db := migrationstest.Intents(t)
 	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
 	return owner.NewService(db, c.now), c, db
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/request"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // clock is the services' injected clock: it stands still until a test
@@ -42,11 +42,7 @@ type env struct {
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(tb, root)
 	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	backlog := intent.NewService(db, root, c.now)
 	return &env{db: db, backlog: backlog, svc: request.NewService(db, backlog, c.now), clock: c}

@@ -14,11 +14,11 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 )
@@ -274,36 +274,14 @@ func dollars(s, what string, zeroOK bool) (float64, string) {
 	return v, ""
 }
 
-// Save writes the prices to path atomically: a temporary file beside it,
-// synced, then renamed over it, so a reader sees the old prices or the
-// new ones and never half of either.
+// Save writes the prices to path whole (atomicfile.Write), so a reader
+// sees the old prices or the new ones and never half of either.
 func Save(path string, p Prices) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("spend: save prices: %w", err)
 	}
-	b = append(b, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("spend: save prices: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("spend: save prices: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("spend: save prices: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("spend: save prices: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("spend: save prices: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("spend: save prices: %w", err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
 	"autoapp/migrations"
+	"autoapp/migrations/migrationstest"
 )
 
 // clock stands still until the test moves it.
@@ -50,11 +51,7 @@ type env struct {
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := migrationstest.IntentsIn(tb, root)
 	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
 	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.now), book: spend.New(db, root, c.now)}
 }

@@ -159,7 +159,7 @@ func (l *Launcher) build(o Options) error {
 		if !m.AttemptEnded() {
 			return
 		}
-		if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Intents); err != nil {
+		if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
 			log.Error("the knowledge links could not be rebuilt", "run", m.RunID, "err", err)
 		}
 	})
@@ -191,7 +191,7 @@ func (l *Launcher) build(o Options) error {
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.Gate = gate.New(now)
-	l.Chats = chat.NewService(l.Intents, chat.Deps{Backlog: l.Backlog, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
+	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
 			Busy: l.Runs.Busy, Cases: l.Cases, Log: log, Now: now}),
 		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
@@ -271,7 +271,7 @@ func (l *Launcher) Recover(ctx context.Context) error {
 		log.Info("lessons need review", "flagged", n)
 	}
 	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
-	if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Intents); err != nil {
+	if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
 		log.Error("the knowledge links could not be rebuilt", "err", err)
 	}
 	if _, err := l.Chats.Recover(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 )
 
@@ -284,7 +285,7 @@ func (r *Registry) commit(providers []Provider, model, changed string) error {
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
-	if err := writeFileAtomic(r.path, append(b, '\n')); err != nil {
+	if err := atomicfile.Write(r.path, append(b, '\n')); err != nil {
 		return fmt.Errorf("provider: cannot write %s: %w", r.path, err)
 	}
 	r.providers, r.model = providers, model
@@ -302,47 +303,4 @@ func (r *Registry) find(name string) int {
 
 func noProvider(name string) *Error {
 	return refuse(ENotFound, "There is no provider called %q.", name)
-}
-
-// writeFileAtomic replaces path with b, readable by the owner only,
-// through a synced temporary file and a rename: a crash leaves the old
-// file or the new one, never half of one.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Sync the folder so the rename itself survives a crash.
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
 }

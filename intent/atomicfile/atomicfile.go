@@ -1,0 +1,55 @@
+// Package atomicfile replaces a file whole: a crash leaves the old file or
+// the new one, never half of either. The launcher's settings beside the
+// stores (intent-models.json, limits.json, prices.json, session.json,
+// sandbox.json, the providers), an application's candidate.json and the
+// owner's autoapp.json are written through it.
+//
+// It imports nothing of autoapp, so every package that writes such a file,
+// the sandbox included, can use it.
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with b: b goes to a temporary file beside it,
+// readable by this user only, which is synced and renamed over path; then
+// the folder is synced so the rename itself survives a crash. A missing
+// folder is made, readable by this user only.
+func Write(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// CreateTemp makes the file with mode 0600.
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
