@@ -15,12 +15,12 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
-	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 

@@ -16,9 +16,9 @@ import (
 	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
 	"autoapp/executor/verdict"
-	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 

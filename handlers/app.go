@@ -14,9 +14,9 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"autoapp/executor/candidate"
-	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
+	"autoapp/intent/workspace"
 )
 
 // Owners is what the handlers need of the owner service.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // validManifest is a manifest the owner might write for the static template.

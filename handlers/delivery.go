@@ -9,9 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/executor/workspace"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 )
 
 // Deliveries is what the handlers need of the deliveries.

@@ -3,7 +3,7 @@ package handlers
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/executor/sandbox"
+	"autoapp/intent/workspace/sandbox"
 	"autoapp/views"
 )
 

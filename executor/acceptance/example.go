@@ -18,7 +18,7 @@ import (
 	"slices"
 	"strings"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // Limits of an example.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"autoapp/executor/build"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // guards are the two ways a stage starts: in the sandbox, and unconfined

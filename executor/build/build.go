@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // Starter starts a process of an application's, confined as the owner

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"autoapp/executor/build"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // clock is a fixed time, so release ids can be asserted.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"autoapp/executor/sandbox"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // inherited are the host variables a build may see: how Go fetches

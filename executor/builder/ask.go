@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"autoapp/executor/ai"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 func (s *Session) intentAsk() ai.Tool {

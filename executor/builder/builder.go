@@ -37,8 +37,8 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
-	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 

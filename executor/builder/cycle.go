@@ -11,8 +11,8 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
-	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 )
 
 // MaxSameFailures is how many cycles of one turn may end with the same

@@ -14,9 +14,9 @@ import (
 	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations/migrationstest"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/source"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // The guidance the source tools' answers carry.

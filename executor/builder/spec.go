@@ -7,8 +7,8 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
-	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 )
 
 // The topics spec.read answers.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"autoapp/executor/build"
-	"autoapp/executor/workspace"
 	"autoapp/intent/app"
+	"autoapp/intent/workspace"
 )
 
 // BuiltNext is what comes after a build that passed and was not followed

@@ -18,9 +18,9 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
 	"autoapp/executor/preview"
-	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/atomicfile"
+	"autoapp/intent/workspace"
 )
 
 // File is the candidate state's name in the application's folder.

@@ -11,10 +11,10 @@ import (
 
 	"autoapp/executor/candidate"
 	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

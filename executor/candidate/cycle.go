@@ -10,7 +10,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // Change is what a cycle applies before it builds: hunks of one file, or

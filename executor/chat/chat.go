@@ -28,10 +28,10 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
-	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 

@@ -21,9 +21,9 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
 	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
 	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations"
 )
 

@@ -17,8 +17,8 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
-	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 )
 
 // directSlug is the task slug of a chat turn's direct edits: the

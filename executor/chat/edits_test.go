@@ -18,8 +18,8 @@ import (
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
-	"autoapp/executor/workspace"
 	"autoapp/intent"
+	"autoapp/intent/workspace"
 )
 
 // hunk is a find/replace pair as the model sends it.

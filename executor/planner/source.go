@@ -7,7 +7,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/source"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // SourceTools are the read-only source tools of a chat turn: source.list,

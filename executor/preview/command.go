@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"autoapp/executor/build"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 )
 
 const (

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"autoapp/executor/build"
-	"autoapp/executor/workspace"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 )
 
 // Code classifies an error for the person and for the HTTP layer.

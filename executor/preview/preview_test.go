@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"autoapp/executor/preview"
-	"autoapp/executor/sandbox"
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // server is a tiny Go HTTP server built once for every test: it listens on

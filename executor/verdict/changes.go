@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // RunChanges are the files changed by the workspace commits of the run

@@ -13,9 +13,9 @@ import (
 	"autoapp/executor/build"
 	"autoapp/executor/candidate"
 	"autoapp/executor/verdict"
-	"autoapp/executor/workspace"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 	"autoapp/migrations/migrationstest"
 )
 

@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"autoapp/executor/ai"
-	"autoapp/executor/workspace"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 )
 
 // Limits of the evidence document.

@@ -20,9 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"autoapp/executor/workspace"
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 	"autoapp/migrations"
 )
 

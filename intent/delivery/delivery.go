@@ -19,8 +19,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"autoapp/executor/workspace"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 	"autoapp/migrations"
 )
 

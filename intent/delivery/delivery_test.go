@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor/workspace"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
+	"autoapp/intent/workspace"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // commitAll commits everything in the workspace as a person would, and

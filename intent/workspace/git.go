@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode"
 
-	"autoapp/executor/sandbox"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // Who the host's commits name. The engineer authors every accepted edit;

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // notAManifest begins the sentence for a file that cannot be read as a manifest.

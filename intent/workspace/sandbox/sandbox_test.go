@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"autoapp/executor/sandbox"
+	"autoapp/intent/workspace/sandbox"
 )
 
 // machine is this machine's kernel; the tests need one that confines

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // clock is the fixed time every test workspace commits at.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 func TestShortStat(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 const appGo = `package main

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 func TestRunDiffShowsOnlyThatRunsCommits(t *testing.T) {

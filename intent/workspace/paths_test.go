@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // TestPathsRefused tries every operation on every path that must not be

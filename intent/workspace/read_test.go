@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"autoapp/executor/workspace"
+	"autoapp/intent/workspace"
 )
 
 // numbered returns n lines "<prefix> 1" … "<prefix> n", each ending in \n.
