@@ -17,9 +17,9 @@ import (
 
 // Chats is what the handlers need of the chat turns.
 type Chats interface {
-	// SendAfter starts a chat turn once its checks pass, writing the
-	// words down with journal first.
-	SendAfter(ctx context.Context, appID, message string, journal func() (int64, error)) (chat.Turn, error)
+	// Say journals the owner's words and starts the engineer's turn on
+	// them, in one transaction, or refuses and writes nothing.
+	Say(ctx context.Context, appID string, w request.Say) (request.State, error)
 	Turns(ctx context.Context, appID string, limit int) ([]chat.Turn, error)
 	Running(appID string) bool
 	// Progress is what the running turn's model is doing now.
@@ -139,16 +139,10 @@ const localTyped = "typed"
 // typed is what the person typed in a refused send.
 type typed struct{ text, mode string }
 
-// words is what the owner sent from the Request page.
-type words struct {
-	appID, text, op string
-	id              int64
-	seen            int
-}
-
-// talk journals the owner's words with write and starts the engineer's
-// turn with them; a refusal is shown on the Request page.
-func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (request.State, error)) error {
+// talk says the owner's words to the engineer: one call journals them and
+// starts the engineer's turn, or refuses and writes nothing; a refusal is
+// shown on the Request page, which keeps what the person typed.
+func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 	ctx := c.UserContext()
 	appID, err := h.apps.Selected(ctx)
 	if err != nil {
@@ -157,14 +151,13 @@ func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (
 	if appID == "" {
 		return h.renderRequest(c.Status(fiber.StatusConflict), views.Refusal{At: "request", Sentence: "Choose an application first."}, false)
 	}
-	w := words{appID: appID, text: c.FormValue("text"), op: c.FormValue("op")}
-	w.id, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
-	w.seen, _ = strconv.Atoi(c.FormValue("seen"))
-	err = h.sendToEngineer(ctx, appID, w.op, func() (request.State, error) { return write(ctx, w) }, w.text)
+	w := request.Say{Text: c.FormValue("text"), Op: c.FormValue("op"), Mode: c.FormValue("mode"), Answer: answer}
+	w.ID, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
+	w.Seen, _ = strconv.Atoi(c.FormValue("seen"))
+	_, err = h.chats.Say(ctx, appID, w)
 	if status, sentence, ok := refused(err); ok {
-		// The page keeps what the person typed, and the mode they chose.
 		c.Status(status)
-		c.Locals(localTyped, typed{text: w.text, mode: c.FormValue("mode")})
+		c.Locals(localTyped, typed{text: w.Text, mode: w.Mode})
 		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)
 	}
 	if err != nil {
@@ -175,42 +168,11 @@ func (h *Handlers) talk(c *fiber.Ctx, write func(ctx context.Context, w words) (
 
 // requestSend starts a request, or sends the next message of the open one,
 // and starts the engineer's turn. A repeated submit starts nothing.
-func (h *Handlers) requestSend(c *fiber.Ctx) error {
-	mode := c.FormValue("mode")
-	return h.talk(c, func(ctx context.Context, w words) (request.State, error) {
-		if w.id == 0 {
-			return h.requests.Create(ctx, w.appID, w.text, mode, w.op)
-		}
-		return h.requests.Message(ctx, w.id, w.seen, w.op, w.text)
-	})
-}
+func (h *Handlers) requestSend(c *fiber.Ctx) error { return h.talk(c, false) }
 
 // requestAnswer answers the engineer's questions: a new turn in which it
 // folds the answers into its analysis.
-func (h *Handlers) requestAnswer(c *fiber.Ctx) error {
-	return h.talk(c, func(ctx context.Context, w words) (request.State, error) {
-		return h.requests.Answer(ctx, w.id, w.seen, w.op, w.text)
-	})
-}
-
-// sendToEngineer starts a chat turn with the owner's words, journaling
-// them once the turn can start: a refused send (no model, a turn already
-// running) writes nothing. A repeated operation starts nothing.
-func (h *Handlers) sendToEngineer(ctx context.Context, appID, op string, journal func() (request.State, error), text string) error {
-	repeated, err := h.requests.OpDone(ctx, op)
-	if err != nil {
-		return err
-	}
-	if repeated {
-		_, err := journal() // answers what the first one wrote
-		return err
-	}
-	_, err = h.chats.SendAfter(ctx, appID, text, func() (int64, error) {
-		st, err := journal()
-		return st.ID, err
-	})
-	return err
-}
+func (h *Handlers) requestAnswer(c *fiber.Ctx) error { return h.talk(c, true) }
 
 func (h *Handlers) requestSelect(c *fiber.Ctx) error {
 	if err := h.apps.Select(c.UserContext(), c.FormValue("app")); err != nil {

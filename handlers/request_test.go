@@ -44,3 +44,26 @@ func TestTheIntentPageFollowsAChatTurnAboutItsApplication(t *testing.T) {
 	}
 	g.open()
 }
+
+// TestTheWordsAndTheTurnThatAnswersThemAreOneWrite: when the engineer's
+// turn cannot be written down, the words are not journaled either, and the
+// page keeps them. (Before, the journal entry was one write and the turn's
+// row another.)
+func TestTheWordsAndTheTurnThatAnswersThemAreOneWrite(t *testing.T) {
+	s, b := withApp(t)
+	withModel(t, s)
+	if _, err := s.db.Write.Exec(`CREATE TRIGGER no_turn BEFORE INSERT ON chat_turns BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	r := b.post("/request", url.Values{"text": {"Add tags to notes."}, "mode": {"guided"}, "op": {"op-one-write-1"}})
+	if r.StatusCode < 400 {
+		t.Fatalf("the request was taken (%d) although its turn could not be written", r.StatusCode)
+	}
+	var entries, requests int
+	if err := s.db.Read.Get(&entries, `SELECT count(*) FROM request_journal`); err != nil || entries != 0 {
+		t.Fatalf("%d journal entries (%v), want none", entries, err)
+	}
+	if err := s.db.Read.Get(&requests, `SELECT count(*) FROM requests`); err != nil || requests != 0 {
+		t.Fatalf("%d requests (%v), want none", requests, err)
+	}
+}

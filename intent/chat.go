@@ -53,12 +53,25 @@ type ChatTurn struct {
 // none. It refuses an application that does not exist, and one whose turn
 // is still running (a row a launcher that stopped left running included).
 func (s *Service) StartChatTurn(ctx context.Context, appID string, requestID int64, message string) (ChatTurn, error) {
-	now := s.now()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	defer tx.Rollback()
+	t, err := s.StartChatTurnIn(ctx, tx, appID, requestID, message)
+	if err != nil {
+		return ChatTurn{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
+	}
+	return t, nil
+}
+
+// StartChatTurnIn is StartChatTurn in the caller's transaction: the one
+// that journals the words the turn answers.
+func (s *Service) StartChatTurnIn(ctx context.Context, tx *sqlx.Tx, appID string, requestID int64, message string) (ChatTurn, error) {
+	now := s.now()
 	var apps, busy int
 	if err := tx.GetContext(ctx, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
@@ -82,9 +95,6 @@ func (s *Service) StartChatTurn(ctx context.Context, appID string, requestID int
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, appID, request, t.RunID, message, ChatRunning, now.UnixMilli()); err != nil {
-		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	return t, nil

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jmoiron/sqlx"
 	"log/slog"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
@@ -91,8 +93,10 @@ type Apps interface {
 // Deps are what the chat turns work with.
 type Deps struct {
 	Backlog *intent.Service
-	Models  executor.Models
-	Apps    Apps
+	// Requests journal the owner's words (Say); nil takes none.
+	Requests *request.Service
+	Models   executor.Models
+	Apps     Apps
 	// Usage gets each turn's usage row; nil is Backlog.
 	Usage executor.UsageBook
 	Log   *slog.Logger
@@ -176,14 +180,48 @@ func NewService(d Deps) *Service {
 // an application while one runs, and a launcher with no model set up, each
 // with a sentence.
 func (s *Service) Send(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
-	return s.SendAfter(ctx, appID, message, func() (int64, error) { return requestID, nil })
+	return s.start(ctx, appID, message, func() (Turn, bool, error) {
+		t, err := s.d.Backlog.StartChatTurn(ctx, appID, requestID, message)
+		return t, err == nil, err
+	})
 }
 
-// SendAfter is Send for words that must be written down first (a
-// request's journal): once every check passed and the application's turn
-// is held, journal writes them and names their request; a refused send
-// writes nothing, and a journal that fails starts no turn.
-func (s *Service) SendAfter(ctx context.Context, appID, message string, journal func() (int64, error)) (Turn, error) {
+// Say is what the Request page sends: the owner's words journaled on their
+// request and the engineer's turn that answers them, in one transaction,
+// once every check passed. A refused send writes nothing; a repeated
+// operation answers what the first wrote and starts nothing.
+func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request.State, error) {
+	if s.d.Requests == nil {
+		return request.State{}, fmt.Errorf("chat: no requests to journal the words")
+	}
+	w.AppID = appID
+	if done, err := s.d.Requests.OpDone(ctx, w.Op); err != nil || done {
+		if err != nil {
+			return request.State{}, err
+		}
+		st, _, err := s.d.Requests.Say(ctx, w, nil)
+		return st, err
+	}
+	var st request.State
+	_, err := s.start(ctx, appID, w.Text, func() (Turn, bool, error) {
+		var turn Turn
+		var replayed bool
+		var err error
+		st, replayed, err = s.d.Requests.Say(ctx, w, func(ctx context.Context, tx *sqlx.Tx, requestID int64) error {
+			var err error
+			turn, err = s.d.Backlog.StartChatTurnIn(ctx, tx, appID, requestID, w.Text)
+			return err
+		})
+		return turn, err == nil && !replayed, err
+	})
+	return st, err
+}
+
+// start starts the application's turn on message once the checks pass
+// and its turn is held: write writes the turn's row (with whatever it
+// journals, in one transaction) and says whether it did; a write that did
+// not start the turn starts nothing.
+func (s *Service) start(ctx context.Context, appID, message string, write func() (Turn, bool, error)) (Turn, error) {
 	switch n := utf8.RuneCountInString(message); {
 	case strings.TrimSpace(message) == "":
 		return Turn{}, refuse(intent.EInvalid, EmptySentence)
@@ -221,13 +259,12 @@ func (s *Service) SendAfter(ctx context.Context, appID, message string, journal 
 		}
 		return Turn{}, fmt.Errorf("chat: the Settings model: %w", err)
 	}
-	requestID, err := journal()
+	turn, wrote, err := write()
 	if err != nil {
 		return Turn{}, err
 	}
-	turn, err := s.d.Backlog.StartChatTurn(ctx, appID, requestID, message)
-	if err != nil {
-		return Turn{}, err
+	if !wrote {
+		return Turn{}, nil
 	}
 
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))

@@ -40,6 +40,48 @@ type write struct {
 	// operation id.
 	seen int
 	opID string
+	// then, when set, writes what else the entry starts, in its
+	// transaction; a replayed operation does not call it.
+	then Then
+}
+
+// Then is what else an owner's words start, written in the transaction
+// that journals them (a chat turn's row): either both hold or neither.
+type Then func(ctx context.Context, tx *sqlx.Tx, requestID int64) error
+
+// Say is the owner's words to the engineer, as the Request page sends them:
+// a new request (ID 0, with its Mode), a later message, or an answer to
+// the engineer's open questions.
+type Say struct {
+	AppID  string
+	ID     int64
+	Seen   int
+	Op     string
+	Text   string
+	Mode   string
+	Answer bool
+}
+
+// Say journals the owner's words and, in the same transaction, what they
+// start (then). A repeated operation answers what the first wrote and
+// starts nothing; replayed says so.
+func (s *Service) Say(ctx context.Context, w Say, then Then) (st State, replayed bool, err error) {
+	if done, err := s.OpDone(ctx, w.Op); err != nil || done {
+		then = nil
+		replayed = done
+		if err != nil {
+			return State{}, false, err
+		}
+	}
+	switch {
+	case w.ID == 0:
+		st, err = s.create(ctx, w.AppID, w.Text, w.Mode, w.Op, then)
+	case w.Answer:
+		st, err = s.answer(ctx, w.ID, w.Seen, w.Op, w.Text, then)
+	default:
+		st, err = s.message(ctx, w.ID, w.Seen, w.Op, w.Text, then)
+	}
+	return st, replayed, err
 }
 
 func checkOpID(opID string) error {
@@ -130,6 +172,11 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 			return State{}, err
 		}
 	}
+	if w.then != nil {
+		if err := w.then(ctx, tx, w.id); err != nil {
+			return State{}, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return State{}, fmt.Errorf("request: %s: %w", w.kind, err)
 	}
@@ -156,6 +203,10 @@ func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 // Create records a new request of the owner for an application: its text
 // kept byte for byte as typed, and its mode.
 func (s *Service) Create(ctx context.Context, appID, text, mode, opID string) (State, error) {
+	return s.create(ctx, appID, text, mode, opID, nil)
+}
+
+func (s *Service) create(ctx context.Context, appID, text, mode, opID string, then Then) (State, error) {
 	if err := checkOpID(opID); err != nil {
 		return State{}, err
 	}
@@ -201,6 +252,11 @@ func (s *Service) Create(ctx context.Context, appID, text, mode, opID string) (S
 	if err := recordOp(ctx, tx, opID, id, e.Revision, j.State); err != nil {
 		return State{}, err
 	}
+	if then != nil {
+		if err := then(ctx, tx, id); err != nil {
+			return State{}, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
@@ -209,19 +265,27 @@ func (s *Service) Create(ctx context.Context, appID, text, mode, opID string) (S
 
 // Message records a later message of the owner.
 func (s *Service) Message(ctx context.Context, id int64, seen int, opID, text string) (State, error) {
+	return s.message(ctx, id, seen, opID, text, nil)
+}
+
+func (s *Service) message(ctx context.Context, id int64, seen int, opID, text string, then Then) (State, error) {
 	if err := checkText("message", text); err != nil {
 		return State{}, err
 	}
-	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMessage,
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMessage, then: then,
 		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
 }
 
 // Answer records the owner's answer to the engineer's open questions.
 func (s *Service) Answer(ctx context.Context, id int64, seen int, opID, text string) (State, error) {
+	return s.answer(ctx, id, seen, opID, text, nil)
+}
+
+func (s *Service) answer(ctx context.Context, id int64, seen int, opID, text string, then Then) (State, error) {
 	if err := checkText("answer", text); err != nil {
 		return State{}, err
 	}
-	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer,
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer, then: then,
 		decide: func(j journal) (any, error) {
 			if len(j.OpenQuestions()) == 0 {
 				return nil, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", id)

@@ -191,7 +191,7 @@ func (l *Launcher) build(o Options) error {
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.Gate = gate.New(now)
-	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
+	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
 			Busy: l.Runs.Busy, Cases: l.Cases, Log: log, Now: now}),
 		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
