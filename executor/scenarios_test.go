@@ -54,39 +54,6 @@ func withLimits(c *clock, l ai.Limits) hostOption {
 	return func(h *hostConfig) { h.now, h.opts.Limits = c.now, func() ai.Limits { return l } }
 }
 
-// gate holds a scripted reply until the test lets it go: hold is the
-// reply's Before, entered closes as the request arrives.
-type gate struct {
-	entered chan struct{}
-	release chan struct{}
-	in, out sync.Once
-}
-
-// newGate is a gate that is opened when the test ends at the latest, so no
-// request is left hanging on the scripted model.
-func newGate(t *testing.T) *gate {
-	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
-	t.Cleanup(g.open)
-	return g
-}
-
-func (g *gate) hold() {
-	g.in.Do(func() { close(g.entered) })
-	<-g.release
-}
-
-func (g *gate) open() { g.out.Do(func() { close(g.release) }) }
-
-// wait waits until the held request has arrived.
-func (g *gate) wait(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.entered:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the held request never arrived")
-	}
-}
-
 // whole is a source.change of one whole file: create, overwrite or delete.
 func whole(path, action, content string) scripted.Call {
 	f := map[string]string{"path": path, "action": action}
@@ -604,15 +571,15 @@ func TestTheIdleAndWallLimitsEndATurnAndCountIt(t *testing.T) {
 func TestStopMidTurn(t *testing.T) {
 	h := newHost(t)
 	id := h.plan(t, heading(), about())
-	g := newGate(t)
+	g := scripted.NewGate(t)
 	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
 		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+		scripted.Reply{Before: g.Hold, Fault: scripted.Status500})
 	if err := h.exec.Start(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	g.wait(t)
+	g.Wait(t)
 	if p, ok := h.exec.Progress(id); !ok || p.Slug != headingSlug || p.LastTool != "candidate.cycle" {
 		t.Fatalf("the progress while the model thinks: %+v", p)
 	}
@@ -627,7 +594,7 @@ func TestStopMidTurn(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Stop did not return while the model was still thinking")
 	}
-	g.open()
+	g.Open()
 
 	d := h.wait(t, id)
 	wantStopped(t, d, "Stopped by the person.")
@@ -654,12 +621,12 @@ func TestARestartInterruptsTheTaskAndStopsTheIntent(t *testing.T) {
 	ctx := context.Background()
 	h := newHost(t)
 	id := h.plan(t, heading())
-	g := newGate(t)
-	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+	g := scripted.NewGate(t)
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)), scripted.Reply{Before: g.Hold, Fault: scripted.Status500})
 	if err := h.exec.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	g.wait(t)
+	g.Wait(t)
 
 	// The launcher dies during the turn; the next one opens the same store.
 	db, err := migrations.Open(h.db, migrations.Intents)
@@ -689,7 +656,7 @@ func TestARestartInterruptsTheTaskAndStopsTheIntent(t *testing.T) {
 
 	// What was left of the old launcher ends without changing what the new
 	// one decided.
-	g.open()
+	g.Open()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, _, running := h.exec.Running(); !running {
@@ -806,12 +773,12 @@ func TestStartRefusesWithASentence(t *testing.T) {
 			t.Fatal(err)
 		}
 		running := h.plan(t, heading())
-		g := newGate(t)
-		h.model.On(scripted.RunID(runID(running, headingSlug, 1)), scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+		g := scripted.NewGate(t)
+		h.model.On(scripted.RunID(runID(running, headingSlug, 1)), scripted.Reply{Before: g.Hold, Fault: scripted.Status500})
 		if err := h.exec.Start(ctx, running); err != nil {
 			t.Fatal(err)
 		}
-		g.wait(t)
+		g.Wait(t)
 
 		sameApp := h.plan(t, marks("Greet", "Hello"))
 		other, err := h.backlog.OpenDraft(ctx, "blog", "Change the blog.", intent.Analysis{Restated: []string{"Changes."}})
@@ -843,6 +810,6 @@ func TestStartRefusesWithASentence(t *testing.T) {
 		if err := h.exec.Stop(running); err != nil {
 			t.Fatal(err)
 		}
-		g.open()
+		g.Open()
 	})
 }

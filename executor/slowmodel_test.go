@@ -99,20 +99,20 @@ func TestTheProgressCountsTurnsAndAttemptsOfThisRun(t *testing.T) {
 	if d := h.run(t, id); d.Status != intent.IntentStopped {
 		t.Fatalf("the first run ended %s", d.Status)
 	}
-	g := newGate(t)
+	g := scripted.NewGate(t)
 	h.model.On(scripted.RunID(runID(id, headingSlug, 3)),
-		scripted.Reply{Before: g.hold, ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{Before: g.Hold, ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
 		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
 		scripted.Reply{Text: "Done."})
 	if err := h.exec.Start(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	g.wait(t)
+	g.Wait(t)
 	p, ok := h.exec.Progress(id)
 	if !ok || p.Turn != 1 || p.Counted != 0 {
 		t.Errorf("progress of the second run: turn %d, counted %d; want turn 1 and none counted", p.Turn, p.Counted)
 	}
-	g.open()
+	g.Open()
 	if d := h.wait(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("the second run ended %s (%q)", d.Status, d.StopReason)
 	}
@@ -125,19 +125,19 @@ func TestTheProgressCountsTurnsAndAttemptsOfThisRun(t *testing.T) {
 func TestARunAfterAStopIsJudgedFromBeforeTheTasksFirstTurn(t *testing.T) {
 	h := newHost(t)
 	id := h.plan(t, heading())
-	g := newGate(t)
+	g := scripted.NewGate(t)
 	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
 		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
 		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
-		scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+		scripted.Reply{Before: g.Hold, Fault: scripted.Status500})
 	if err := h.exec.Start(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	g.wait(t)
+	g.Wait(t)
 	if err := h.exec.Stop(id); err != nil {
 		t.Fatal(err)
 	}
-	g.open()
+	g.Open()
 	if d := h.wait(t, id); d.Status != intent.IntentStopped {
 		t.Fatalf("the first run ended %s", d.Status)
 	}
@@ -164,12 +164,12 @@ func TestStopCutsTheAdviceOfAFailedTask(t *testing.T) {
 	for n := 1; n <= 2; n++ {
 		h.model.On(scripted.RunID(runID(id, headingSlug, n)), scripted.Reply{Text: "Nothing done."})
 	}
-	g := newGate(t)
-	h.adviceAnswers(scripted.Reply{Before: g.hold, Text: `{"diagnosis": "slow", "advice": "retry", "note": ""}`})
+	g := scripted.NewGate(t)
+	h.adviceAnswers(scripted.Reply{Before: g.Hold, Text: `{"diagnosis": "slow", "advice": "retry", "note": ""}`})
 	if err := h.exec.Start(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	g.wait(t)
+	g.Wait(t)
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.exec.Stop(id) }()
 	select {
@@ -177,7 +177,7 @@ func TestStopCutsTheAdviceOfAFailedTask(t *testing.T) {
 	case <-time.After(2 * time.Second): // the host's advice limit here is 5 s
 		t.Fatal("Stop waited for the planning model's advice")
 	}
-	g.open()
+	g.Open()
 	wantTask(t, h.task(t, id, headingSlug), intent.TaskFailed, 2)
 }
 

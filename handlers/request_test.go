@@ -31,18 +31,18 @@ func TestTheIntentPageFollowsAChatTurnAboutItsApplication(t *testing.T) {
 	s, b := withApp(t)
 	m := withModel(t, s)
 	in, _ := s.submitted(t, "Change the page")
-	g := newGate(t)
-	m.On(scripted.Any(), scripted.Reply{Before: g.hold, Text: "Noted."})
+	g := scripted.NewGate(t)
+	m.On(scripted.Any(), scripted.Reply{Before: g.Hold, Text: "Noted."})
 	if r := b.get(intentPath(in.ID)); !strings.Contains(r.body, `data-polling="false"`) {
 		t.Fatalf("a submitted intent with nothing running polls:\n%s", r.body)
 	}
 	r := b.post("/request", url.Values{"text": {"Make the heading bigger."}, "mode": {"autonomous"}, "op": {"op-chat-1"}})
 	wantRedirect(t, r, "/request")
-	g.wait(t)
+	g.Wait(t)
 	if r := b.get(intentPath(in.ID)); !strings.Contains(r.body, `data-polling="true"`) {
 		t.Errorf("the intent's page does not poll while a chat turn about its application runs")
 	}
-	g.open()
+	g.Open()
 }
 
 // TestTheWordsAndTheTurnThatAnswersThemAreOneWrite: when the engineer's

@@ -4,9 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -14,38 +12,6 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 )
-
-// gate holds a scripted reply until the test lets it go: hold is the
-// reply's Before, entered closes as the request arrives.
-type gate struct {
-	entered chan struct{}
-	release chan struct{}
-	in, out sync.Once
-}
-
-// newGate is a gate opened when the test ends at the latest. Make it after
-// the scripted model, so that it opens before the model closes.
-func newGate(t *testing.T) *gate {
-	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
-	t.Cleanup(g.open)
-	return g
-}
-
-func (g *gate) hold() {
-	g.in.Do(func() { close(g.entered) })
-	<-g.release
-}
-
-func (g *gate) open() { g.out.Do(func() { close(g.release) }) }
-
-func (g *gate) wait(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.entered:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the builder's turn never reached the model")
-	}
-}
 
 // withModel sets the scripted model up as the Settings model.
 func withModel(t *testing.T, s *server) *scripted.Server {
@@ -63,14 +29,14 @@ func withModel(t *testing.T, s *server) *scripted.Server {
 
 // running is a submitted intent the owner ran through its page, whose
 // builder's turn waits on the model until the gate opens.
-func running(t *testing.T, s *server, ada *browser) (intent.Intent, *gate) {
+func running(t *testing.T, s *server, ada *browser) (intent.Intent, *scripted.Gate) {
 	t.Helper()
 	m := withModel(t, s)
-	g := newGate(t)
-	m.On(scripted.Any(), scripted.Reply{Before: g.hold, Fault: scripted.Status500})
+	g := scripted.NewGate(t)
+	m.On(scripted.Any(), scripted.Reply{Before: g.Hold, Fault: scripted.Status500})
 	in, _ := s.submitted(t, "Change the page")
 	wantRedirect(t, ada.post(intentPath(in.ID)+"/run", nil), intentPath(in.ID))
-	g.wait(t)
+	g.Wait(t)
 	return in, g
 }
 
@@ -159,7 +125,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 			t.Error("the run stopped")
 		}
 		wantRedirect(t, ada.post(intentPath(in.ID)+"/stop", nil), intentPath(in.ID))
-		g.open()
+		g.Open()
 	})
 	t.Run("answer", func(t *testing.T) {
 		s, ada := withApp(t)
@@ -206,7 +172,7 @@ func TestTheOwnersWritesAreRefusedWhileARunGoes(t *testing.T) {
 	page := ada.get(intentPath(in.ID))
 	wantWithin(t, element(t, page, `data-testid="progress"`, "</section>"), "0001-change-the-page")
 	wantRedirect(t, ada.post(intentPath(in.ID)+"/stop", nil), intentPath(in.ID))
-	g.open()
+	g.Open()
 	page = ada.get(intentPath(in.ID))
 	if got := intentStatus(t, page); got != "stopped" {
 		t.Fatalf("the intent is %s after Stop", got)

@@ -688,3 +688,38 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// Gate holds a scripted reply until the test lets it go: Hold is the
+// reply's Before; Wait returns once the held request has arrived. It is
+// opened when the test ends at the latest, so no request is left hanging:
+// make it after the server, so that it opens before the server closes.
+type Gate struct {
+	entered, release chan struct{}
+	in, out          sync.Once
+}
+
+// NewGate is a closed gate.
+func NewGate(t testing.TB) *Gate {
+	g := &Gate{entered: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(g.Open)
+	return g
+}
+
+// Hold blocks the request until Open.
+func (g *Gate) Hold() {
+	g.in.Do(func() { close(g.entered) })
+	<-g.release
+}
+
+// Open lets every held request go, now and later.
+func (g *Gate) Open() { g.out.Do(func() { close(g.release) }) }
+
+// Wait waits until a held request has arrived, for a minute at most.
+func (g *Gate) Wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the held request never reached the scripted model")
+	}
+}
