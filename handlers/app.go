@@ -160,6 +160,8 @@ func New(d Deps) *fiber.App {
 
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
 	app.Get("/backlog", h.backlogList)
+	app.Get("/board", h.boardPage)
+	app.Get("/board/live", h.boardLive)
 	app.Get("/overview", h.overviewPage)
 	app.Get("/overview/live", h.overviewLive)
 	app.Post("/backlog/models", h.backlogModels)

@@ -24,6 +24,7 @@ type Overview interface {
 	Intent(ctx context.Context, d intent.IntentDetail) (overview.IntentSpend, error)
 	Task(ctx context.Context, t intent.TaskDetail) (overview.IntentSpend, error)
 	Spend(ctx context.Context, days int) (spend.Report, error)
+	Board(ctx context.Context, q overview.BoardQuery) (overview.Board, error)
 }
 
 // Prices is what Settings needs of prices.json.

@@ -17,7 +17,7 @@ type Shell struct {
 	Owner string
 	// CSRF is the token every form and htmx request sends back.
 	CSRF string
-	// Current is the rail entry to mark: backlog, apps, request, knowledge or settings.
+	// Current is the rail entry to mark: backlog, board, apps, request, knowledge or settings.
 	Current string
 	// AppID and AppName are the application selected last, if any.
 	AppID, AppName string
@@ -35,6 +35,7 @@ type RailEntry struct {
 // Rail lists the pages in the order the rail shows them.
 var Rail = []RailEntry{
 	{"backlog", "Backlog", "/backlog"},
+	{"board", "Board", "/board"},
 	{"apps", "Applications", "/apps"},
 	{"request", "Request", "/request"},
 	{"knowledge", "Knowledge", "/knowledge"},

@@ -31,6 +31,12 @@ type Backlog interface {
 	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
 }
 
+// BoardReader reads an application's live intents and recent completed
+// tasks (*intent.Service).
+type BoardReader interface {
+	Board(ctx context.Context, appID string, recent int) (intent.Board, error)
+}
+
 // Apps lists the applications (*app.Service).
 type Apps interface {
 	List(ctx context.Context) ([]app.App, error)
@@ -61,6 +67,10 @@ type Deps struct {
 	// Questions may be nil: no question ever waits.
 	Questions Questions
 	Spend     *spend.Book
+	// Board reads an application's board (*intent.Service); Requests
+	// says which guided plans wait for approval (nil: none do).
+	Board    BoardReader
+	Requests Requests
 	// ModelOf names the model a task's turn runs on as its usage row will
 	// (provider:model), from the task's own or tier model ("" when
 	// neither: the Settings model).

@@ -288,3 +288,40 @@ func costOr(t Total) float64 {
 	}
 	return *t.Cost
 }
+
+// maxRunsAsked is how many run ids one query of ByRuns names.
+const maxRunsAsked = 500
+
+// ByRuns is what each of runIDs used and cost, priced, the running turn
+// added when it is one of them and its row is not written yet: a run id
+// with no usage has no entry. It reads only those runs' rows.
+func (b *Book) ByRuns(ctx context.Context, runIDs []string, live *Live) (map[string]Total, error) {
+	prices := b.Prices()
+	out := map[string]Total{}
+	for start := 0; start < len(runIDs); start += maxRunsAsked {
+		chunk := runIDs[start:min(start+maxRunsAsked, len(runIDs))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var rows []usageRow
+		if err := b.db.Read.SelectContext(ctx, &rows,
+			`SELECT id, at, kind, run_id, app_id, model, input_tokens, output_tokens, partial
+			 FROM usage WHERE run_id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...); err != nil {
+			return nil, fmt.Errorf("spend: by runs: %w", err)
+		}
+		for _, r := range rows {
+			t := out[r.RunID]
+			t.add(r.Model, r.Input, r.Output, r.Partial, 1, prices.Prices)
+			out[r.RunID] = t
+		}
+	}
+	if live != nil {
+		if _, written := out[live.RunID]; !written && slices.Contains(runIDs, live.RunID) {
+			var t Total
+			t.add(live.Model, live.Input, live.Output, true, 1, prices.Prices)
+			out[live.RunID] = t
+		}
+	}
+	return out, nil
+}

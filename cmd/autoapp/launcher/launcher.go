@@ -207,7 +207,7 @@ func (l *Launcher) build(o Options) error {
 	// What the turns cost and what needs the person: reads only.
 	l.Spend = spend.New(l.Intents, l.Root, now)
 	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
-		Questions: l.Gate, Spend: l.Spend, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now})
+		Questions: l.Gate, Spend: l.Spend, Board: l.Backlog, Requests: l.Requests, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now})
 	return nil
 }
 

@@ -1,0 +1,227 @@
+package overview
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"autoapp/intent"
+	"autoapp/intent/request"
+	"autoapp/intent/spend"
+)
+
+// The board's columns, in the order it shows them.
+const (
+	ColumnWaiting   = "waiting"   // needs an answer, failed, or a guided plan waiting for approval
+	ColumnQueued    = "queued"    // in the queue (blocked or not), or interrupted
+	ColumnProgress  = "progress"  // in progress
+	ColumnProposed  = "proposed"  // proposed in a plan not yet run
+	ColumnCompleted = "completed" // completed, the newest first
+)
+
+// BoardColumns are the columns with their headings, in order.
+var BoardColumns = []struct{ Key, Title string }{
+	{ColumnWaiting, "Waiting for you"},
+	{ColumnQueued, "Queued and blocked"},
+	{ColumnProgress, "In progress"},
+	{ColumnCompleted, "Completed recently"},
+	{ColumnProposed, "Proposed"},
+}
+
+// BoardRecent is how many tasks of finished intents "Completed recently"
+// shows.
+const BoardRecent = 20
+
+// Card is one task on the board.
+type Card struct {
+	TaskID, IntentID int64
+	Slug, Title      string
+	Column           string
+	// Status is the task's own status ("blocked" for a blocked in-queue task).
+	Status string
+	Tier   string
+	Labels []string
+	// Model is the model it runs on ("" for the Settings model).
+	Model string
+	// Passing of Criteria have an example that passed.
+	Passing, Criteria int
+	Spend             spend.Total
+	// Why says why it waits for the person, for a card in Waiting.
+	Why    string
+	Advice string
+}
+
+// Board is the board of one application: its cards by column, and what
+// the filters can choose.
+type Board struct {
+	AppID   string
+	Columns map[string][]Card
+	// Intents and Labels are what the filters offer: every live intent and
+	// label of the cards, before filtering.
+	Intents []int64
+	Labels  []string
+	// Running says a run of this application goes: the board refreshes.
+	Running bool
+}
+
+// BoardQuery narrows the board to one intent or one label (zero: all).
+type BoardQuery struct {
+	AppID  string
+	Intent int64
+	Label  string
+}
+
+// Requests tells whether a guided plan waits for the person's approval
+// (*request.Service).
+type Requests interface {
+	ForIntent(ctx context.Context, intentID int64) (request.State, error)
+}
+
+// Board reads the application's board in a fixed number of reads: its live
+// intents' tasks and its newest completed ones, their spend, and the run's
+// progress for the task in hand.
+func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
+	b := Board{AppID: q.AppID, Columns: map[string][]Card{}}
+	if q.AppID == "" {
+		return b, nil
+	}
+	rows, err := s.d.Board.Board(ctx, q.AppID, BoardRecent)
+	if err != nil {
+		return b, err
+	}
+	live, p, err := s.live(ctx)
+	if err != nil {
+		return b, err
+	}
+	runningIntent, runningApp, running := s.d.Runs.Running()
+	b.Running = running && runningApp == q.AppID
+
+	var cards []Card
+	labels := map[string]bool{}
+	for _, d := range rows.Live {
+		b.Intents = append(b.Intents, d.ID)
+		awaiting := s.awaitsApproval(ctx, d)
+		for _, t := range d.Tasks {
+			c, ok := card(d.ID, t, awaiting)
+			if !ok {
+				continue
+			}
+			if running && runningIntent == d.ID && p.TaskID == t.ID && p.Total > 0 {
+				c.Passing, c.Criteria = p.Passed, p.Total
+			}
+			cards = append(cards, c)
+		}
+	}
+	for _, t := range rows.Completed {
+		c, _ := card(t.IntentID, t, false)
+		cards = append(cards, c)
+	}
+	// Spend, in one read of the runs the cards name.
+	var runs []string
+	owner := map[string]int{}
+	for i, c := range cards {
+		for _, id := range c.runIDs(rows) {
+			runs = append(runs, id)
+			owner[id] = i
+		}
+	}
+	totals, err := s.d.Spend.ByRuns(ctx, runs, live)
+	if err != nil {
+		return b, err
+	}
+	for id, t := range totals {
+		i := owner[id]
+		cards[i].Spend = cards[i].Spend.Plus(t)
+	}
+	for _, c := range cards {
+		for _, l := range c.Labels {
+			labels[l] = true
+		}
+		if q.Intent != 0 && c.IntentID != q.Intent {
+			continue
+		}
+		if q.Label != "" && !slices.Contains(c.Labels, q.Label) {
+			continue
+		}
+		b.Columns[c.Column] = append(b.Columns[c.Column], c)
+	}
+	b.Labels = slices.Sorted(func(yield func(string) bool) {
+		for l := range labels {
+			if !yield(l) {
+				return
+			}
+		}
+	})
+	return b, nil
+}
+
+// runIDs are the runs whose usage is the card's: its attempts and the
+// advice about it.
+func (c Card) runIDs(rows intent.Board) []string {
+	find := func(ts []intent.BacklogTask) []string {
+		for _, t := range ts {
+			if t.ID == c.TaskID {
+				return append(slices.Clone(t.RunIDs), AdviceRunID(c.IntentID, c.Slug))
+			}
+		}
+		return nil
+	}
+	for _, d := range rows.Live {
+		if d.ID == c.IntentID {
+			return find(d.Tasks)
+		}
+	}
+	return find(rows.Completed)
+}
+
+// awaitsApproval says the intent is a guided plan, submitted, waiting for
+// the person's approval.
+func (s *Service) awaitsApproval(ctx context.Context, d intent.IntentDetail) bool {
+	if s.d.Requests == nil || d.BeingWritten() || (d.Status != intent.IntentDraft && d.Status != intent.IntentStopped) {
+		return false
+	}
+	st, err := s.d.Requests.ForIntent(ctx, d.ID)
+	if err != nil || st.Mode != request.ModeGuided {
+		return false
+	}
+	_, submitted := st.LastPlan()
+	return submitted && !st.Approval.Valid
+}
+
+// card is the task's card, and false for a task the board does not show
+// (removed).
+func card(intentID int64, t intent.BacklogTask, awaiting bool) (Card, bool) {
+	c := Card{TaskID: t.ID, IntentID: intentID, Slug: t.Slug, Title: t.Title, Status: string(t.Status), Tier: t.Tier,
+		Labels: t.Labels, Model: t.RunsOn, Criteria: len(t.Criteria), Advice: t.Advice}
+	for n := 1; n <= len(t.Criteria); n++ {
+		if t.ExampleHashes[n] != "" {
+			c.Passing++
+		}
+	}
+	switch t.Status {
+	case intent.TaskRemoved:
+		return c, false
+	case intent.TaskNeedsAnswer:
+		c.Column, c.Why = ColumnWaiting, "asks: "+t.Question
+	case intent.TaskFailed:
+		c.Column, c.Why = ColumnWaiting, "failed"
+		if r := strings.TrimSpace(t.Reason); r != "" {
+			c.Why += ": " + r
+		}
+	case intent.TaskInProgress:
+		c.Column = ColumnProgress
+	case intent.TaskCompleted:
+		c.Column = ColumnCompleted
+	case intent.TaskProposed:
+		c.Column = ColumnProposed
+		if awaiting {
+			c.Column, c.Why = ColumnWaiting, "its plan waits for your approval"
+		}
+	default: // in-queue, interrupted
+		c.Column = ColumnQueued
+		if t.Blocked {
+			c.Status = "blocked"
+		}
+	}
+	return c, true
+}

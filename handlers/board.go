@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/executor/overview"
+	"autoapp/views"
+)
+
+// boardPage is the selected application's board.
+func (h *Handlers) boardPage(c *fiber.Ctx) error {
+	b, err := h.board(c)
+	if err != nil {
+		return err
+	}
+	s, err := h.page(c, "Board", "board")
+	if err != nil {
+		return err
+	}
+	return render(c, views.BoardPage(s, b))
+}
+
+// boardLive is the polled columns.
+func (h *Handlers) boardLive(c *fiber.Ctx) error {
+	b, err := h.board(c)
+	if err != nil {
+		return err
+	}
+	return render(c, views.BoardLive(b))
+}
+
+// board reads the board the query asks for: one call, then the view.
+func (h *Handlers) board(c *fiber.Ctx) (views.BoardView, error) {
+	ctx := c.UserContext()
+	appID, err := h.apps.Selected(ctx)
+	if err != nil {
+		return views.BoardView{}, err
+	}
+	q := overview.BoardQuery{AppID: appID, Label: c.Query("label")}
+	q.Intent, _ = strconv.ParseInt(c.Query("intent"), 10, 64)
+	b, err := h.overview.Board(ctx, q)
+	if err != nil {
+		return views.BoardView{}, err
+	}
+	return boardView(b, q, h.providers.DefaultModel()), nil
+}
+
+func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) views.BoardView {
+	v := views.BoardView{AppID: b.AppID, Labels: b.Labels, Label: q.Label, Polling: b.Running}
+	if q.Intent != 0 {
+		v.Intent = strconv.FormatInt(q.Intent, 10)
+	}
+	for _, id := range b.Intents {
+		v.Intents = append(v.Intents, strconv.FormatInt(id, 10))
+	}
+	query := url.Values{}
+	if v.Intent != "" {
+		query.Set("intent", v.Intent)
+	}
+	if q.Label != "" {
+		query.Set("label", q.Label)
+	}
+	if len(query) > 0 {
+		v.Query = "?" + query.Encode()
+	}
+	for _, col := range overview.BoardColumns {
+		cv := views.BoardColumnView{Key: col.Key, Title: col.Title}
+		for _, c := range b.Columns[col.Key] {
+			model := c.Model
+			if model == "" {
+				model = settingsModel + " (the Settings model)"
+				if settingsModel == "" {
+					model = "no model chosen"
+				}
+			}
+			cv.Cards = append(cv.Cards, views.CardView{Href: fmt.Sprintf("/backlog/tasks/%d", c.TaskID), Slug: c.Slug, Title: c.Title,
+				Intent: fmt.Sprintf("intent #%d", c.IntentID), Status: c.Status, Tier: c.Tier, Model: model, Labels: c.Labels,
+				Criteria: fmt.Sprintf("%d of %d criteria passing", c.Passing, c.Criteria), Spend: spendView(c.Spend), Why: c.Why, Advice: c.Advice})
+		}
+		v.Columns = append(v.Columns, cv)
+	}
+	return v
+}

@@ -1,0 +1,2 @@
+DROP INDEX tasks_completed;
+DROP INDEX intents_live;

@@ -1,0 +1,33 @@
+package views
+
+// BoardView is the board of the selected application.
+type BoardView struct {
+	AppID string
+	// Columns in order, each with its cards.
+	Columns []BoardColumnView
+	// The filters: what can be chosen and what is.
+	Intents       []string
+	Labels        []string
+	Intent, Label string
+	// Query is "?intent=…&label=…" as chosen, for the live fragment.
+	Query string
+	// Polling refreshes the board every two seconds while a run goes.
+	Polling bool
+}
+
+// BoardColumnView is one column.
+type BoardColumnView struct {
+	Key, Title string
+	Cards      []CardView
+}
+
+// CardView is one task's card.
+type CardView struct {
+	Href, Slug, Title, Intent, Status, Tier, Model string
+	Labels                                         []string
+	// Criteria is "2 of 3 criteria passing".
+	Criteria string
+	Spend    SpendView
+	Why      string
+	Advice   string
+}
