@@ -127,9 +127,13 @@ func TestTheBacklogShowsAStoppedIntentAndTakesTheOwnersChanges(t *testing.T) {
 
 	// The plan and the history of a task.
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-add-tags-to-notes"}).First().Click())
-	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("title: Add tags to notes"))
-	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [ ] (when it goes wrong) An empty tag is refused with a sentence"))
-	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [ ] "+plan.HostCriterion))
+	// The plan reads as a document: its front matter a table, its criteria
+	// a checklist, its sections headings.
+	must(t, expect.Locator(page.GetByTestId("plan-facts")).ToContainText("Priority"))
+	must(t, expect.Locator(page.GetByTestId("plan").GetByRole("heading", playwright.LocatorGetByRoleOptions{Name: "Acceptance criteria"})).ToBeVisible())
+	empty := page.GetByTestId("plan").Locator("li", playwright.LocatorLocatorOptions{HasText: "(when it goes wrong) An empty tag is refused with a sentence"})
+	must(t, expect.Locator(empty.Locator("input[type=checkbox]")).Not().ToBeChecked())
+	must(t, expect.Locator(page.GetByTestId("plan").Locator("li", playwright.LocatorLocatorOptions{HasText: plan.HostCriterion})).ToBeVisible())
 	must(t, expect.Locator(page.GetByTestId("history")).ToContainText("expected status 200, got 404 on GET /tags"))
 	_, err := page.GoBack()
 	must(t, err)

@@ -123,7 +123,8 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 
 	// The task's plan draws its passing criterion [x].
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "0001-change-the-heading"}).First().Click())
-	must(t, expect.Locator(page.GetByTestId("plan")).ToContainText("- [x] The home page says Hello notes"))
+	passing := page.GetByTestId("plan").Locator("li", playwright.LocatorLocatorOptions{HasText: "The home page says Hello notes"})
+	must(t, expect.Locator(passing.Locator("input[type=checkbox]")).ToBeChecked())
 	// Each attempt shows the diff of what it committed.
 	attempt := page.GetByTestId("attempt-" + run1)
 	must(t, attempt.Locator("summary").Click())

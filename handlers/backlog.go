@@ -264,7 +264,10 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 	for i := range passed {
 		passed[i] = t.ExampleHashes[i+1] != ""
 	}
-	v := views.TaskView{IntentID: t.IntentID, Row: taskRow(t.BacklogTask, false), Markdown: plan.Markdown(t.Task.Task, passed), RunIDs: t.RunIDs}
+	// The host's own criterion holds once the verdict completed the task.
+	passed = append(passed, t.Status == intent.TaskCompleted)
+	v := views.TaskView{IntentID: t.IntentID, Row: taskRow(t.BacklogTask, false), Facts: planFacts(t.Task.Task),
+		PlanHTML: views.Document(plan.Body(t.Task.Task, passed)), RunIDs: t.RunIDs}
 	ended := map[string]string{}
 	for _, e := range t.Events {
 		v.Events = append(v.Events, views.EventRow{At: clock(e.At), From: string(e.From), To: string(e.To),
@@ -451,12 +454,37 @@ func deliveryView(d delivery.Delivery) *views.DeliveryView {
 	return v
 }
 
+// byteSize is a size as people read it: "714 B", "1.2 kB", "3.4 MB".
 func byteSize(n int64) string {
 	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	case n < 1000:
+		return fmt.Sprintf("%d\u00a0B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f\u00a0kB", float64(n)/1000)
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	return fmt.Sprintf("%.1f\u00a0MB", float64(n)/(1000*1000))
+}
+
+// planFacts is the plan's front matter as the task page's table.
+func planFacts(t plan.Task) []views.Fact {
+	none := func(items []string) string {
+		if len(items) == 0 {
+			return "none"
+		}
+		return strings.Join(items, ", ")
+	}
+	facts := []views.Fact{
+		{Name: "Priority", Value: t.Priority},
+		{Name: "Labels", Value: none(t.Labels)},
+		{Name: "Risk", Value: t.Risk},
+		{Name: "Estimate", Value: views.Count(t.EstimatedLines, "line", "lines")},
+		{Name: "Blocked by", Value: none(t.BlockedBy)},
+	}
+	if len(t.Locks) > 0 {
+		facts = append(facts, views.Fact{Name: "Locks", Value: none(t.Locks)})
+	}
+	if t.Stub {
+		facts = append(facts, views.Fact{Name: "Stub", Value: "yes, repaid by " + t.RepaidBy})
+	}
+	return facts
 }

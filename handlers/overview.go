@@ -129,8 +129,8 @@ func overviewView(o overview.Overview) views.OverviewView {
 			av.Estimate = "Nothing left."
 		case a.Estimate != nil:
 			e := a.Estimate
-			av.Estimate = fmt.Sprintf("About %s tokens and %s for %d tasks (%s tokens and %s a task, from %d completed).",
-				spend.Count(e.Tokens), duration(e.Time), e.Left, spend.Count(e.TokensPerTask), duration(e.TimePerTask), e.From)
+			av.Estimate = fmt.Sprintf("About %s tokens and %s for %s (%s tokens and %s a task, from %d completed).",
+				spend.Count(e.Tokens), duration(e.Time), views.Count(e.Left, "task", "tasks"), spend.Count(e.TokensPerTask), duration(e.TimePerTask), e.From)
 		default:
 			av.Estimate = fmt.Sprintf("No estimate yet: %d of %d tasks needed have completed with whole usage.", a.Samples, spend.MinSamples)
 		}

@@ -57,6 +57,9 @@ type TaskRow struct {
 	Spend *SpendView
 }
 
+// Fact is one row of a plan's front matter.
+type Fact struct{ Name, Value string }
+
 // IntentView is one intent opened: its request, analysis and tasks.
 type IntentView struct {
 	ID                 int64
@@ -117,7 +120,11 @@ type EventRow struct {
 type TaskView struct {
 	IntentID int64
 	Row      TaskRow
-	Markdown string
+	// Facts are the plan's front matter as a short table; PlanHTML is the
+	// rest of the plan rendered (Document): the criteria a checklist with
+	// a passing example ticked, the sections as headings.
+	Facts    []Fact
+	PlanHTML string
 	Events   []EventRow
 	RunIDs   []string
 	// Attempts are each run's changes, newest last.

@@ -153,12 +153,7 @@ func barClass(b ChartBar) string {
 }
 
 // turnsText says how many turns: "1 turn", "3 turns".
-func turnsText(n int) string {
-	if n == 1 {
-		return "1 turn"
-	}
-	return strconv.Itoa(n) + " turns"
-}
+func turnsText(n int) string { return Count(n, "turn", "turns") }
 
 // needsYouText is what the rail's mark says to a screen reader.
 func needsYouText(n int) string {

@@ -80,9 +80,13 @@ func joinWords(words []string) string {
 	return strings.Join(words, ", ")
 }
 
-func pluralModels(n int) string {
+func pluralModels(n int) string { return Count(n, "model", "models") }
+
+// Count says how many of a thing, the noun agreeing: "1 attempt",
+// "0 attempts", "3 attempts".
+func Count(n int, one, many string) string {
 	if n == 1 {
-		return "1 model"
+		return "1 " + one
 	}
-	return strconv.Itoa(n) + " models"
+	return strconv.Itoa(n) + " " + many
 }

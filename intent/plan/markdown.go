@@ -32,7 +32,15 @@ func Markdown(t Task, passed []bool) string {
 		fmt.Fprintf(&b, "repaid_by: %s\n", oneLineOf(t.RepaidBy))
 	}
 	b.WriteString("---\n\n")
+	b.WriteString(Body(t, passed))
+	return b.String()
+}
 
+// Body is the plan's Markdown after its front matter: the summary, the
+// criteria as a checklist and the sections, for a page that shows the
+// front matter's fields as a table of its own.
+func Body(t Task, passed []bool) string {
+	var b strings.Builder
 	if s := strings.TrimSpace(t.Summary); s != "" {
 		b.WriteString(s)
 		b.WriteString("\n\n")
