@@ -210,6 +210,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/apps", h.appCreate)
 	app.Post("/apps/register", h.appRegister)
 	app.Get("/apps/:id", h.appPage)
+	app.Post("/apps/:id/select", h.appSelect)
 	app.Post("/apps/:id/manifest", h.appManifest)
 	app.Post("/apps/:id/cycle", h.appCycle)
 	app.Post("/apps/:id/preview/start", h.appPreviewStart)

@@ -112,7 +112,8 @@ func paramID(c *fiber.Ctx, name string) (int64, error) {
 	return id, nil
 }
 
-// intentPage opens an intent, and selects its application.
+// intentPage opens an intent; the rail names its application, and the
+// selection stays as it was.
 func (h *Handlers) intentPage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
@@ -140,12 +141,11 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	if fragment {
 		s = shell(c, "", "backlog")
 	} else {
-		if err := h.apps.Select(ctx, d.AppID); err != nil {
+		a, err := h.apps.Get(ctx, d.AppID)
+		if err != nil {
 			return err
 		}
-		if s, err = h.page(c, fmt.Sprintf("Intent #%d", d.ID), "backlog"); err != nil {
-			return err
-		}
+		s = h.pageAbout(c, fmt.Sprintf("Intent #%d", d.ID), "backlog", a.ID, a.Name)
 	}
 	op, err := newOp()
 	if err != nil {
