@@ -158,12 +158,11 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 		v.Polling = true
 	}
 	v.Refusal = r
-	// A task with no model of its own or of its tier runs on the Settings model.
-	if def := h.providers.DefaultModel(); def != "" {
-		for i, t := range v.Tasks {
-			if t.Model == "" {
-				v.Tasks[i].Model, v.Tasks[i].ModelSource = def, "the Settings model"
-			}
+	settings := h.providers.DefaultModel()
+	for i, t := range d.Tasks {
+		v.Tasks[i].Model, v.Tasks[i].ModelSource = t.RunsOnWith(settings)
+		if v.Tasks[i].ModelSource == "settings" {
+			v.Tasks[i].ModelSource = "the Settings model"
 		}
 	}
 	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
