@@ -173,10 +173,8 @@ func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragmen
 	}
 	if h.requests != nil {
 		if st, err := h.requests.ForIntent(ctx, d.ID); err == nil && st.Mode == request.ModeGuided {
-			_, submitted := st.LastPlan()
 			v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
-			v.CanApprove = submitted && !st.Approval.Valid && !d.BeingWritten() &&
-				(d.Status == intent.IntentDraft || d.Status == intent.IntentStopped)
+			v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
 		}
 	}
 	pending, applied, err := h.backlog.Interventions(ctx, d.ID)
