@@ -251,7 +251,7 @@ func (e *Executor) checkModels(ctx context.Context, d intent.IntentDetail) error
 		case intent.TaskCompleted, intent.TaskRemoved:
 			continue
 		}
-		if t.RunsOn == "" && settings == "" {
+		if m, _ := t.RunsOnWith(settings); m == "" {
 			return refuse(intent.EConflict, "No model is set up for %s: choose the Settings model in Settings.", t.Slug)
 		}
 	}

@@ -75,10 +75,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		// offered, fails the task without a turn. A provider that cannot
 		// be reached now stops the run and fails nothing: it is not an
 		// attempt, and Run tries again once it answers.
-		ref := task.RunsOn
-		if ref == "" {
-			ref = e.d.Models.DefaultModel()
-		}
+		ref, _ := task.RunsOnWith(e.d.Models.DefaultModel())
 		ep, err := e.d.Models.Resolve(bg, ref)
 		if err != nil {
 			sentence := "Its model could not be found; the launcher's log has the detail."

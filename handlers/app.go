@@ -77,6 +77,8 @@ type Deps struct {
 	// Overview answers what needs the person and what the turns cost;
 	// nil shows neither.
 	Overview Overview
+	// IntentPages reads what an intent's page shows; required.
+	IntentPages IntentPages
 	// Prices are prices.json, edited in Settings; nil offers no form.
 	Prices Prices
 	// Sandbox is how builds and previews run, and the owner's choice.
@@ -116,18 +118,23 @@ type Handlers struct {
 	quit       func()
 	log        *slog.Logger
 	version    string
+	// intentPages reads an intent's page in one call.
+	intentPages IntentPages
 	// ownerExists is remembered once true: the owner is never deleted.
 	ownerExists atomic.Bool
 }
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
 	if h.now == nil {
 		panic("handlers: Deps.Now, the clock, is required")
+	}
+	if h.intentPages == nil {
+		panic("handlers: Deps.IntentPages, the intent page's read, is required")
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "autoapp",
@@ -212,6 +219,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/apps", h.appCreate)
 	app.Post("/apps/register", h.appRegister)
 	app.Get("/apps/:id", h.appPage)
+	app.Post("/apps/:id/select", h.appSelect)
 	app.Post("/apps/:id/manifest", h.appManifest)
 	app.Post("/apps/:id/cycle", h.appCycle)
 	app.Post("/apps/:id/preview/start", h.appPreviewStart)

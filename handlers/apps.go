@@ -87,16 +87,20 @@ func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.Ap
 	return c.Redirect("/apps/"+a.ID, fiber.StatusSeeOther)
 }
 
-// appPage shows one application and selects it.
+// appPage shows one application; the rail names it, and the selection
+// stays as it was.
 func (h *Handlers) appPage(c *fiber.Ctx) error {
+	return h.renderApp(c, c.Params("id"), appNotes{})
+}
+
+// appSelect is opening an application from the list: the person chose it,
+// so it is selected, and its page shown.
+func (h *Handlers) appSelect(c *fiber.Ctx) error {
 	id := c.Params("id")
-	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
-		return err
-	}
 	if err := h.apps.Select(c.UserContext(), id); err != nil {
 		return err
 	}
-	return h.renderApp(c, id, appNotes{})
+	return c.Redirect("/apps/"+id, fiber.StatusSeeOther)
 }
 
 // appNotes is what an action tells the person on the page it renders.
@@ -115,10 +119,7 @@ func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.page(c, a.Name, "apps")
-	if err != nil {
-		return err
-	}
+	s := h.pageAbout(c, a.Name, "apps", a.ID, a.Name)
 	p := views.AppPage{App: appRow(a, s.AppID), Workspace: h.apps.WorkspaceDir(id),
 		Notice: n.notice, Problem: n.problem, ManifestNotice: n.manifestNotice, ManifestProblems: n.manifestProblems}
 	raw, _, problems, err := h.apps.Manifest(id)

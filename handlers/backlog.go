@@ -7,15 +7,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor"
+	"autoapp/executor/ai"
+	"autoapp/executor/overview"
 	"autoapp/intent"
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/plan"
-	"autoapp/intent/request"
 	"autoapp/views"
 )
 
@@ -30,7 +32,12 @@ type Backlog interface {
 	TierModels() (map[string]string, error)
 	SetTierModels(ctx context.Context, opID string, m map[string]string) error
 	SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind intent.InterventionKind, text string) (intent.Receipt, bool, error)
-	Interventions(ctx context.Context, intentID int64) (pending, applied []intent.Receipt, err error)
+}
+
+// IntentPages reads, in one call, everything an intent's page and its live
+// part show (*overview.Service).
+type IntentPages interface {
+	IntentPage(ctx context.Context, id int64) (overview.IntentPage, error)
 }
 
 // Runs is what the handlers need of the executor.
@@ -38,7 +45,6 @@ type Runs interface {
 	Start(ctx context.Context, intentID int64) error
 	Stop(intentID int64) error
 	Answer(ctx context.Context, taskID int64, answer string) error
-	Progress(intentID int64) (executor.Progress, bool)
 	Busy(appID string) error
 }
 
@@ -112,7 +118,8 @@ func paramID(c *fiber.Ctx, name string) (int64, error) {
 	return id, nil
 }
 
-// intentPage opens an intent, and selects its application.
+// intentPage opens an intent; the rail names its application, and the
+// selection stays as it was.
 func (h *Handlers) intentPage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
@@ -130,71 +137,23 @@ func (h *Handlers) intentLive(c *fiber.Ctx) error {
 	return h.renderIntent(c, id, views.Refusal{}, true)
 }
 
+// renderIntent shows an intent, or its live part, from one read of what
+// the page shows.
 func (h *Handlers) renderIntent(c *fiber.Ctx, id int64, r views.Refusal, fragment bool) error {
-	ctx := c.UserContext()
-	d, err := h.backlog.Get(ctx, id)
+	p, err := h.intentPages.IntentPage(c.UserContext(), id)
 	if err != nil {
 		return err
-	}
-	var s views.Shell
-	if fragment {
-		s = shell(c, "", "backlog")
-	} else {
-		if err := h.apps.Select(ctx, d.AppID); err != nil {
-			return err
-		}
-		if s, err = h.page(c, fmt.Sprintf("Intent #%d", d.ID), "backlog"); err != nil {
-			return err
-		}
 	}
 	op, err := newOp()
 	if err != nil {
 		return err
 	}
-	v := intentView(d, s.AppName, op)
-	// While a chat turn about its application runs, the engineer may be
-	// changing this intent: the page follows it too.
-	if h.chats != nil && h.chats.Running(d.AppID) {
-		v.Polling = true
-	}
+	v := intentView(p, op)
 	v.Refusal = r
-	// A task with no model of its own or of its tier runs on the Settings model.
-	if def := h.providers.DefaultModel(); def != "" {
-		for i, t := range v.Tasks {
-			if t.Model == "" {
-				v.Tasks[i].Model, v.Tasks[i].ModelSource = def, "the Settings model"
-			}
-		}
-	}
-	if p, ok := h.runs.Progress(d.ID); ok && p.Slug != "" {
-		v.Progress = h.progressView(p)
-	}
-	if err := h.intentSpend(ctx, d, &v); err != nil {
-		return err
-	}
-	if h.requests != nil {
-		if st, err := h.requests.ForIntent(ctx, d.ID); err == nil && st.Mode == request.ModeGuided {
-			_, submitted := st.LastPlan()
-			v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
-			v.CanApprove = submitted && !st.Approval.Valid && !d.BeingWritten() &&
-				(d.Status == intent.IntentDraft || d.Status == intent.IntentStopped)
-		}
-	}
-	pending, applied, err := h.backlog.Interventions(ctx, d.ID)
-	if err != nil {
-		return err
-	}
-	for _, rc := range append(pending, applied...) {
-		v.Interventions = append(v.Interventions, receiptRow(rc))
-	}
-	if d.Status == intent.IntentDone && h.deliveries != nil {
-		if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
-			v.Delivery = deliveryView(dv)
-		}
-	}
 	if fragment {
-		return render(c, views.IntentLive(s, v))
+		return render(c, views.IntentLive(shell(c, "", "backlog"), v))
 	}
+	s := h.pageAbout(c, fmt.Sprintf("Intent #%d", p.Intent.ID), "backlog", p.App.ID, p.App.Name)
 	return render(c, views.IntentPage(s, v))
 }
 
@@ -312,30 +271,53 @@ func intentRow(i intent.IntentSummary) views.IntentRow {
 	return row
 }
 
-func intentView(d intent.IntentDetail, appName, op string) views.IntentView {
-	v := views.IntentView{ID: d.ID, AppID: d.AppID, AppName: appName, Status: string(d.Status), Mode: string(d.Mode),
+// intentView shapes the intent page's read for the page and its live part.
+func intentView(p overview.IntentPage, op string) views.IntentView {
+	d := p.Intent
+	v := views.IntentView{ID: d.ID, AppID: d.AppID, AppName: p.App.Name, Status: string(d.Status), Mode: string(d.Mode),
 		BeingWritten: d.BeingWritten(), Request: d.Request, Restated: strings.Join(d.Restated, " "),
 		Fits: d.Fits, Conflicts: d.Conflicts, OutOfReach: d.OutOfReach, Assumptions: d.Assumptions,
 		Questions: d.Questions, StopReason: d.StopReason, Created: clock(d.CreatedAt),
 		CanWithdraw: d.Withdrawable(), Op: op, CanRun: d.Runnable(), Running: d.Status == intent.IntentRunning,
-		Polling: d.BeingWritten() || d.Status == intent.IntentRunning}
+		Polling: p.Live}
 	if !d.SubmittedAt.IsZero() {
 		v.Submitted = clock(d.SubmittedAt)
 	}
 	for _, t := range d.Tasks {
-		v.Tasks = append(v.Tasks, taskRow(t, d.Removable(t)))
+		row := taskRow(t, d.Removable(t))
+		if total, ok := p.Spend.Tasks[t.ID]; ok {
+			sv := spendView(total)
+			row.Spend = &sv
+		}
+		v.Tasks = append(v.Tasks, row)
 		if d.Status == intent.IntentDone && t.Status == intent.TaskCompleted {
 			for _, line := range t.Runbook {
 				v.Runbook = append(v.Runbook, views.RunbookLine{Slug: t.Slug, Line: line})
 			}
 		}
 	}
+	total := spendView(p.Spend.Total)
+	v.Spend = &total
+	if p.Progress != nil {
+		v.Progress = progressView(*p.Progress, p.At, p.Limits)
+	}
+	if p.Guided() {
+		st := p.Request
+		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
+		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
+	}
+	for _, rc := range p.Interventions {
+		v.Interventions = append(v.Interventions, receiptRow(rc))
+	}
+	if p.Delivery != nil {
+		v.Delivery = deliveryView(*p.Delivery)
+	}
 	return v
 }
 
 func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
 	row := views.TaskRow{ID: t.ID, Slug: t.Slug, Title: t.Title, Priority: t.Priority, Tier: t.Tier,
-		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: t.RunsOnFrom, OwnModel: t.Model,
+		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: modelSource(t.RunsOnFrom), OwnModel: t.Model,
 		Status: string(t.Status), Blocked: t.Blocked, BlockedBy: t.BlockedBy, CanRemove: removable,
 		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, FailReason: failReason(t), Attempts: t.Attempts,
 		CriteriaTotal: len(t.Criteria), CanAnswer: t.Status == intent.TaskNeedsAnswer}
@@ -345,6 +327,14 @@ func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
 		}
 	}
 	return row
+}
+
+// modelSource says where a task's model came from, as the page words it.
+func modelSource(from string) string {
+	if from == "settings" {
+		return "the Settings model"
+	}
+	return from
 }
 
 func firstLine(s string, max int) string {
@@ -369,10 +359,12 @@ func failReason(t intent.BacklogTask) string {
 	return t.Reason
 }
 
-func (h *Handlers) progressView(p executor.Progress) *views.ProgressView {
+// progressView is the task in hand as the page shows it at a time, with
+// the limits in force.
+func progressView(p executor.Progress, at time.Time, l ai.Limits) *views.ProgressView {
 	v := &views.ProgressView{Slug: p.Slug, RunID: p.RunID, Started: clock(p.Started), Stage: p.Stage, LastTool: p.LastTool,
 		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild,
-		Model: p.Model.Sentence(h.now()), Limits: h.limitsLine()}
+		Model: p.Model.Sentence(at), Limits: limitsLine(l)}
 	if p.Usage.Input+p.Usage.Output > 0 {
 		v.Tokens = fmt.Sprintf("%d tokens in, %d out so far", p.Usage.Input, p.Usage.Output)
 	}

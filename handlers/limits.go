@@ -27,13 +27,9 @@ func (h *Handlers) limitsView(typedIdle, typedTurn string) *views.LimitsView {
 	return v
 }
 
-// limitsLine says the limits in force in a line: "no tool call for 8
-// minutes, 20 minutes a turn".
-func (h *Handlers) limitsLine() string {
-	l := ai.Limits{}.WithDefaults()
-	if h.limits != nil {
-		l, _ = h.limits.Read()
-	}
+// limitsLine says limits in a line: "no tool call for 8 minutes, 20
+// minutes a turn".
+func limitsLine(l ai.Limits) string {
 	return "no tool call for " + duration(l.Idle) + ", " + duration(l.Wall) + " a turn"
 }
 

@@ -21,7 +21,6 @@ import (
 type Overview interface {
 	Read(ctx context.Context) (overview.Overview, error)
 	Needs(ctx context.Context) ([]overview.Need, error)
-	Intent(ctx context.Context, d intent.IntentDetail) (overview.IntentSpend, error)
 	Task(ctx context.Context, t intent.TaskDetail) (overview.IntentSpend, error)
 	Spend(ctx context.Context, days int) (spend.Report, error)
 	Board(ctx context.Context, q overview.BoardQuery) (overview.Board, error)
@@ -192,27 +191,6 @@ func reportView(r spend.Report) views.SpendReport {
 		v.ByKind = append(v.ByKind, views.SpendLine{Name: l.Name, Spend: spendView(l.Total)})
 	}
 	return v
-}
-
-// intentSpend adds what the intent's turns used to the page: in all and
-// per task.
-func (h *Handlers) intentSpend(ctx context.Context, d intent.IntentDetail, v *views.IntentView) error {
-	if h.overview == nil {
-		return nil
-	}
-	is, err := h.overview.Intent(ctx, d)
-	if err != nil {
-		return err
-	}
-	total := spendView(is.Total)
-	v.Spend = &total
-	for i := range v.Tasks {
-		if t, ok := is.Tasks[v.Tasks[i].ID]; ok {
-			sv := spendView(t)
-			v.Tasks[i].Spend = &sv
-		}
-	}
-	return nil
 }
 
 // taskSpend adds each of the task's turns to its page.

@@ -40,6 +40,16 @@ func (h *Handlers) page(c *fiber.Ctx, title, current string) (views.Shell, error
 	return s, nil
 }
 
+// pageAbout is the frame of a page about one application (its own page,
+// one of its intents): the rail names that application, whichever was
+// selected last. Showing a page selects nothing.
+func (h *Handlers) pageAbout(c *fiber.Ctx, title, current, appID, appName string) views.Shell {
+	s := shell(c, title, current)
+	s.NeedsYou = h.needsYou(c.UserContext())
+	s.AppID, s.AppName = appID, appName
+	return s
+}
+
 func errorPage(c *fiber.Ctx, status int, sentence string) templ.Component {
 	return views.ErrorPage(shell(c, views.StatusTitle(status), ""), status, sentence)
 }

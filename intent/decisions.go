@@ -184,6 +184,17 @@ func (d IntentDetail) Removable(t BacklogTask) bool {
 	return false
 }
 
+// RunsOnWith is the model the task runs on when settings is the model
+// chosen in Settings, and where it came from: its own ("task"), else its
+// tier's ("tier quick"), else the Settings model ("settings"). Both are ""
+// when none is set up. The page shows it and the executor runs on it.
+func (t BacklogTask) RunsOnWith(settings string) (model, from string) {
+	if t.RunsOn != "" {
+		return t.RunsOn, t.RunsOnFrom
+	}
+	return plan.ModelFor("", t.Tier, nil, settings)
+}
+
 // ModelChangeable says whether the task's model can still be changed.
 func (t BacklogTask) ModelChangeable() bool {
 	return t.Status != TaskCompleted && t.Status != TaskRemoved

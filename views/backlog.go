@@ -86,6 +86,8 @@ type IntentView struct {
 	Delivery *DeliveryView
 	// Guided intents wait for the owner's approval of the exact plan.
 	Guided, Approved, CanApprove bool
+	// CannotApprove says why the plan cannot be approved now.
+	CannotApprove string
 	// Voided says what changed since the plan was approved.
 	Voided          string
 	RequestRevision int

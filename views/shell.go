@@ -19,7 +19,8 @@ type Shell struct {
 	CSRF string
 	// Current is the rail entry to mark: backlog, board, apps, request, knowledge or settings.
 	Current string
-	// AppID and AppName are the application selected last, if any.
+	// AppID and AppName are the application the rail names: the one the
+	// page is about, else the one selected last, if any.
 	AppID, AppName string
 	// NeedsYou counts what waits for the person (a question, a task that
 	// asked, a failed task, a release to make current); the rail marks

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"autoapp/intent"
-	"autoapp/intent/request"
 	"autoapp/intent/spend"
 )
 
@@ -69,12 +68,6 @@ type BoardQuery struct {
 	AppID  string
 	Intent int64
 	Label  string
-}
-
-// Requests tells whether a guided plan waits for the person's approval
-// (*request.Service).
-type Requests interface {
-	ForIntent(ctx context.Context, intentID int64) (request.State, error)
 }
 
 // Board reads the application's board in a fixed number of reads: its live
@@ -181,11 +174,10 @@ func (s *Service) awaitsApproval(ctx context.Context, d intent.IntentDetail) boo
 		return false
 	}
 	st, err := s.d.Requests.ForIntent(ctx, d.ID)
-	if err != nil || st.Mode != request.ModeGuided {
+	if err != nil {
 		return false
 	}
-	_, submitted := st.LastPlan()
-	return submitted && !st.Approval.Valid
+	return st.Approvable
 }
 
 // card is the task's card, and false for a task the board does not show

@@ -1,8 +1,10 @@
 // Package overview answers in one read what needs the person now, the
 // task in hand with its limits, what the turns cost (the task, the run,
-// today) and what is left of each application. It starts nothing and
+// today) and what is left of each application; and, in one read too,
+// everything an intent's page shows (IntentPage). It starts nothing and
 // writes nothing: it reads the intents store, the run going in memory,
-// the questions waiting at the gate and each application's candidate.
+// the questions waiting at the gate, each application's candidate, the
+// requests, the deliveries and whether a chat turn runs.
 package overview
 
 import (
@@ -29,6 +31,8 @@ type Backlog interface {
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
 	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
+	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
+	Interventions(ctx context.Context, intentID int64) (pending, applied []intent.Receipt, err error)
 }
 
 // BoardReader reads an application's live intents and recent completed
@@ -40,6 +44,7 @@ type BoardReader interface {
 // Apps lists the applications (*app.Service).
 type Apps interface {
 	List(ctx context.Context) ([]app.App, error)
+	Get(ctx context.Context, id string) (app.App, error)
 }
 
 // Candidates reads an application's candidate.json (*candidate.Service).
@@ -67,10 +72,8 @@ type Deps struct {
 	// Questions may be nil: no question ever waits.
 	Questions Questions
 	Spend     *spend.Book
-	// Board reads an application's board (*intent.Service); Requests
-	// says which guided plans wait for approval (nil: none do).
-	Board    BoardReader
-	Requests Requests
+	// Board reads an application's board (*intent.Service).
+	Board BoardReader
 	// ModelOf names the model a task's turn runs on as its usage row will
 	// (provider:model), from the task's own or tier model ("" when
 	// neither: the Settings model).
@@ -78,7 +81,15 @@ type Deps struct {
 	// Limits are the turn limits in force (limits.json); nil is the AI
 	// layer's defaults.
 	Limits func() ai.Limits
-	Now    func() time.Time
+	// Models name the Settings model a task with no model of its own or
+	// of its tier runs on; nil is none chosen.
+	Models Models
+	// Requests, Deliveries and Chats are what an intent's page reads
+	// besides; each may be nil: no requests, no deliveries, no chat turns.
+	Requests   Requests
+	Deliveries Deliveries
+	Chats      Chats
+	Now        func() time.Time
 }
 
 // Service reads the overview.

@@ -117,6 +117,10 @@ type State struct {
 	Current   string
 	Ran       bool
 	Delivered bool
+	// Approvable says the owner may approve the last plan now; when not,
+	// Unapprovable is why, the sentence Approve refuses with.
+	Approvable   bool
+	Unapprovable string
 }
 
 // OpenQuestions returns the questions asked since the owner last answered.

@@ -188,7 +188,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 	st := j.State
 	if st.IntentID == 0 {
-		return st, nil
+		return withApprovable(st, j.approvable(intent.IntentDetail{}, nil)), nil
 	}
 	d, err := s.backlog.Get(ctx, st.IntentID)
 	if err != nil {
@@ -197,7 +197,7 @@ func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 	rows := planRows(d)
 	st.Current = hashRows(rows)
 	st.Approval = j.approval(rows, st.Current)
-	return st, nil
+	return withApprovable(st, j.approvable(d, rows)), nil
 }
 
 // Create records a new request of the owner for an application: its text
@@ -310,30 +310,23 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 }
 
 // Approve approves the last plan the engineer submitted, bound to its
-// hash. It is refused when no plan was submitted, or when the intent's
-// rows have changed since the last submission.
+// hash, when the rule allows it (see approvable: a guided request, a plan
+// submitted and unchanged since, an intent planned or stopped); otherwise
+// it refuses with the rule's sentence.
 func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) (State, error) {
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
 		decide: func(j journal) (any, error) {
-			last, ok := j.LastPlan()
-			if !ok || j.IntentID == 0 {
-				return nil, refuse(EConflict, "There is no submitted plan to approve yet.")
+			var d intent.IntentDetail
+			if j.IntentID != 0 {
+				var err error
+				if d, err = s.backlog.Get(ctx, j.IntentID); err != nil {
+					return nil, err
+				}
 			}
-			d, err := s.backlog.Get(ctx, j.IntentID)
-			if err != nil {
+			if err := j.approvable(d, planRows(d)); err != nil {
 				return nil, err
 			}
-			if d.BeingWritten() {
-				return nil, refuse(EConflict, "The engineer is writing the plan again; approve it once it is submitted.")
-			}
-			rows := planRows(d)
-			if hashRows(rows) != last.Hash {
-				what := sentence(changes(j.snapshots[last.Revision], rows), "The plan changed.")
-				return nil, refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
-			}
-			if j.Approved == last.Hash {
-				return nil, refuse(EConflict, "This plan is approved already.")
-			}
+			last, _ := j.LastPlan()
 			return approvalBody{Hash: last.Hash, Plan: last.Revision}, nil
 		}})
 }

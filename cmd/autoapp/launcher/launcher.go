@@ -204,10 +204,12 @@ func (l *Launcher) build(o Options) error {
 				log.Error("the request's journal could not follow the turn", "request", requestID, "err", err)
 			}
 		}})
-	// What the turns cost and what needs the person: reads only.
+	// What the turns cost, what needs the person and what an intent's
+	// page shows: reads only.
 	l.Spend = spend.New(l.Intents, l.Root, now)
 	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
-		Questions: l.Gate, Spend: l.Spend, Board: l.Backlog, Requests: l.Requests, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now})
+		Questions: l.Gate, Spend: l.Spend, Board: l.Backlog, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
+		Models: providers, Requests: l.Requests, Deliveries: l.Deliveries, Chats: l.Chats})
 	return nil
 }
 

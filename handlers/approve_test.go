@@ -1,0 +1,86 @@
+package handlers_test
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/intent"
+	"autoapp/intent/request"
+)
+
+// TestTheApproveButtonFollowsTheRequestsRule: the intent page offers
+// Approve exactly when the request's rule allows it, and says the rule's
+// sentence when it does not; pressing it anyway is refused with the same.
+func TestTheApproveButtonFollowsTheRequestsRule(t *testing.T) {
+	s, ada := withApp(t)
+	ctx := context.Background()
+	requests := s.launcher.Requests
+	st, err := requests.Create(ctx, appID, "Add tags", request.ModeGuided, "op-create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, tasks := s.draft(t, "Add tags", intent.Analysis{Restated: []string{"Add tags."}}, planStep{title: "Add tags", priority: "medium"})
+	if _, err := requests.Link(ctx, st.ID, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	const button = `data-testid="approve"`
+	state := func() request.State {
+		t.Helper()
+		st, err := requests.ForIntent(ctx, in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// follows checks the page against the rule, and returns the page.
+	follows := func(t *testing.T) *response {
+		t.Helper()
+		st := state()
+		r := ada.get(intentPath(in.ID))
+		wantStatus(t, r, fiber.StatusOK)
+		if strings.Contains(r.body, button) != st.Approvable {
+			t.Fatalf("the page offers Approve: %v; the rule says %v (%q)", !st.Approvable, st.Approvable, st.Unapprovable)
+		}
+		if !st.Approvable && !st.Approval.Valid {
+			wantText(t, r, st.Unapprovable)
+		}
+		return r
+	}
+	approve := func() *response {
+		return ada.post(intentPath(in.ID)+"/approve", url.Values{"seen": {strconv.Itoa(state().Revision)}, "op": {"op-approve-" + strconv.Itoa(state().Revision)}})
+	}
+
+	t.Run("being written", func(t *testing.T) { follows(t) })
+	if err := s.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := requests.PlanSubmitted(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("submitted", func(t *testing.T) {
+		if !state().Approvable {
+			t.Fatalf("a submitted guided plan cannot be approved: %s", state().Unapprovable)
+		}
+		follows(t)
+	})
+	t.Run("approved", func(t *testing.T) {
+		wantRedirect(t, approve(), intentPath(in.ID))
+		wantSentence(t, follows(t), `data-testid="approved"`)
+	})
+	t.Run("changed by the owner after it was submitted", func(t *testing.T) {
+		wantRedirect(t, ada.post(taskPath(tasks[0].ID)+"/model", url.Values{"model": {"gpt-5-mini"}, "op": {"op-model"}}), intentPath(in.ID))
+		follows(t)
+		why := state().Unapprovable
+		if why == "" {
+			t.Fatal("the rule gives no reason")
+		}
+		r := approve()
+		wantStatus(t, r, fiber.StatusConflict)
+		wantText(t, r, why)
+	})
+}

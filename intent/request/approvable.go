@@ -1,0 +1,46 @@
+package request
+
+import (
+	"errors"
+
+	"autoapp/intent"
+)
+
+// approvable is the rule for approving a plan: the owner may approve the
+// last plan the engineer submitted when the request is guided, the intent
+// is not being written, it is a draft or stopped, its rows are still the
+// ones submitted, and that plan is not approved already. When not, the
+// refusal says why. Approve keeps it, and State carries its answer for the
+// page's button; d and rows are the intent now (unread while no plan was
+// submitted).
+func (j journal) approvable(d intent.IntentDetail, rows []planRow) error {
+	last, submitted := j.LastPlan()
+	switch {
+	case j.Mode != ModeGuided:
+		return refuse(EConflict, "Request %d is %s: its plan runs without an approval.", j.ID, j.Mode)
+	case !submitted || j.IntentID == 0:
+		return refuse(EConflict, "There is no submitted plan to approve yet.")
+	case d.BeingWritten():
+		return refuse(EConflict, "The engineer is writing the plan again; approve it once it is submitted.")
+	case d.Status == intent.IntentRunning:
+		return refuse(EConflict, "Intent #%d is running; approve its plan once it stops.", d.ID)
+	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
+		return refuse(EConflict, "Intent #%d is %s; its plan can no longer be approved.", d.ID, d.Status)
+	case hashRows(rows) != last.Hash:
+		what := sentence(changes(j.snapshots[last.Revision], rows), "The plan changed.")
+		return refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
+	case j.Approved == last.Hash:
+		return refuse(EConflict, "This plan is approved already.")
+	}
+	return nil
+}
+
+// withApprovable records the rule's answer on the state.
+func withApprovable(st State, err error) State {
+	st.Approvable, st.Unapprovable = err == nil, ""
+	var re *Error
+	if errors.As(err, &re) {
+		st.Unapprovable = re.Message
+	}
+	return st
+}
