@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,30 @@ func TestEachMoveThatEndsAnAttemptRecordsItsOutcome(t *testing.T) {
 	want := []intent.Outcome{intent.OutcomeNotAnAttempt, intent.OutcomeRetry, intent.OutcomeCompleted}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the attempts ended %v, want %v", got, want)
+	}
+}
+
+func TestTheProgressCountsPassingCriteriaAsSoonAsACyclesChecksPass(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	slug := "0001-change-the-heading"
+	g := scripted.NewGate(t)
+	h.model.On(scripted.RunID(runID(id, slug, 1)),
+		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done.", Before: g.Hold})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	g.Wait(t)
+	// The turn goes on after its passing cycle: the progress says so now.
+	p, ok := h.exec.Progress(id)
+	if !ok || p.Passed != 1 || p.Total != 1 {
+		t.Fatalf("while the turn goes on after its passing cycle the progress says %d of %d (%v)", p.Passed, p.Total, ok)
+	}
+	g.Open()
+	if d := h.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
 }

@@ -286,7 +286,13 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		OnStep: func(c ai.Call) {
 			// Refusals by the schema never reach a handler: the session hears of them here.
 			session.Observe(c)
+			// A cycle's checks say at once how many criteria pass now, not
+			// only when the verdict is taken after the turn.
+			passing, checked := criteriaPassing(task, session.Record().LastCycle)
 			r.update(func(p *Progress) {
+				if checked && c.Name == "candidate.cycle" {
+					p.Passed = passing
+				}
 				p.LastTool, p.Stage = c.Name, stageOf(c.Name)
 				if !c.OK && len(c.Problems) > 0 {
 					p.Refusal = c.Name + ": " + c.Problems[0].Field + ": " + c.Problems[0].Message
@@ -650,4 +656,23 @@ func countedOf(attempts []verdict.Attempt) int {
 		}
 	}
 	return n
+}
+
+// criteriaPassing is how many of the task's criteria have a passing
+// example in the cycle's checks, and false when the cycle ran none.
+func criteriaPassing(task intent.TaskDetail, cycle *candidate.Result) (int, bool) {
+	if cycle == nil || cycle.Checks == nil {
+		return 0, false
+	}
+	passed := map[string]bool{}
+	for _, r := range cycle.Checks.Results {
+		passed[r.ID] = r.Passed
+	}
+	n := 0
+	for i := range task.Criteria {
+		if passed[plan.ExampleID(task.Slug, i+1)] {
+			n++
+		}
+	}
+	return n, true
 }
