@@ -50,7 +50,9 @@ func TestTheIntentPageIsOneState(t *testing.T) {
 		EstimatedLines: 5, Risk: "normal", Reasoning: "low", Summary: "The home page greets notes readers.",
 		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
 	slug := "0001-change-the-heading"
-	run := func(n int) string { return "intent-" + strconv.FormatInt(in.ID, 10) + "-" + slug + "-a" + strconv.Itoa(n) }
+	run := func(n int) string {
+		return "intent-" + strconv.FormatInt(in.ID, 10) + "-" + slug + "-a" + strconv.Itoa(n)
+	}
 	question, _ := json.Marshal(map[string]string{"question": "Should the greeting be bold?"})
 	release := make(chan struct{})
 	model.On(scripted.RunID(run(1)), scripted.Reply{ToolCalls: []scripted.Call{{Name: "intent_ask", Args: string(question)}}, Before: func() { <-release }})
