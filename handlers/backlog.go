@@ -39,7 +39,6 @@ type Runs interface {
 	Stop(intentID int64) error
 	Answer(ctx context.Context, taskID int64, answer string) error
 	Progress(intentID int64) (executor.Progress, bool)
-	Busy(appID string) error
 }
 
 // newOp is a fresh operation id for the forms of a page: submitting the

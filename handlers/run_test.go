@@ -217,4 +217,5 @@ func TestTheOwnersWritesAreRefusedWhileARunGoes(t *testing.T) {
 	}
 	// Once the run stopped, the owner may build again.
 	wantRedirect(t, ada.post("/apps/"+appID+"/cycle", nil), "/apps/"+appID+"#candidate")
+	wantSentence(t, ended(t, ada, 30*time.Second), "Passed 1 of 1.")
 }
