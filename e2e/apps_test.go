@@ -33,6 +33,9 @@ func TestAnApplicationFromTheStaticTemplatePassesItsExample(t *testing.T) {
 	// Build and check: the template's one example passes.
 	must(t, page.GetByTestId("cycle").Click())
 	must(t, expect.Locator(page.GetByTestId("checks-summary")).ToHaveText("Passed 1 of 1."))
+	// It went on in the background; once it ended, the page stopped asking.
+	must(t, expect.Locator(page.GetByTestId("app-live")).ToHaveAttribute("data-polling", "false"))
+	must(t, expect.Locator(page.GetByTestId("candidate-going")).ToHaveCount(0))
 	check := page.GetByTestId("check-0001-home-page")
 	must(t, expect.Locator(check).ToHaveAttribute("data-passed", "true"))
 	must(t, expect.Locator(check).ToContainText("The home page shows its heading"))

@@ -38,8 +38,13 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 	must(t, expect.Page(page).ToHaveURL(first.URL+"/apps/svc"))
 	// A new Go application's first build compiles the standard library
 	// into its own cache.
-	must(t, page.GetByTestId("cycle").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(120000)}))
+	// Build and check answers at once and goes on in the background: the
+	// page shows it going and follows it until it ends.
+	must(t, page.GetByTestId("cycle").Click())
+	must(t, expect.Locator(page.GetByTestId("candidate-going")).ToContainText("Build and check"))
+	must(t, expect.Locator(page.GetByTestId("app-live")).ToHaveAttribute("data-polling", "true"))
 	must(t, expect.Locator(page.GetByTestId("checks-summary")).ToHaveText("Passed 1 of 1.", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(120000)}))
+	must(t, expect.Locator(page.GetByTestId("app-live")).ToHaveAttribute("data-polling", "false"))
 	link, err := page.GetByTestId("preview-link").GetAttribute("href")
 	must(t, err)
 	// The page links the preview at its own host name; Go asks it at loopback.

@@ -139,6 +139,8 @@ type Executor struct {
 	run *run
 	// closed refuses new runs once the server shuts down.
 	closed bool
+	// actions are the owner's actions by application (see OwnerAction).
+	actions map[string]*action
 }
 
 // run is one intent running.
@@ -212,6 +214,9 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if e.run != nil {
 		return refuse(intent.EConflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
 	}
+	if a := e.actions[d.AppID]; a != nil && a.Going() {
+		return candidate.AlreadyRunning(d.AppID)
+	}
 	if err := e.checkModels(ctx, d); err != nil {
 		return err
 	}
@@ -229,6 +234,8 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}
 	r.progress.IntentID = intentID
 	e.run = r
+	// What the owner's last action said is the run's to change now.
+	delete(e.actions, d.AppID)
 	go func() {
 		defer close(r.done)
 		defer func() {
@@ -274,12 +281,14 @@ func (e *Executor) Stop(intentID int64) error {
 }
 
 // Shutdown interrupts the task in hand and stops the intent, as stopping
-// the launcher does, and refuses new runs.
+// the launcher does, stops the owner's actions going, and refuses new
+// runs and actions.
 func (e *Executor) Shutdown() {
 	e.mu.Lock()
 	e.closed = true
 	r := e.run
 	e.mu.Unlock()
+	e.stopActions()
 	if r == nil {
 		return
 	}
@@ -299,10 +308,9 @@ func (e *Executor) Running() (int64, string, bool) {
 
 // Busy refuses the owner's writes to an application while a run changes it.
 func (e *Executor) Busy(appID string) error {
-	if id, running, ok := e.Running(); ok && running == appID {
-		return refuse(intent.EConflict, "Intent #%d is running on %s; stop it before changing the application by hand.", id, appID)
-	}
-	return nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.busyLocked(appID)
 }
 
 // Progress is the run's progress, when the intent runs.

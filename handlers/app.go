@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
+	"autoapp/executor"
 	"autoapp/executor/candidate"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
@@ -35,22 +36,32 @@ type Apps interface {
 	CreateFromTemplate(ctx context.Context, id, name, template string) (app.App, error)
 	Register(ctx context.Context, id, name, source string) (app.App, error)
 	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
-	SaveManifest(ctx context.Context, id string, raw []byte) error
 	Releases(ctx context.Context, id string, limit int) ([]app.Release, error)
-	Activate(ctx context.Context, id, releaseID string) error
 	Selected(ctx context.Context) (string, error)
 	Select(ctx context.Context, id string) error
 	WorkspaceDir(id string) string
 }
 
-// Candidates is what the handlers need of the build, preview and checks.
+// Candidates is what the handlers read of the build, preview and checks.
 type Candidates interface {
 	Observe(ctx context.Context, appID string) (candidate.Observed, error)
-	Cycle(ctx context.Context, appID string, change candidate.Change) (candidate.Result, error)
-	StartPreview(ctx context.Context, appID string) (candidate.Observed, error)
-	StopPreview(ctx context.Context, appID string) (candidate.Observed, error)
 	PreviewURL(appID string) (string, bool)
 	RunDiffs(ctx context.Context, appID string, runIDs []string) ([]string, error)
+}
+
+// Actions are the owner's actions on an application's page, each refused
+// while a run changes the application, and a run while the owner's build
+// goes (*executor.Executor). Build and check and Start preview return at
+// once and go on in the background.
+type Actions interface {
+	BuildAndCheck(ctx context.Context, appID string) error
+	StartPreview(ctx context.Context, appID string) error
+	StopPreview(ctx context.Context, appID string) error
+	SaveManifest(ctx context.Context, appID string, raw []byte) error
+	Activate(ctx context.Context, appID, releaseID string) error
+	// OwnerAction is the build and check or preview start going, or the
+	// last that ended.
+	OwnerAction(appID string) (executor.OwnerAction, bool)
 }
 
 // Deps are the services the routes call.
@@ -63,6 +74,7 @@ type Deps struct {
 	Owners     Owners
 	Apps       Apps
 	Candidates Candidates
+	Actions    Actions
 	Backlog    Backlog
 	Providers  Providers
 	Runs       Runs
@@ -99,6 +111,7 @@ type Handlers struct {
 	owners     Owners
 	apps       Apps
 	candidates Candidates
+	actions    Actions
 	backlog    Backlog
 	providers  Providers
 	runs       Runs
@@ -126,7 +139,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -220,6 +233,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/apps/register", h.appRegister)
 	app.Get("/apps/:id", h.appPage)
 	app.Post("/apps/:id/select", h.appSelect)
+	app.Get("/apps/:id/live", h.appLive)
 	app.Post("/apps/:id/manifest", h.appManifest)
 	app.Post("/apps/:id/cycle", h.appCycle)
 	app.Post("/apps/:id/preview/start", h.appPreviewStart)

@@ -134,30 +134,63 @@ func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
 			p.ManifestProblems = append(p.ManifestProblems, pr.String())
 		}
 	}
+	if err := h.appLiveView(c, &p); err != nil {
+		return err
+	}
+	if n.candidateProblem != "" {
+		p.Candidate.Problem = n.candidateProblem
+	}
+	return render(c, views.ApplicationPage(s, p))
+}
+
+// appLive is the polled part of an application's page: its candidate and
+// releases.
+func (h *Handlers) appLive(c *fiber.Ctx) error {
+	a, err := h.apps.Get(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	p := views.AppPage{App: appRow(a, "")}
+	if err := h.appLiveView(c, &p); err != nil {
+		return err
+	}
+	return render(c, views.AppLive(shell(c, "", "apps"), p))
+}
+
+// appLiveView fills what the polled part shows: the candidate, the
+// owner's action going or its problem, and the releases.
+func (h *Handlers) appLiveView(c *fiber.Ctx, p *views.AppPage) error {
+	ctx, id := c.UserContext(), p.App.ID
+	// The action first: one seen ended has written all it will, so the
+	// candidate read after it is final; one seen going is shown going.
+	act, acted := h.actions.OwnerAction(id)
 	o, err := h.candidates.Observe(ctx, id)
 	if err != nil {
 		return err
 	}
 	p.Candidate = candidateView(id, o)
-	p.Candidate.Problem = n.candidateProblem
+	if acted {
+		if act.Going() {
+			p.Candidate.Going = &views.CandidateGoing{What: act.What, Started: clock(act.Started), Doing: act.Doing.Sentence()}
+		} else {
+			p.Candidate.Problem = act.Problem
+		}
+	}
 	releases, err := h.apps.Releases(ctx, id, 20)
 	if err != nil {
 		return err
 	}
 	for _, r := range releases {
 		p.Releases = append(p.Releases, views.ReleaseRow{ID: r.ID, Revision: short(r.Revision),
-			BuiltAt: clock(time.UnixMilli(r.BuiltAt)), Current: r.ID == a.CurrentRelease})
+			BuiltAt: clock(time.UnixMilli(r.BuiltAt)), Current: r.ID == p.App.Current})
 	}
-	return render(c, views.ApplicationPage(s, p))
+	return nil
 }
 
 func (h *Handlers) appManifest(c *fiber.Ctx) error {
 	id := c.Params("id")
 	raw := c.FormValue("manifest")
-	err := h.runs.Busy(id)
-	if err == nil {
-		err = h.apps.SaveManifest(c.UserContext(), id, []byte(raw))
-	}
+	err := h.actions.SaveManifest(c.UserContext(), id, []byte(raw))
 	var ae *app.Error
 	if errors.As(err, &ae) && ae.Code == app.EInvalid {
 		n := appNotes{manifest: raw, keepManifestDraft: true}
@@ -176,17 +209,15 @@ func (h *Handlers) appManifest(c *fiber.Ctx) error {
 	return c.Redirect("/apps/"+id, fiber.StatusSeeOther)
 }
 
-// candidateAction runs a build, preview or check action and shows the page,
-// with the action's refusal in the candidate panel.
+// candidateAction starts a build and check or a preview start, or stops
+// the preview, and shows the page, with the action's refusal in the
+// candidate panel.
 func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, id string) error) error {
 	id := c.Params("id")
 	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
 		return err
 	}
-	err := h.runs.Busy(id)
-	if err == nil {
-		err = act(c.UserContext(), id)
-	}
+	err := act(c.UserContext(), id)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{candidateProblem: sentence})
@@ -198,32 +229,20 @@ func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, i
 }
 
 func (h *Handlers) appCycle(c *fiber.Ctx) error {
-	return h.candidateAction(c, func(ctx context.Context, id string) error {
-		_, err := h.candidates.Cycle(ctx, id, candidate.Change{})
-		return err
-	})
+	return h.candidateAction(c, h.actions.BuildAndCheck)
 }
 
 func (h *Handlers) appPreviewStart(c *fiber.Ctx) error {
-	return h.candidateAction(c, func(ctx context.Context, id string) error {
-		_, err := h.candidates.StartPreview(ctx, id)
-		return err
-	})
+	return h.candidateAction(c, h.actions.StartPreview)
 }
 
 func (h *Handlers) appPreviewStop(c *fiber.Ctx) error {
-	return h.candidateAction(c, func(ctx context.Context, id string) error {
-		_, err := h.candidates.StopPreview(ctx, id)
-		return err
-	})
+	return h.candidateAction(c, h.actions.StopPreview)
 }
 
 func (h *Handlers) appActivate(c *fiber.Ctx) error {
 	id := c.Params("id")
-	err := h.runs.Busy(id)
-	if err == nil {
-		err = h.apps.Activate(c.UserContext(), id, c.FormValue("release"))
-	}
+	err := h.actions.Activate(c.UserContext(), id, c.FormValue("release"))
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{problem: sentence})

@@ -68,14 +68,15 @@ func manifestOnDisk(t *testing.T, b *browser, id string) string {
 	return string(raw)
 }
 
-// builtApp is an owner with the static template built and checked once,
-// and the release that build recorded.
-func builtApp(t *testing.T, id string) (*server, *browser, string) {
+// builtApp is an owner with Notes made from the static template, built
+// and checked once, and the release that build recorded.
+func builtApp(t *testing.T) (*server, *browser, string) {
 	t.Helper()
 	s, ada := withOwner(t)
-	createApp(t, ada, id, "Notes")
-	wantRedirect(t, ada.post("/apps/"+id+"/cycle", nil), "/apps/"+id+"#candidate")
-	r := ada.get("/apps/" + id)
+	createApp(t, ada, appID, appName)
+	wantRedirect(t, ada.post("/apps/"+appID+"/cycle", nil), "/apps/"+appID+"#candidate")
+	ended(t, ada, 30*time.Second)
+	r := ada.get("/apps/" + appID)
 	wantStatus(t, r, fiber.StatusOK)
 	return s, ada, find(t, r, releasePattern, "release")
 }
@@ -292,6 +293,7 @@ func TestBuildAndCheckRecordsARelease(t *testing.T) {
 	_, ada := withOwner(t)
 	createApp(t, ada, "notes", "Notes")
 	wantRedirect(t, ada.post("/apps/notes/cycle", nil), "/apps/notes#candidate")
+	ended(t, ada, 30*time.Second)
 
 	r := ada.get("/apps/notes")
 	wantStatus(t, r, fiber.StatusOK)
@@ -310,12 +312,12 @@ func TestBuildAndCheckRecordsARelease(t *testing.T) {
 		wantRedirect(t, ada.post("/apps/notes/preview/stop", nil), "/apps/notes#candidate")
 		wantSentence(t, ada.get("/apps/notes"), "No preview is running.")
 		wantRedirect(t, ada.post("/apps/notes/preview/start", nil), "/apps/notes#candidate")
-		wantSentence(t, ada.get("/apps/notes"), "Running <code>"+release+"</code>")
+		wantSentence(t, ended(t, ada, 30*time.Second), "Running <code>"+release+"</code>")
 	})
 }
 
 func TestTheOwnerMakesAReleaseCurrent(t *testing.T) {
-	_, ada, release := builtApp(t, "notes")
+	_, ada, release := builtApp(t)
 
 	t.Run("a release that does not exist", func(t *testing.T) {
 		r := ada.post("/apps/notes/activate", url.Values{"release": {"r-nope"}})
@@ -339,7 +341,7 @@ func TestTheOwnerMakesAReleaseCurrent(t *testing.T) {
 }
 
 func TestAnApplicationFormWithoutTheTokenIsRefused(t *testing.T) {
-	s, ada, release := builtApp(t, "notes")
+	s, ada, release := builtApp(t)
 	before := manifestOnDisk(t, ada, "notes")
 	tests := []struct {
 		name, target string

@@ -45,7 +45,6 @@ type Runs interface {
 	Start(ctx context.Context, intentID int64) error
 	Stop(intentID int64) error
 	Answer(ctx context.Context, taskID int64, answer string) error
-	Busy(appID string) error
 }
 
 // newOp is a fresh operation id for the forms of a page: submitting the

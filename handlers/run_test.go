@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -183,4 +184,5 @@ func TestTheOwnersWritesAreRefusedWhileARunGoes(t *testing.T) {
 	}
 	// Once the run stopped, the owner may build again.
 	wantRedirect(t, ada.post("/apps/"+appID+"/cycle", nil), "/apps/"+appID+"#candidate")
+	wantSentence(t, ended(t, ada, 30*time.Second), "Passed 1 of 1.")
 }

@@ -72,6 +72,18 @@ type CandidateView struct {
 	Next     string
 	// Problem is the refusal of the last action, in a sentence.
 	Problem string
+	// Going is the owner's build and check or preview start while it
+	// goes; the panel polls only then.
+	Going *CandidateGoing
+}
+
+// CandidateGoing is the owner's action that goes on in the background.
+type CandidateGoing struct {
+	// What is the action, named as its button is.
+	What    string
+	Started string
+	// Doing says what it does now, in a sentence.
+	Doing string
 }
 
 // ReleaseRow is one release in the application's list.

@@ -125,6 +125,12 @@ func (r Result) Summary() string {
 // that fails. revision names the commit being built; now stamps the
 // release.
 func Run(ctx context.Context, jail Starter, dir string, stages []workspace.Stage, revision string, now func() time.Time) Result {
+	return RunTelling(ctx, jail, dir, stages, revision, now, nil)
+}
+
+// RunTelling is Run that tells began each stage's name as it starts, for
+// a page that shows which stage runs; began may be nil.
+func RunTelling(ctx context.Context, jail Starter, dir string, stages []workspace.Stage, revision string, now func() time.Time, began func(stage string)) Result {
 	r := Result{OK: true, StagesRun: []string{}, Stages: []StageResult{}}
 	fail := func(from int, ps ...Problem) Result {
 		r.OK = false
@@ -144,6 +150,9 @@ func Run(ctx context.Context, jail Starter, dir string, stages []workspace.Stage
 	for i, s := range stages {
 		if ctx.Err() != nil {
 			return fail(i, Problem{Stage: s.Name, Message: fmt.Sprintf("The build was stopped before stage %s began.", s.Name)})
+		}
+		if began != nil {
+			began(s.Name)
 		}
 		sr, problems := runStage(ctx, jail, policy, dir, env, s, now)
 		r.StagesRun = append(r.StagesRun, s.Name)

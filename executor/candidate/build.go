@@ -42,6 +42,15 @@ type job struct {
 	manifest workspace.Manifest
 	ws       *workspace.Workspace
 	unlock   func()
+	// heard, when set, is told what the job is doing.
+	heard func(Doing)
+}
+
+// hear tells the job's listener what it does now.
+func (j *job) hear(d Doing) {
+	if j.heard != nil {
+		j.heard(d)
+	}
 }
 
 // begin takes the application's turn and reads what a cycle or a build
@@ -98,7 +107,12 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	if st.Build != nil {
 		lastBuild, lastRelease = st.Build.Failures, st.Build.Release
 	}
-	out := build.Run(ctx, s.jail, j.dir, j.manifest.Build, res.Revision, s.now)
+	j.hear(Doing{Step: DoingBuild})
+	var began func(stage string)
+	if j.heard != nil {
+		began = func(stage string) { j.hear(Doing{Step: DoingBuild, Stage: stage}) }
+	}
+	out := build.RunTelling(ctx, s.jail, j.dir, j.manifest.Build, res.Revision, s.now, began)
 	// A build cut short by a Stop says nothing about its stages.
 	if s.observer != nil && ctx.Err() == nil {
 		s.observer.Built(ctx, j.appID, res.Revision, out)

@@ -204,9 +204,15 @@ func (s *Service) lock(appID string) (func(), error) {
 	}
 	s.mu.Unlock()
 	if !m.TryLock() {
-		return nil, &Error{Code: app.EConflict, Message: "A build or check of " + appID + " is already running; wait for it to end."}
+		return nil, AlreadyRunning(appID)
 	}
 	return m.Unlock, nil
+}
+
+// AlreadyRunning is the refusal of an action on an application while a
+// build, check or preview start of it runs.
+func AlreadyRunning(appID string) *Error {
+	return &Error{Code: app.EConflict, Message: "A build or check of " + appID + " is already running; wait for it to end."}
 }
 
 // Observed is the state with what the host sees now: whether the preview
@@ -310,17 +316,26 @@ func (s *Service) StartPreview(ctx context.Context, appID string) (Observed, err
 		return Observed{}, err
 	}
 	defer unlock()
-	st, err := s.State(appID)
+	st, err := s.previewable(appID)
 	if err != nil {
 		return Observed{}, err
-	}
-	if st.Build == nil || st.Build.Release == nil {
-		return Observed{}, &Error{Code: app.EInvalid, Message: "There is no release to preview yet: build it first."}
 	}
 	if _, err := s.startPreview(ctx, &st); err != nil {
 		return Observed{}, err
 	}
 	return s.Observe(ctx, appID)
+}
+
+// previewable is the state of an application with a release to preview.
+func (s *Service) previewable(appID string) (State, error) {
+	st, err := s.State(appID)
+	if err != nil {
+		return State{}, err
+	}
+	if st.Build == nil || st.Build.Release == nil {
+		return State{}, &Error{Code: app.EInvalid, Message: "There is no release to preview yet: build it first."}
+	}
+	return st, nil
 }
 
 // startPreview starts the preview of st's release and records it; a

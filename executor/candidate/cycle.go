@@ -62,9 +62,15 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 		return Result{}, err
 	}
 	defer j.end()
-	st, ws, manifest, dir := &j.st, j.ws, j.manifest, j.dir
+	return s.cycle(ctx, j, change)
+}
+
+// cycle is Cycle within the job's turn.
+func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, error) {
+	st, ws, manifest, dir, appID := &j.st, j.ws, j.manifest, j.dir, j.appID
 
 	var res Result
+	var err error
 	if !change.empty() {
 		var edit workspace.EditResult
 		if len(change.Hunks) > 0 {
@@ -100,6 +106,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 	}
 
 	// Preview.
+	j.hear(Doing{Step: DoingPreview})
 	info, err := s.startPreview(ctx, st)
 	res.Preview = st.Preview
 	if err != nil {
@@ -120,6 +127,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 	if st.Checks != nil {
 		lastChecks = st.Checks.Failures
 	}
+	j.hear(Doing{Step: DoingChecks})
 	examples, err := acceptance.Load(os.DirFS(dir), manifest.AcceptanceDir())
 	if err != nil {
 		return Result{}, fmt.Errorf("candidate: read the examples: %w", err)

@@ -18,7 +18,7 @@ const ShutdownGrace = 10 * time.Second
 // (HOST:PORT names); quit, when set, is what Quit in Settings calls.
 func (l *Launcher) App(hosts []string, quit func()) *fiber.App {
 	return handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
-		Backlog: l.Backlog, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
+		Actions: l.Runs, Backlog: l.Backlog, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
 		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, Overview: l.Overview, IntentPages: l.Overview,
 		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Now: l.Now, Log: l.Log, Version: Version})
 }
