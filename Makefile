@@ -13,12 +13,15 @@ ROOT       ?= ./data
 ADDR       ?= 127.0.0.1:8080
 PW_VERSION := 1.52.0
 PW_DRIVER  := $(CURDIR)/.pw-driver
+AXE_VERSION := 4.14.1
+AXE_DIR     := $(CURDIR)/.axe
 CHROMIUM   ?= /usr/bin/chromium
 
 export PLAYWRIGHT_DRIVER_PATH := $(PW_DRIVER)
 export AUTOAPP_CHROMIUM := $(CHROMIUM)
+export AUTOAPP_AXE := $(AXE_DIR)/package/axe.min.js
 
-.PHONY: run build generate test unit e2e check browser driver clean
+.PHONY: run build generate test unit e2e check browser driver axe clean
 
 ## run: generate, build and serve on $(ADDR) with the data under $(ROOT)
 run: build
@@ -53,7 +56,7 @@ unit:
 	@echo "==> Unit and handler tests"
 	go test -count=1 $$(go list ./... | grep -v /e2e)
 
-e2e: browser driver
+e2e: browser driver axe
 	@echo "==> Browser tests (Chromium at $(CHROMIUM), Playwright driver $(PW_VERSION) in $(PW_DRIVER))"
 	go test -count=1 -v ./e2e/
 
@@ -76,5 +79,14 @@ driver:
 	fi
 	@ln -sf "$$(command -v node)" "$(PW_DRIVER)/node"
 
+# axe-core, which the browser tests run on every page: from npm, once.
+axe:
+	@if [ ! -f "$(AXE_DIR)/package/axe.min.js" ] || ! grep -q '"version": "$(AXE_VERSION)"' "$(AXE_DIR)/package/package.json"; then \
+	  echo "==> axe-core is missing: fetching axe-core@$(AXE_VERSION) from npm into $(AXE_DIR)"; \
+	  rm -rf "$(AXE_DIR)" && mkdir -p "$(AXE_DIR)" && cd "$(AXE_DIR)" && \
+	  npm pack --silent axe-core@$(AXE_VERSION) >/dev/null && \
+	  tar -xzf axe-core-$(AXE_VERSION).tgz && rm axe-core-$(AXE_VERSION).tgz; \
+	fi
+
 clean:
-	rm -rf bin .pw-driver
+	rm -rf bin .pw-driver .axe

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -69,14 +70,18 @@ func TestARevisedGuidedTaskIsApprovedAgainAndRuns(t *testing.T) {
 			{"path": "site/index.html", "action": "overwrite", "content": "<!DOCTYPE html><title>Timer</title><h1>A new site</h1><p>25:00</p>\n"}}})}},
 		scripted.Reply{ToolCalls: []scripted.Call{call("candidate_cycle", map[string]any{})}},
 		scripted.Reply{Text: "The page shows 25:00."})
-	_, err := page.Goto(s.URL + "/request")
-	must(t, err)
-	must(t, page.GetByTestId("request-text").Fill("Revise the failed task: the page should just show 25:00."))
+	// The failed task offers to ask the engineer; the Request page opens
+	// with the task named and the message begun.
+	must(t, page.GetByTestId("task-"+slug).GetByTestId("ask-revise").Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/request\?revise=`)))
+	must(t, expect.Locator(page.GetByTestId("revising")).ToContainText(slug))
+	must(t, expect.Locator(page.GetByTestId("request-text")).ToHaveValue(regexp.MustCompile("^Please revise "+slug)))
+	must(t, page.GetByTestId("request-text").PressSequentially("the page should just show 25:00."))
 	must(t, page.GetByTestId("send").Click())
 	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("the revised plan is in the Backlog", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 
 	// The revised plan is approved, and Run completes it.
-	_, err = page.Goto(intentURL)
+	_, err := page.Goto(intentURL)
 	must(t, err)
 	must(t, expect.Locator(page.GetByTestId("task-"+slug).GetByTestId("status")).ToHaveText("proposed"))
 	must(t, expect.Locator(page.GetByTestId("not-approved")).ToBeVisible())

@@ -230,6 +230,7 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if err := e.d.Backlog.BeginRun(ctx, intentID); err != nil {
 		return err
 	}
+	e.d.Log.Info("the run started", "intent", intentID, "app", d.AppID)
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}
 	r.progress.IntentID = intentID
@@ -436,6 +437,7 @@ func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) st
 		e.d.Log.Error("the intent could not be marked done and delivered", "intent", r.intentID, "err", err)
 		return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", r.intentID)
 	}
+	e.d.Log.Info("the intent is done and its delivery made", "intent", r.intentID, "app", d.AppID)
 	return ""
 }
 
@@ -490,7 +492,9 @@ func (e *Executor) stopIntent(r *run, reason string) {
 	}
 	if err := e.d.Backlog.MoveIntent(ctx, r.intentID, intent.IntentStopped, reason); err != nil {
 		e.d.Log.Error("the intent could not be stopped", "intent", r.intentID, "err", err)
+		return
 	}
+	e.d.Log.Info("the intent stopped", "intent", r.intentID, "app", d.AppID, "reason", reason)
 }
 
 // stageOf names what a tool call was doing, for the progress line.
@@ -554,6 +558,7 @@ func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) bool {
 		log.Error("the delivery could not be recorded", "err", err)
 		return false
 	}
+	log.Info("the delivery was made", "app", d.AppID)
 	if req, ok, err := e.request(ctx, d.ID); err == nil && ok {
 		if _, err := e.d.Requests.Delivered(ctx, req.ID); err != nil {
 			log.Error("the request's journal did not take the delivery", "err", err)

@@ -174,6 +174,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				log.Error("the task could not be completed", "err", err)
 				return "The run could not record that " + t.Slug + " completed; the launcher's log has the detail."
 			}
+			log.Info("the task completed", "run", runID, "app", d.AppID)
 			return ""
 		case verdict.Retry:
 			reasons := strings.Join(v.Reasons, " ")
@@ -195,6 +196,8 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: reasons, RunID: runID, Actor: intent.ActorExecutor,
 				Outcome: intent.OutcomeFailed}); err != nil {
 				log.Error("the task could not be failed", "err", err)
+			} else {
+				log.Warn("the task failed", "run", runID, "app", d.AppID, "reason", reasons)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
 			e.advise(ctx, d, task, runID, v.Reasons, refused)
@@ -609,6 +612,8 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	}
 	if err := e.d.Backlog.SetAdvice(bg, task.ID, a.Text()); err != nil {
 		e.d.Log.Error("the advice could not be kept", "task", task.Slug, "err", err)
+	} else {
+		e.d.Log.Info("the planning model advised", "run", runID, "app", d.AppID, "task", task.Slug, "advice", a.Advice)
 	}
 	if e.d.Attempts != nil {
 		if err := e.d.Attempts.RecordDiagnosis(bg, runID, d.AppID, a.Diagnosis); err != nil {

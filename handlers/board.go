@@ -77,7 +77,7 @@ func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) vi
 					model = "no model chosen"
 				}
 			}
-			cv.Cards = append(cv.Cards, views.CardView{Href: fmt.Sprintf("/backlog/tasks/%d", c.TaskID), Slug: c.Slug, Title: c.Title,
+			cv.Cards = append(cv.Cards, views.CardView{ID: strconv.FormatInt(c.TaskID, 10), Href: fmt.Sprintf("/backlog/tasks/%d", c.TaskID), Slug: c.Slug, Title: c.Title,
 				Intent: fmt.Sprintf("intent #%d", c.IntentID), Status: c.Status, Tier: c.Tier, Model: model, Labels: c.Labels,
 				Criteria: fmt.Sprintf("%d of %d criteria passing", c.Passing, c.Criteria), Spend: spendView(c.Spend), Why: c.Why, Advice: c.Advice})
 		}

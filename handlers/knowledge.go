@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -81,12 +83,17 @@ func (h *Handlers) logView(c *fiber.Ctx) (views.KnowledgeLog, error) {
 	var text strings.Builder
 	for _, e := range events {
 		line := views.LogLine{At: clock(e.At), Level: string(e.Level), Message: e.Message, App: e.AppID.String, Run: e.RunID.String}
-		if len(e.Attrs) > 0 {
-			b, _ := json.Marshal(e.Attrs)
-			line.Attrs = string(b)
+		var attrs []string
+		for _, k := range slices.Sorted(maps.Keys(e.Attrs)) {
+			v := fmt.Sprint(e.Attrs[k])
+			if b, err := json.Marshal(e.Attrs[k]); err == nil && !isString(e.Attrs[k]) {
+				v = string(b)
+			}
+			line.Attrs = append(line.Attrs, views.Label{Key: k, Value: v})
+			attrs = append(attrs, k+"="+v)
 		}
 		l.Lines = append(l.Lines, line)
-		fmt.Fprintf(&text, "%s %s %s %s %s %s\n", line.At, line.Level, orDash(line.App), orDash(line.Run), line.Message, line.Attrs)
+		fmt.Fprintf(&text, "%s %s %s %s %s %s\n", line.At, line.Level, orDash(line.App), orDash(line.Run), line.Message, strings.Join(attrs, " "))
 	}
 	l.Text = text.String()
 	if len(events) == logPage {
@@ -400,4 +407,9 @@ func explanation(diagnosis string) string {
 		return d.Explanation
 	}
 	return diagnosis
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -67,6 +68,13 @@ func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) e
 	p := views.RequestView{AppID: s.AppID, AppName: s.AppName, Refusal: r, Op: op}
 	if t, ok := c.Locals(localTyped).(typed); ok {
 		p.Typed, p.TypedMode = t.text, t.mode
+	} else if id, err := strconv.ParseInt(c.Query("revise"), 10, 64); err == nil && id > 0 {
+		// Opened from a failed task: the message names it, for the person
+		// to finish.
+		if t, err := h.backlog.Task(ctx, id); err == nil {
+			p.Revising = t.Slug
+			p.Typed = fmt.Sprintf("Please revise %s (%q, intent #%d): ", t.Slug, t.Title, t.IntentID)
+		}
 	}
 	apps, err := h.apps.List(ctx)
 	if err != nil {

@@ -301,6 +301,12 @@ func (s *Lessons) insert(ctx context.Context, l Lesson) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if l.Origin == OriginCurated {
+		if err := insertEvent(ctx, tx, Event{At: s.now(), Level: LevelInfo, Message: fmt.Sprintf("Lesson %d was written by %s.", id, l.ConfirmedBy)},
+			attrsJSON(map[string]any{"lesson": id, "by": l.ConfirmedBy})); err != nil {
+			return 0, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
 	}
@@ -426,7 +432,7 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 		if err != nil {
 			return err
 		}
-		return moveLesson(ctx, tx, s.now(), old, LessonSuperseded, lessonStamp{supersededBy: newID})
+		return moveLesson(ctx, tx, s.now(), old, LessonSuperseded, lessonStamp{supersededBy: newID, by: by})
 	})
 	if err != nil {
 		return 0, err
@@ -487,7 +493,23 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 	} else if n == 0 {
 		return refuse(EConflict, "Lesson %d moved meanwhile: it is no longer %s.", l.ID, l.Status)
 	}
-	return nil
+	// Every review says in the log who did what to which lesson, in the
+	// same transaction.
+	var line string
+	attrs := map[string]any{"lesson": l.ID}
+	switch to {
+	case LessonConfirmed:
+		line, attrs["by"] = fmt.Sprintf("Lesson %d was confirmed by %s.", l.ID, stamp.by), stamp.by
+	case LessonRetired:
+		line = fmt.Sprintf("Lesson %d was retired.", l.ID)
+	case LessonSuperseded:
+		line, attrs["by_lesson"] = fmt.Sprintf("Lesson %d was replaced by lesson %d.", l.ID, stamp.supersededBy), stamp.supersededBy
+		if stamp.by != "" {
+			line = fmt.Sprintf("Lesson %d was replaced by lesson %d, written by %s.", l.ID, stamp.supersededBy, stamp.by)
+			attrs["by"] = stamp.by
+		}
+	}
+	return insertEvent(ctx, tx, Event{At: now, Level: LevelInfo, Message: line}, attrsJSON(attrs))
 }
 
 // change reads lesson id in a write transaction, lets apply change it, and

@@ -2,7 +2,9 @@ package knowledge_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,38 @@ func TestHintsAreServingsTheNextBuildCloses(t *testing.T) {
 	words.Reason = knowledge.ReasonWords
 	if err := servings.RecordHints(ctx, "run-1", []knowledge.Served{words}); err == nil {
 		t.Fatal("a lesson served for its words was recorded as a hint")
+	}
+}
+
+func TestEveryReviewWritesOneLogLineSayingWhoDidWhatToWhichLesson(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	lessons := knowledge.NewLessons(e.store.DB(), e.clock.now)
+	first, err := lessons.Write(ctx, "Keep the heading in site/index.html.", "ann", knowledge.Applies{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := lessons.Replace(ctx, first, "Keep the heading and the title in site/index.html.", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lessons.Retire(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	events, err := e.store.Log(ctx, knowledge.LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := len(events) - 1; i >= 0; i-- {
+		got = append(got, events[i].Message)
+	}
+	want := []string{
+		fmt.Sprintf("Lesson %d was written by ann.", first),
+		fmt.Sprintf("Lesson %d was replaced by lesson %d, written by bob.", first, second),
+		fmt.Sprintf("Lesson %d was retired.", second),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the log says\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

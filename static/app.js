@@ -22,3 +22,18 @@
   document.addEventListener("DOMContentLoaded", function () { fill(document); });
   document.addEventListener("htmx:afterSwap", function (ev) { fill(ev.target); });
 })();
+
+// A button with data-copy puts its text on the clipboard: a long id shown
+// short keeps its whole value there.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (ev) {
+    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-copy]") : null;
+    if (!b) { return; }
+    ev.preventDefault();
+    var done = function () { b.setAttribute("data-copied", "true"); b.textContent = "copied"; };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(b.getAttribute("data-copy")).then(done, function () {});
+    }
+  });
+})();

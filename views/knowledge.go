@@ -4,7 +4,22 @@ import "strings"
 
 // LogLine is one event of the log as the page shows it.
 type LogLine struct {
-	At, Level, Message, App, Run, Attrs string
+	At, Level, Message, App, Run string
+	// Attrs are the line's attributes, each a small label.
+	Attrs []Label
+}
+
+// Label is one attribute of a log line: its name and its value.
+type Label struct{ Key, Value string }
+
+// shortID is a long id as a narrow column shows it: its start and its
+// end, the whole id kept for the hover and the copy button.
+func shortID(id string) string {
+	r := []rune(id)
+	if len(r) <= 20 {
+		return id
+	}
+	return string(r[:9]) + "…" + string(r[len(r)-9:])
 }
 
 // KnowledgeLog is the Log view: newest first, filtered by level and

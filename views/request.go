@@ -9,6 +9,9 @@ type ChatTurnView struct {
 
 // RequestView is the Request page for the selected application.
 type RequestView struct {
+	// Revising names the failed task the person asks the engineer to
+	// revise, when the page was opened from it.
+	Revising string
 	Apps           []AppRow
 	AppID, AppName string
 	Templates      []TemplateOption
