@@ -24,7 +24,7 @@ type BoardColumnView struct {
 // CardView is one task's card.
 type CardView struct {
 	ID, Href, Slug, Title, Intent, Status, Tier, Model string
-	Labels                                         []string
+	Labels                                             []string
 	// Criteria is "2 of 3 criteria passing".
 	Criteria string
 	Spend    SpendView

@@ -11,7 +11,7 @@ type ChatTurnView struct {
 type RequestView struct {
 	// Revising names the failed task the person asks the engineer to
 	// revise, when the page was opened from it.
-	Revising string
+	Revising       string
 	Apps           []AppRow
 	AppID, AppName string
 	Templates      []TemplateOption
