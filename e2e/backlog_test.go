@@ -99,9 +99,11 @@ func TestTheBacklogShowsAStoppedIntentAndTakesTheOwnersChanges(t *testing.T) {
 		must(t, expect.Locator(r).ToHaveAttribute("data-testid", "task-"+o.slug))
 		must(t, expect.Locator(r.GetByTestId("status")).ToHaveText(o.status))
 	}
+	// The failure is what needs the person, first on the page.
+	needs := page.GetByTestId("needs-0001-add-tags-to-notes")
+	must(t, expect.Locator(needs.GetByTestId("fail-reason")).ToHaveText("expected status 200, got 404 on GET /tags"))
+	must(t, expect.Locator(needs).ToContainText("Run again to retry, or ask the engineer to revise this task."))
 	failed := page.GetByTestId("task-0001-add-tags-to-notes")
-	must(t, expect.Locator(failed.GetByTestId("fail-reason")).ToHaveText("expected status 200, got 404 on GET /tags"))
-	must(t, expect.Locator(failed).ToContainText("Run again to retry, or ask the engineer to revise this task."))
 	must(t, expect.Locator(failed.GetByTestId("tier")).ToHaveText("standard"))
 	must(t, expect.Locator(failed.GetByTestId("tier")).ToHaveAttribute("title", regexp.MustCompile(`reasoning medium`)))
 	must(t, expect.Locator(page.GetByTestId("task-0002-filter-notes-by-tag")).ToContainText("0001-add-tags-to-notes"))

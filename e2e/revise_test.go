@@ -72,7 +72,7 @@ func TestARevisedGuidedTaskIsApprovedAgainAndRuns(t *testing.T) {
 		scripted.Reply{Text: "The page shows 25:00."})
 	// The failed task offers to ask the engineer; the Request page opens
 	// with the task named and the message begun.
-	must(t, page.GetByTestId("task-"+slug).GetByTestId("ask-revise").Click())
+	must(t, page.GetByTestId("needs-"+slug).GetByTestId("ask-revise").Click())
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/request\?revise=`)))
 	must(t, expect.Locator(page.GetByTestId("revising")).ToContainText(slug))
 	must(t, expect.Locator(page.GetByTestId("request-text")).ToHaveValue(regexp.MustCompile("^Please revise "+slug)))

@@ -42,7 +42,7 @@ func createApp(t *testing.T, b *browser, id, name string) {
 
 var (
 	workspacePattern = regexp.MustCompile(`Workspace <code>([^<]+)</code>`)
-	manifestPattern  = regexp.MustCompile(`(?s)<textarea name="manifest"[^>]*>(.*?)</textarea>`)
+	manifestPattern  = regexp.MustCompile(`(?s)<textarea [^>]*name="manifest"[^>]*>(.*?)</textarea>`)
 	releasePattern   = regexp.MustCompile(`data-testid="release-([^"]+)"`)
 )
 

@@ -318,7 +318,7 @@ func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
 	row := views.TaskRow{ID: t.ID, Slug: t.Slug, Title: t.Title, Priority: t.Priority, Tier: t.Tier,
 		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: modelSource(t.RunsOnFrom), OwnModel: t.Model,
 		Status: string(t.Status), Blocked: t.Blocked, BlockedBy: t.BlockedBy, CanRemove: removable,
-		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, FailReason: failReason(t), Attempts: t.Attempts,
+		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, AdviceLines: adviceLines(t.Advice), FailReason: failReason(t), Attempts: t.Attempts,
 		CriteriaTotal: len(t.Criteria), CanAnswer: t.Status == intent.TaskNeedsAnswer}
 	for _, h := range t.ExampleHashes {
 		if h != "" {
@@ -478,4 +478,21 @@ func planFacts(t plan.Task) []views.Fact {
 		facts = append(facts, views.Fact{Name: "Stub", Value: "yes, repaid by " + t.RepaidBy})
 	}
 	return facts
+}
+
+// adviceLines are the advice the executor kept, a line each of
+// "Diagnosis: …", "Advice: …" and "Note: …", as named rows.
+func adviceLines(advice string) []views.Fact {
+	var out []views.Fact
+	for _, line := range strings.Split(advice, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if !ok || value == "" {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, views.Fact{Name: "Advice", Value: line})
+			}
+			continue
+		}
+		out = append(out, views.Fact{Name: name, Value: value})
+	}
+	return out
 }

@@ -155,6 +155,13 @@ func taskRow(t testing.TB, r *response, slug string) string {
 	return element(t, r, `<tr data-testid="task-`+slug+`"`, "</tr>")
 }
 
+// needsCard is the card at the top of an intent's page saying what the
+// task needs from the person.
+func needsCard(t testing.TB, r *response, slug string) string {
+	t.Helper()
+	return element(t, r, `<section class="card needs-you" id="needs-`+slug+`"`, "</section>")
+}
+
 // taskStatus is the status a task's row shows.
 func taskStatus(t testing.TB, r *response, slug string) string {
 	t.Helper()

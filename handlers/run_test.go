@@ -138,7 +138,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 		if got := taskStatus(t, page, task.Slug); got != "needs-answer" {
 			t.Errorf("the task is %s", got)
 		}
-		wantWithin(t, taskRow(t, page, task.Slug), "Asks: Which page?")
+		wantWithin(t, needsCard(t, page, task.Slug), "Asks: Which page?")
 	})
 }
 

@@ -51,6 +51,8 @@ type TaskRow struct {
 	// CanAnswer shows the answer box under a question.
 	CanAnswer                     bool
 	Question, FailReason, Advice  string
+	// AdviceLines are the advice's diagnosis, advice and note, each named.
+	AdviceLines []Fact
 	Attempts                      int
 	CriteriaPassed, CriteriaTotal int
 	// Spend is what its turns used and cost; nil before its first turn.
