@@ -49,10 +49,10 @@ type TaskRow struct {
 	BlockedBy                    []string
 	CanRemove, CanChangeModel    bool
 	// CanAnswer shows the answer box under a question.
-	CanAnswer                     bool
-	Question, FailReason, Advice  string
+	CanAnswer                    bool
+	Question, FailReason, Advice string
 	// AdviceLines are the advice's diagnosis, advice and note, each named.
-	AdviceLines []Fact
+	AdviceLines                   []Fact
 	Attempts                      int
 	CriteriaPassed, CriteriaTotal int
 	// Spend is what its turns used and cost; nil before its first turn.
