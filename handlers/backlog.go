@@ -23,6 +23,7 @@ import (
 
 // Backlog is what the handlers need of the intents.
 type Backlog interface {
+	AnyIntent(ctx context.Context) (bool, error)
 	List(ctx context.Context, appID string) ([]intent.IntentSummary, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
@@ -82,6 +83,11 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 		ov := overviewView(o)
 		p.Overview, s.NeedsYou = &ov, len(o.Needs)
 	}
+	steps, err := h.firstSteps(ctx)
+	if err != nil {
+		return err
+	}
+	p.FirstSteps = steps
 	if s.AppID != "" {
 		intents, err := h.backlog.List(ctx, s.AppID)
 		if err != nil {
@@ -495,4 +501,29 @@ func adviceLines(advice string) []views.Fact {
 		out = append(out, views.Fact{Name: name, Value: value})
 	}
 	return out
+}
+
+// firstSteps are the three steps of a first run — connect a model, make an
+// application, make a request — until all are done, in the order they
+// must be done.
+func (h *Handlers) firstSteps(ctx context.Context) ([]views.FirstStep, error) {
+	apps, err := h.apps.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	asked, err := h.backlog.AnyIntent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	steps := []views.FirstStep{
+		{Text: "Connect a model: the engineer is any model behind an OpenAI-compatible API.", Href: "/settings", Link: "Open Settings", Done: h.providers.DefaultModel() != ""},
+		{Text: "Make an application, from a template or a git folder of yours.", Href: "/apps", Link: "Open Applications", Done: len(apps) > 0},
+		{Text: "Make a request: say what the engineer should build.", Href: "/request", Link: "Open Request", Done: asked},
+	}
+	for _, st := range steps {
+		if !st.Done {
+			return steps, nil
+		}
+	}
+	return nil, nil
 }

@@ -72,3 +72,13 @@ func (s *Service) Board(ctx context.Context, appID string, recent int) (Board, e
 	}
 	return b, nil
 }
+
+// AnyIntent says whether any application has an intent yet: a first run's
+// third step is done.
+func (s *Service) AnyIntent(ctx context.Context) (bool, error) {
+	var any bool
+	if err := s.db.Read.GetContext(ctx, &any, `SELECT EXISTS (SELECT 1 FROM intents)`); err != nil {
+		return false, fmt.Errorf("intent: any intent: %w", err)
+	}
+	return any, nil
+}

@@ -36,6 +36,16 @@ type BacklogList struct {
 	// Overview is the panel at the top: what needs the person, the task
 	// in hand, today's spend, each application.
 	Overview *OverviewView
+	// FirstSteps are the three steps of a first run, shown until each is
+	// done; nil once they all are.
+	FirstSteps []FirstStep
+}
+
+// FirstStep is one step of a first run: what to do, where, and whether it
+// is done.
+type FirstStep struct {
+	Text, Href, Link string
+	Done             bool
 }
 
 // TaskRow is one task of an intent, in run order.
