@@ -242,8 +242,8 @@ func (s *Service) OpenDraft(ctx context.Context, appID, request string, a Analys
 }
 
 // AddTask adds one task to a draft whose questions are all answered. The
-// host gives it the next free slug of the application, across all its
-// intents; a plan with problems is refused with each field named (in
+// host gives it the application's next task number (task_numbers), across
+// all its intents, and its slug; a plan with problems is refused with each field named (in
 // Error.Problems) and nothing is stored.
 func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Task, error) {
 	now := s.now().UnixMilli()
@@ -263,11 +263,11 @@ func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Tas
 		return Task{}, refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before adding tasks.", intentID)
 	}
 
-	slugs, err := appSlugs(ctx, tx, in.AppID)
+	n, err := nextTaskNumber(ctx, tx, in.AppID)
 	if err != nil {
 		return Task{}, err
 	}
-	t.Slug = plan.NextSlug(slugs, t.Title)
+	t.Slug = plan.Slug(n, t.Title)
 	if ps := plan.ValidateTask(t); len(ps) > 0 {
 		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
 	}

@@ -215,6 +215,18 @@ func appSlugs(ctx context.Context, tx *sqlx.Tx, appID string) ([]string, error) 
 	return slugs, nil
 }
 
+// nextTaskNumber is the number the application's next task takes: one past
+// the highest any of its tasks holds, as task_numbers keeps it (its trigger
+// raises it when the task is inserted).
+func nextTaskNumber(ctx context.Context, tx *sqlx.Tx, appID string) (int, error) {
+	var n int
+	if err := tx.GetContext(ctx, &n,
+		`SELECT coalesce((SELECT last FROM task_numbers WHERE app_id = ?), 0) + 1`, appID); err != nil {
+		return 0, fmt.Errorf("intent: the next task number of %s: %w", appID, err)
+	}
+	return n, nil
+}
+
 func checkApp(ctx context.Context, tx *sqlx.Tx, appID string) error {
 	var n int
 	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
