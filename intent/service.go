@@ -54,11 +54,8 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	defer tx.Rollback()
-	from, err := taskStatus(ctx, tx, taskID)
+	from, err := moveTask(ctx, tx, s.now(), taskID, to, ev)
 	if err != nil {
-		return err
-	}
-	if err := moveTask(ctx, tx, s.now(), taskID, to, ev); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -86,7 +83,7 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 		return refuse(EConflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
 	}
 	ev := Move{Reason: "the person answered", Actor: ActorOwner, Answer: answer}
-	if err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
+	if _, err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

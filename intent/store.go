@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/mattn/go-sqlite3"
 
 	"autoapp/intent/plan"
 )
@@ -125,6 +126,15 @@ func (r taskRow) task() (Task, error) {
 		return t, fmt.Errorf("intent: task %s: %w", r.Slug, err)
 	}
 	return t, nil
+}
+
+// isUniqueViolation reports whether err is SQLite refusing a row that a
+// primary key or UNIQUE index already holds: the one place this package
+// reads the driver's errors.
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) &&
+		(se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique)
 }
 
 func decode(column, text string, v any) error {
