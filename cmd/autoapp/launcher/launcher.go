@@ -240,8 +240,9 @@ func (l *Launcher) close() error {
 // Recover is what a start does before it serves: a restart interrupts and
 // never resumes; interventions sent before the stop are applied; a done
 // intent left undelivered is delivered; lessons are reviewed; the links
-// index catches up; chat turns cut short are ended. An error that leaves
-// the stores unsure is returned; the rest is logged.
+// index catches up; chat turns cut short are ended; retention starts in
+// the background. An error that leaves the stores unsure is returned; the
+// rest is logged.
 func (l *Launcher) Recover(ctx context.Context) error {
 	log := l.Log
 	// A turn cut short may have left half a change, and the person decides
@@ -278,6 +279,13 @@ func (l *Launcher) Recover(ctx context.Context) error {
 	if _, err := l.Chats.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering the chat turns the last launcher left: %v", err)
 	}
+	// Retention runs in the background from now on, hourly, in small
+	// batches; the start does not wait for it, and Close stops it.
+	l.Knowledge.StartRetention(knowledge.RetainEvery, func(r knowledge.Retained, err error) {
+		if err != nil {
+			log.Error("retention could not finish its pass", "err", err)
+		}
+	})
 	return nil
 }
 
