@@ -131,7 +131,8 @@ func (s *Service) RemoveTask(ctx context.Context, opID string, taskID int64) err
 		default:
 			return refuse(EConflict, "Tasks %s are blocked by %s; remove them first.", strings.Join(waiting, ", "), t.Slug)
 		}
-		return moveTask(ctx, tx, now, taskID, TaskRemoved, Move{Reason: "the owner removed it", Actor: ActorOwner})
+		_, err = moveTask(ctx, tx, now, taskID, TaskRemoved, Move{Reason: "the owner removed it", Actor: ActorOwner})
+		return err
 	})
 }
 
@@ -155,7 +156,7 @@ func (s *Service) Withdraw(ctx context.Context, opID string, intentID int64) err
 		for _, id := range ids {
 			// A failed, interrupted or waiting task goes straight to removed:
 			// the table allows it, so its history shows one event.
-			if err := moveTask(ctx, tx, now, id, TaskRemoved, Move{Reason: "the intent was withdrawn", Actor: ActorOwner}); err != nil {
+			if _, err := moveTask(ctx, tx, now, id, TaskRemoved, Move{Reason: "the intent was withdrawn", Actor: ActorOwner}); err != nil {
 				return err
 			}
 		}

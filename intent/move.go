@@ -3,7 +3,6 @@ package intent
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,57 +39,55 @@ func canMoveTask(from, to TaskStatus) bool { return slices.Contains(taskMoves[fr
 
 // moveTask is the only writer of tasks.status and of the columns a move
 // stamps, and it writes the task_events row in the same transaction: the
-// caller's. It refuses a move the table does not allow, and a task that
-// moved meanwhile.
-func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to TaskStatus, ev Move) error {
+// caller's. It refuses a move the table does not allow, a run id that
+// started a task already, and a task that moved meanwhile; it answers the
+// status the task moved from. The task is read once; a start appends its
+// run id to run_ids in SQL, and the task_runs primary key is what refuses a
+// run id used before.
+func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to TaskStatus, ev Move) (TaskStatus, error) {
 	if !to.known() {
-		return refuse(EInvalid, "There is no task status %q.", to)
+		return "", refuse(EInvalid, "There is no task status %q.", to)
 	}
 	var cur struct {
 		Status    TaskStatus    `db:"status"`
 		Attempts  int           `db:"attempts"`
-		RunIDs    string        `db:"run_ids"`
 		StartedAt sql.NullInt64 `db:"started_at"`
 		EndedAt   sql.NullInt64 `db:"ended_at"`
 	}
-	err := tx.GetContext(ctx, &cur, `SELECT status, attempts, run_ids, started_at, ended_at FROM tasks WHERE id = ?`, taskID)
+	err := tx.GetContext(ctx, &cur, `SELECT status, attempts, started_at, ended_at FROM tasks WHERE id = ?`, taskID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no task %d.", taskID)
+		return "", refuse(ENotFound, "There is no task %d.", taskID)
 	}
 	if err != nil {
-		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	from := cur.Status
 	if from == to {
-		return refuse(EConflict, "A task cannot move from %s to %s: it is %s already.", from, to, to)
+		return "", refuse(EConflict, "A task cannot move from %s to %s: it is %s already.", from, to, to)
 	}
 	if !canMoveTask(from, to) {
-		return refuse(EConflict, "A task cannot move from %s to %s.", from, to)
+		return "", refuse(EConflict, "A task cannot move from %s to %s.", from, to)
 	}
 	if ev.Outcome != OutcomeNone && from != TaskInProgress {
-		return refuse(EInvalid, "Only a move that ends an attempt has an outcome; this one moves from %s.", from)
+		return "", refuse(EInvalid, "Only a move that ends an attempt has an outcome; this one moves from %s.", from)
 	}
 
 	at := sql.NullInt64{Int64: now.UnixMilli(), Valid: true}
-	started, ended, attempts, runIDs := cur.StartedAt, cur.EndedAt, cur.Attempts, cur.RunIDs
+	started, ended, attempts := cur.StartedAt, cur.EndedAt, cur.Attempts
+	var newRun sql.NullString // the run id run_ids takes; NULL leaves it as it is
 	switch {
 	case to == TaskInProgress:
 		if ev.RunID == "" {
-			return refuse(EInvalid, "A task moves to in-progress only with the id of the run that starts it.")
+			return "", refuse(EInvalid, "A task moves to in-progress only with the id of the run that starts it.")
 		}
-		var taken int
-		if err := tx.GetContext(ctx, &taken, `SELECT count(*) FROM task_runs WHERE run_id = ?`, ev.RunID); err != nil {
-			return fmt.Errorf("intent: move task %d: %w", taskID, err)
-		}
-		if taken > 0 {
-			return refuse(EConflict, "The run %s has started a task already; each attempt has its own run id.", ev.RunID)
-		}
-		var ids []string
-		if err := json.Unmarshal([]byte(cur.RunIDs), &ids); err != nil {
-			return fmt.Errorf("intent: move task %d: run_ids: %w", taskID, err)
-		}
-		runIDs = jsonText(append(ids, ev.RunID))
 		started, ended, attempts = at, sql.NullInt64{}, attempts+1
+		newRun = sql.NullString{String: ev.RunID, Valid: true}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, ?)`,
+			ev.RunID, taskID, attempts); isUniqueViolation(err) {
+			return "", refuse(EConflict, "The run %s has started a task already; each attempt has its own run id.", ev.RunID)
+		} else if err != nil {
+			return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
+		}
 	case to == TaskCompleted, to == TaskFailed:
 		ended = at
 	case to == TaskInQueue && from == TaskInProgress: // another attempt
@@ -101,32 +98,27 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	}
 
 	res, err := tx.ExecContext(ctx,
-		`UPDATE tasks SET status = ?, started_at = ?, ended_at = ?, attempts = ?, run_ids = ?
+		`UPDATE tasks SET status = ?, started_at = ?, ended_at = ?, attempts = ?,
+		        run_ids = CASE WHEN ? IS NULL THEN run_ids ELSE json_insert(run_ids, '$[#]', ?) END
 		 WHERE id = ? AND status = ?`,
-		to, started, ended, attempts, runIDs, taskID, from)
+		to, started, ended, attempts, newRun, newRun, taskID, from)
 	if err != nil {
-		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	} else if n == 0 {
-		return refuse(EConflict, "The task moved meanwhile: it is no longer %s.", from)
+		return "", refuse(EConflict, "The task moved meanwhile: it is no longer %s.", from)
 	}
 	if err := stampMove(ctx, tx, now, taskID, from, to, ev); err != nil {
-		return err
-	}
-	if to == TaskInProgress {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, ?)`,
-			ev.RunID, taskID, attempts); err != nil {
-			return fmt.Errorf("intent: move task %d: %w", taskID, err)
-		}
+		return "", err
 	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO task_events (task_id, at, from_status, to_status, reason, run_id, actor, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		taskID, at.Int64, from, to, ev.Reason, ev.RunID, ev.Actor, ev.Outcome); err != nil {
-		return fmt.Errorf("intent: move task %d: %w", taskID, err)
+		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
-	return nil
+	return from, nil
 }
 
 // intentMoves is the table of allowed moves of an intent, from → to.

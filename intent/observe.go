@@ -2,11 +2,6 @@ package intent
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // TaskMoved is one change of a task's status that MoveTask committed.
@@ -35,17 +30,4 @@ func (s *Service) toldMoved(ctx context.Context, m TaskMoved) {
 	for _, f := range s.taskMoved {
 		f(context.WithoutCancel(ctx), m)
 	}
-}
-
-// taskStatus is the task's status as tx sees it.
-func taskStatus(ctx context.Context, tx *sqlx.Tx, taskID int64) (TaskStatus, error) {
-	var st TaskStatus
-	err := tx.GetContext(ctx, &st, `SELECT status FROM tasks WHERE id = ?`, taskID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", refuse(ENotFound, "There is no task %d.", taskID)
-	}
-	if err != nil {
-		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
-	}
-	return st, nil
 }

@@ -87,7 +87,7 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 		return Task{}, refuse(EConflict, "Task %s moved meanwhile: it is no longer %s.", slug, old.Status)
 	}
 	if old.Status != TaskProposed {
-		if err := moveTask(ctx, tx, now, old.ID, TaskProposed, Move{Reason: RevisedReason, Actor: ActorEngineer}); err != nil {
+		if _, err := moveTask(ctx, tx, now, old.ID, TaskProposed, Move{Reason: RevisedReason, Actor: ActorEngineer}); err != nil {
 			return Task{}, err
 		}
 	}

@@ -109,7 +109,7 @@ func (s *Service) Recover(ctx context.Context) (tasks, intents int, err error) {
 			WHERE task_id = ? AND to_status = 'in-progress' ORDER BY id DESC LIMIT 1`, id); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, 0, fmt.Errorf("intent: recover: %w", err)
 		}
-		if err := moveTask(ctx, tx, now, id, TaskInterrupted, Move{Reason: LauncherStopped, RunID: runID, Actor: ActorExecutor, Outcome: OutcomeStopped}); err != nil {
+		if _, err := moveTask(ctx, tx, now, id, TaskInterrupted, Move{Reason: LauncherStopped, RunID: runID, Actor: ActorExecutor, Outcome: OutcomeStopped}); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -190,7 +190,7 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 		if t.Status == TaskInQueue {
 			continue
 		}
-		if err := moveTask(ctx, tx, now, t.ID, TaskInQueue, Move{Reason: "a run starts", Actor: ActorOwner}); err != nil {
+		if _, err := moveTask(ctx, tx, now, t.ID, TaskInQueue, Move{Reason: "a run starts", Actor: ActorOwner}); err != nil {
 			return err
 		}
 	}

@@ -54,11 +54,8 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	defer tx.Rollback()
-	from, err := taskStatus(ctx, tx, taskID)
+	from, err := moveTask(ctx, tx, s.now(), taskID, to, ev)
 	if err != nil {
-		return err
-	}
-	if err := moveTask(ctx, tx, s.now(), taskID, to, ev); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -86,7 +83,7 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 		return refuse(EConflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
 	}
 	ev := Move{Reason: "the person answered", Actor: ActorOwner, Answer: answer}
-	if err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
+	if _, err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -242,8 +239,8 @@ func (s *Service) OpenDraft(ctx context.Context, appID, request string, a Analys
 }
 
 // AddTask adds one task to a draft whose questions are all answered. The
-// host gives it the next free slug of the application, across all its
-// intents; a plan with problems is refused with each field named (in
+// host gives it the application's next task number (task_numbers), across
+// all its intents, and its slug; a plan with problems is refused with each field named (in
 // Error.Problems) and nothing is stored.
 func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Task, error) {
 	now := s.now().UnixMilli()
@@ -263,11 +260,11 @@ func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Tas
 		return Task{}, refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before adding tasks.", intentID)
 	}
 
-	slugs, err := appSlugs(ctx, tx, in.AppID)
+	n, err := nextTaskNumber(ctx, tx, in.AppID)
 	if err != nil {
 		return Task{}, err
 	}
-	t.Slug = plan.NextSlug(slugs, t.Title)
+	t.Slug = plan.Slug(n, t.Title)
 	if ps := plan.ValidateTask(t); len(ps) > 0 {
 		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
 	}

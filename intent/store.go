@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/mattn/go-sqlite3"
 
 	"autoapp/intent/plan"
 )
@@ -127,6 +128,15 @@ func (r taskRow) task() (Task, error) {
 	return t, nil
 }
 
+// isUniqueViolation reports whether err is SQLite refusing a row that a
+// primary key or UNIQUE index already holds: the one place this package
+// reads the driver's errors.
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) &&
+		(se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique)
+}
+
 func decode(column, text string, v any) error {
 	if err := json.Unmarshal([]byte(text), v); err != nil {
 		return fmt.Errorf("%s is not the JSON it should be: %w", column, err)
@@ -213,6 +223,18 @@ func appSlugs(ctx context.Context, tx *sqlx.Tx, appID string) ([]string, error) 
 		return nil, fmt.Errorf("intent: slugs of %s: %w", appID, err)
 	}
 	return slugs, nil
+}
+
+// nextTaskNumber is the number the application's next task takes: one past
+// the highest any of its tasks holds, as task_numbers keeps it (its trigger
+// raises it when the task is inserted).
+func nextTaskNumber(ctx context.Context, tx *sqlx.Tx, appID string) (int, error) {
+	var n int
+	if err := tx.GetContext(ctx, &n,
+		`SELECT coalesce((SELECT last FROM task_numbers WHERE app_id = ?), 0) + 1`, appID); err != nil {
+		return 0, fmt.Errorf("intent: the next task number of %s: %w", appID, err)
+	}
+	return n, nil
 }
 
 func checkApp(ctx context.Context, tx *sqlx.Tx, appID string) error {

@@ -11,9 +11,11 @@
 // the run's work (Cases writes it as it hears of each), and Work reads a
 // page of runs' work, cases and servings at once.
 //
-// Open migrates the store and applies retention: events older than thirty
-// days, then the oldest beyond MaxEvents, and blobs older than thirty days
-// that nothing refers to. Contexts are append-only and never deleted.
+// Open migrates the store; retention runs in the background once the
+// server starts it (StartRetention), at start and then hourly, in small
+// batches: events older than thirty days, then the oldest beyond MaxEvents,
+// and blobs older than thirty days that nothing refers to. Contexts are
+// append-only and never deleted.
 //
 // Identity travels in a context.Context (WithIdentity): a row takes the
 // identity of the context it is written under, never anything a model said.

@@ -3,6 +3,7 @@ package knowledge_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -26,7 +27,7 @@ type linkStores struct {
 	now     func() time.Time
 }
 
-func openLinkStores(t *testing.T) *linkStores {
+func openLinkStores(t testing.TB) *linkStores {
 	t.Helper()
 	root := t.TempDir()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -211,4 +212,209 @@ func join(lines []string) string {
 		out += "  " + l + "\n"
 	}
 	return out
+}
+
+// twoTasks makes application notes with a running intent of two queued
+// tasks, 0001-add-tags (locking main.go) and 0002-show-tags (locking
+// views/tags.templ), and answers their ids.
+func (s *linkStores) twoTasks(t *testing.T) (first, second int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := app.NewService(s.intents, s.root, s.now).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.backlog.OpenDraft(ctx, "notes", "Tags on notes.", intent.Analysis{Restated: []string{"Tags on notes."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, p := range []struct{ title, lock string }{{"Add tags", "main.go"}, {"Show tags", "views/tags.templ"}} {
+		task, err := s.backlog.AddTask(ctx, in.ID, plan.Task{Title: p.title, Priority: "high", Labels: []string{"views"},
+			EstimatedLines: 30, Locks: []string{p.lock}, Risk: "normal", Reasoning: "low", Summary: "Tags on notes.",
+			Criteria: []plan.Criterion{{Text: "The tags show"}}, NoFailurePath: "nothing to refuse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	if err := s.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backlog.MoveIntent(ctx, in.ID, intent.IntentRunning, "run"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := s.backlog.MoveTask(ctx, id, intent.TaskInQueue, intent.Move{Reason: "a run starts"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids[0], ids[1]
+}
+
+// attempt runs one attempt of task as runID the way the executor records
+// it: the task starts, the turn is kept, a build fails with message (and
+// passes when fixed), a file is edited, and the task moves to end.
+func (s *linkStores) attempt(t *testing.T, task int64, runID, message, edit string, fixed bool, end intent.TaskStatus) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.backlog.MoveTask(ctx, task, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID}); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.knowledge.RecordTurn(ctx, knowledge.Turn{AppID: "notes", RunID: runID, Kind: knowledge.TurnBuilder,
+		Instructions: "build", Request: "Tags on notes."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := knowledge.NewCases(s.knowledge.DB(), s.now)
+	if _, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: runID, Revision: "rev-" + runID,
+		ContextID: turn, StagesRun: []string{"compile"}, Problems: []knowledge.BuildProblem{problem("compile", message)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cases.AppendEdit(ctx, "notes", runID, edit); err != nil {
+		t.Fatal(err)
+	}
+	if fixed {
+		if _, _, err := cases.Build(ctx, knowledge.BuildObserved{AppID: "notes", RunID: runID, Revision: "rev-" + runID + "-fixed",
+			StagesRun: []string{"compile"}, OK: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.backlog.MoveTask(ctx, task, end, intent.Move{Reason: "judged", RunID: runID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkIDs is the id of every row of the index, by the row as shown.
+func linkIDs(t *testing.T, db *migrations.DB) map[string]int64 {
+	t.Helper()
+	links, err := knowledge.Links(context.Background(), db, knowledge.LinkQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, l := range links {
+		ids[shown(l)] = l.ID
+	}
+	return ids
+}
+
+func TestUpdateLinksWritesOnlyTheRowsOfTheRunThatEnded(t *testing.T) {
+	ctx := context.Background()
+	s := openLinkStores(t)
+	kdb := s.knowledge.DB()
+	first, second := s.twoTasks(t)
+	const run1, run2 = "intent-1-0001-add-tags-a1", "intent-1-0002-show-tags-a1"
+	s.attempt(t, first, run1, "main.go:12: undefined: Tag", "source.edit main.go", true, intent.TaskCompleted)
+	lesson, err := knowledge.NewLessons(kdb, s.now).Add(ctx, knowledge.Lesson{CaseID: 1,
+		Text: "Declare a type before a handler uses it.", Applies: knowledge.Applies{Stage: "compile"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := knowledge.UpdateLinks(ctx, kdb, s.backlog, run1); err != nil {
+		t.Fatal(err)
+	}
+	before := linkIDs(t, kdb)
+
+	s.attempt(t, second, run2, "views/tags.templ:3: unexpected }", "source.change create views/tags.templ", false, intent.TaskFailed)
+	if _, err := kdb.Write.Exec(`INSERT INTO servings (lesson_id, run_id, served_at, reason) VALUES (?, ?, 0, 'words')`, lesson, run2); err != nil {
+		t.Fatal(err)
+	}
+	u, err := knowledge.UpdateLinks(ctx, kdb, s.backlog, run2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := linkIDs(t, kdb)
+
+	var added []string
+	for row, id := range after {
+		if old, ok := before[row]; ok {
+			if old != id {
+				t.Errorf("%s was written again: id %d, then %d", row, old, id)
+			}
+			continue
+		}
+		added = append(added, row)
+	}
+	for row := range before {
+		if _, ok := after[row]; !ok {
+			t.Errorf("%s was deleted", row)
+		}
+	}
+	slices.Sort(added)
+	want := []string{
+		"edited case:2 -> file:views/tags.templ app=notes from cases:2",
+		"edited run:" + run2 + " -> file:views/tags.templ app=notes from cases:2",
+		"edited task:0002-show-tags -> file:views/tags.templ app=notes from cases:2",
+		"opened-in case:2 -> run:" + run2 + " app=notes from cases:2",
+		"ran-as task:0002-show-tags -> run:" + run2 + " app=notes from task_runs:" + run2,
+		"served-to lesson:1 -> run:" + run2 + " app=notes from servings:1",
+		"turn run:" + run2 + " -> turn:2 app=notes from contexts:2",
+	}
+	if !slices.Equal(added, want) {
+		t.Fatalf("the update added:\n%s\nwant:\n%s", join(added), join(want))
+	}
+	if u.Rebuilt || u.Written != len(want) || u.Deleted != 0 {
+		t.Errorf("UpdateLinks = %+v, want %d written and nothing rebuilt or deleted", u, len(want))
+	}
+
+	t.Run("the result is what a full rebuild writes", func(t *testing.T) {
+		updated := shownLinks(t, kdb, knowledge.LinkQuery{})
+		if _, err := knowledge.RebuildLinks(ctx, kdb, s.backlog); err != nil {
+			t.Fatal(err)
+		}
+		rebuilt := shownLinks(t, kdb, knowledge.LinkQuery{})
+		slices.Sort(updated)
+		slices.Sort(rebuilt)
+		if !slices.Equal(updated, rebuilt) {
+			t.Fatalf("updated:\n%s\nrebuilt:\n%s", join(updated), join(rebuilt))
+		}
+	})
+}
+
+func TestUpdateLinksRebuildsOnlyAnIndexAnOlderVersionWrote(t *testing.T) {
+	ctx := context.Background()
+	s := openLinkStores(t)
+	kdb := s.knowledge.DB()
+	first, second := s.twoTasks(t)
+	s.attempt(t, first, "run-1", "main.go:12: undefined: Tag", "source.edit main.go", true, intent.TaskCompleted)
+
+	u, err := knowledge.UpdateLinks(ctx, kdb, s.backlog)
+	if err != nil || !u.Rebuilt {
+		t.Fatalf("a store with no index version: %+v, %v; want a rebuild", u, err)
+	}
+	before := linkIDs(t, kdb)
+	if len(before) == 0 {
+		t.Fatal("the rebuild wrote nothing")
+	}
+
+	u, err = knowledge.UpdateLinks(ctx, kdb, s.backlog)
+	if err != nil || u != (knowledge.LinksUpdate{}) {
+		t.Fatalf("a start with the current version: %+v, %v; want nothing done", u, err)
+	}
+	if after := linkIDs(t, kdb); !maps.Equal(after, before) {
+		t.Fatalf("a start with the current version changed the index:\n%v\n%v", before, after)
+	}
+
+	t.Run("an attempt the last launcher never finished is caught up on at start", func(t *testing.T) {
+		if err := s.backlog.MoveTask(ctx, second, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: "run-2"}); err != nil {
+			t.Fatal(err)
+		}
+		u, err := knowledge.UpdateLinks(ctx, kdb, s.backlog)
+		if err != nil || u.Rebuilt || u.Written != 1 || u.Deleted != 0 {
+			t.Fatalf("UpdateLinks = %+v, %v; want the one row of run-2 written", u, err)
+		}
+		if _, ok := linkIDs(t, kdb)["ran-as task:0002-show-tags -> run:run-2 app=notes from task_runs:run-2"]; !ok {
+			t.Fatal("no ran-as row for run-2")
+		}
+	})
+
+	t.Run("an index an older version wrote is rebuilt", func(t *testing.T) {
+		if _, err := kdb.Write.Exec(`UPDATE links_state SET version = version - 1`); err != nil {
+			t.Fatal(err)
+		}
+		u, err := knowledge.UpdateLinks(ctx, kdb, s.backlog)
+		if err != nil || !u.Rebuilt {
+			t.Fatalf("UpdateLinks = %+v, %v; want a rebuild", u, err)
+		}
+	})
 }

@@ -64,11 +64,16 @@ type Store struct {
 	queue    chan pending
 	written  chan struct{}
 	dropped  atomic.Int64
+
+	// The background retention (StartRetention), stopped by Close.
+	retainStop context.CancelFunc
+	retainDone chan struct{}
 }
 
-// Open opens (creating and migrating when needed) the store at path, then
-// applies retention. now is the clock every row is stamped with and
-// retention measures from. At most one Options may be given.
+// Open opens (creating and migrating when needed) the store at path. It
+// does not apply retention: StartRetention does, in the background. now is
+// the clock every row is stamped with and retention measures from. At most
+// one Options may be given.
 func Open(path string, now func() time.Time, opts ...Options) (*Store, error) {
 	if len(opts) > 1 {
 		return nil, errors.New("knowledge: Open takes at most one Options")
@@ -91,19 +96,15 @@ func Open(path string, now func() time.Time, opts ...Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, now: now, opts: o, stderr: stderr}
-	if _, err := s.Retain(context.Background()); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{db: db, now: now, opts: o, stderr: stderr}, nil
 }
 
 // DB is the database under the store, for the packages that read it.
 func (s *Store) DB() *migrations.DB { return s.db }
 
-// Close writes what the log handler still holds, then closes the database.
-// Records handled after Close go to the next handler only.
+// Close stops the background retention, writes what the log handler still
+// holds, then closes the database. Records handled after Close go to the
+// next handler only.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	wasClosed := s.closed
@@ -114,6 +115,10 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	if wasClosed {
 		return nil
+	}
+	if s.retainDone != nil {
+		s.retainStop()
+		<-s.retainDone
 	}
 	if s.written != nil {
 		<-s.written

@@ -47,7 +47,7 @@ func mustOpen(tb testing.TB, opts ...knowledge.Options) *env {
 	return e
 }
 
-// open opens the store at e.path again, which applies retention.
+// open opens the store at e.path again.
 func (e *env) open(tb testing.TB, opts ...knowledge.Options) {
 	tb.Helper()
 	s, err := knowledge.Open(e.path, e.clock.now, opts...)

@@ -61,38 +61,37 @@ func Words(title string) string {
 	return strings.Join(words, "-")
 }
 
-// NextSlug is the slug for a new task of an application: the next free
-// four-digit number across all the application's slugs (existing, from
-// every intent), then the title's words: 0007-add-tags-to-notes. Numbers
-// start at 0001. Should 9999 be taken, the lowest free number is used;
-// were all 9,999 taken, the result would fail IsSlug.
+// NextSlug is the slug for a new task of an application: the number after
+// the highest across all the application's slugs (existing, from every
+// intent), then the title's words: 0007-add-tags-to-notes. Numbers start at
+// 0001 and are never reused; past 9999 they have more digits (10000-…).
 func NextSlug(existing []string, title string) string {
-	used := map[int]bool{}
 	top := 0
 	for _, s := range existing {
 		if n, ok := slugNumber(s); ok {
-			used[n] = true
 			top = max(top, n)
 		}
 	}
-	n := top + 1
-	if n > 9999 {
-		for n = 1; n <= 9999 && used[n]; n++ {
-		}
-	}
+	return Slug(top+1, title)
+}
+
+// Slug is the slug of task number n of its application: the number in at
+// least four digits, then the title's words.
+func Slug(n int, title string) string {
 	return fmt.Sprintf("%04d-%s", n, Words(title))
 }
 
-// slugNumber reads the four-digit number a slug starts with.
+// slugNumber reads the number, four digits or more, a slug starts with.
 func slugNumber(s string) (int, bool) {
-	if len(s) < 4 || (len(s) > 4 && s[4] != '-') {
+	digits, _, _ := strings.Cut(s, "-")
+	if len(digits) < 4 {
 		return 0, false
 	}
-	for _, c := range s[:4] {
+	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
 	}
-	n, err := strconv.Atoi(s[:4])
+	n, err := strconv.Atoi(digits)
 	return n, err == nil
 }

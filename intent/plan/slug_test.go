@@ -33,8 +33,8 @@ func TestWords(t *testing.T) {
 }
 
 func TestNextSlug(t *testing.T) {
-	var taken []string // 0002 to 9999
-	for i := 2; i <= 9999; i++ {
+	var taken []string // 0001 to 9999
+	for i := 1; i <= 9999; i++ {
 		taken = append(taken, fmt.Sprintf("%04d-t", i))
 	}
 	cases := []struct {
@@ -45,8 +45,9 @@ func TestNextSlug(t *testing.T) {
 		{"first of the application", nil, "0001-add-tags-to-notes"},
 		{"after the highest, not the last", []string{"0001-a", "0006-b", "0003-c"}, "0007-add-tags-to-notes"},
 		{"gaps are not reused", []string{"0002-a", "0005-b"}, "0006-add-tags-to-notes"},
-		{"other strings are ignored", []string{"", "abc", "12345-x", "0004", "00a1-x"}, "0005-add-tags-to-notes"},
-		{"after 9999, the lowest free", taken, "0001-add-tags-to-notes"},
+		{"other strings are ignored", []string{"", "abc", "123-x", "0004", "00a1-x", "12a45-x"}, "0005-add-tags-to-notes"},
+		{"after 9999, five digits", taken, "10000-add-tags-to-notes"},
+		{"after five digits, the next", []string{"0003-a", "12345-b", "9999-c"}, "12346-add-tags-to-notes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

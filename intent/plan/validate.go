@@ -19,8 +19,9 @@ const (
 	MaxLabels         = 4
 )
 
-// slugPattern is NNNN-words: four digits, then one to six lowercase words.
-var slugPattern = regexp.MustCompile(`^\d{4}(-[a-z0-9]+){1,6}$`)
+// slugPattern is NNNN-words: the task's number in four digits or more, then
+// one to six lowercase words.
+var slugPattern = regexp.MustCompile(`^\d{4,}(-[a-z0-9]+){1,6}$`)
 
 // IsSlug reports whether s has the form of a task's slug (0007-add-tags).
 func IsSlug(s string) bool { return slugPattern.MatchString(s) }
@@ -50,7 +51,7 @@ func ValidateTask(t Task) Problems {
 	}
 
 	if t.Slug != "" && !IsSlug(t.Slug) {
-		add("slug", "%q is not a slug: write four digits, then one to six lowercase words joined by dashes (0007-add-tags)", t.Slug)
+		add("slug", "%q is not a slug: write the number in four digits or more, then one to six lowercase words joined by dashes (0007-add-tags)", t.Slug)
 	}
 
 	switch {

@@ -74,6 +74,7 @@ func TestValidateTaskSlug(t *testing.T) {
 		{"six words", func(k *plan.Task) { k.Slug = "0001-a-b-c-d-e-f" }, ""},
 		{"seven words", func(k *plan.Task) { k.Slug = "0001-a-b-c-d-e-f-g" }, "slug"},
 		{"three digits", func(k *plan.Task) { k.Slug = "007-add-tags" }, "slug"},
+		{"past 9999", func(k *plan.Task) { k.Slug = "10000-add-tags" }, ""},
 		{"no words", func(k *plan.Task) { k.Slug = "0007" }, "slug"},
 		{"uppercase", func(k *plan.Task) { k.Slug = "0007-Add-tags" }, "slug"},
 		{"double dash", func(k *plan.Task) { k.Slug = "0007--tags" }, "slug"},

@@ -153,14 +153,14 @@ func (l *Launcher) build(o Options) error {
 	l.Servings = knowledge.NewServings(l.Knowledge.DB(), now)
 	l.Candidates.SetObserver(executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Candidates: l.Candidates, Version: Version, Log: log})
 	l.Backlog = intent.NewService(l.Intents, l.Root, now)
-	// The relationship index is derived: it follows each attempt, once the
-	// move that ends it has committed.
+	// The relationship index is derived: it takes in each attempt's rows,
+	// once the move that ends it has committed.
 	l.Backlog.OnTaskMoved(func(ctx context.Context, m intent.TaskMoved) {
 		if !m.AttemptEnded() {
 			return
 		}
-		if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
-			log.Error("the knowledge links could not be rebuilt", "run", m.RunID, "err", err)
+		if _, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog, m.RunID); err != nil {
+			log.Error("the knowledge links could not be updated", "run", m.RunID, "err", err)
 		}
 	})
 	providers, err := provider.NewRegistry(l.Root, now, nil, log)
@@ -242,8 +242,9 @@ func (l *Launcher) close() error {
 // Recover is what a start does before it serves: a restart interrupts and
 // never resumes; interventions sent before the stop are applied; a done
 // intent left undelivered is delivered; lessons are reviewed; the links
-// index is rebuilt; chat turns cut short are ended. An error that leaves
-// the stores unsure is returned; the rest is logged.
+// index catches up; chat turns cut short are ended; retention starts in
+// the background. An error that leaves the stores unsure is returned; the
+// rest is logged.
 func (l *Launcher) Recover(ctx context.Context) error {
 	log := l.Log
 	// A turn cut short may have left half a change, and the person decides
@@ -272,13 +273,21 @@ func (l *Launcher) Recover(ctx context.Context) error {
 	} else if n > 0 {
 		log.Info("lessons need review", "flagged", n)
 	}
-	// The relationship index is derived: rebuilt on open, and whenever an attempt ends.
-	if _, err := knowledge.RebuildLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
-		log.Error("the knowledge links could not be rebuilt", "err", err)
+	// The relationship index is derived: it catches up on what the last
+	// launcher left, rebuilt whole only when an older version wrote it.
+	if _, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
+		log.Error("the knowledge links could not be updated", "err", err)
 	}
 	if _, err := l.Chats.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering the chat turns the last launcher left: %v", err)
 	}
+	// Retention runs in the background from now on, hourly, in small
+	// batches; the start does not wait for it, and Close stops it.
+	l.Knowledge.StartRetention(knowledge.RetainEvery, func(r knowledge.Retained, err error) {
+		if err != nil {
+			log.Error("retention could not finish its pass", "err", err)
+		}
+	})
 	return nil
 }
 

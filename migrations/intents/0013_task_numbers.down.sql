@@ -1,0 +1,2 @@
+DROP TRIGGER tasks_number;
+DROP TABLE task_numbers;

@@ -1,0 +1,2 @@
+DROP INDEX links_source;
+DROP TABLE links_state;
