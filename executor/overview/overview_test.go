@@ -63,6 +63,8 @@ type env struct {
 	svc      *overview.Service
 }
 
+// mustOpen boots the program's launcher over a fresh data folder, at a
+// time that stands still until the test moves it.
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	// The model first: it closes after the launcher, which stops the run
