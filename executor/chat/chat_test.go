@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"autoapp/cmd/autoapp/launcher"
+	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
@@ -20,10 +21,9 @@ import (
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
-	"autoapp/executor/preview"
 	"autoapp/intent"
 	"autoapp/intent/app"
-	"autoapp/intent/workspace/sandbox"
+	"autoapp/intent/plan"
 	"autoapp/migrations"
 )
 
@@ -51,59 +51,78 @@ func (b *logBook) messages() []string {
 	return slices.Clone(b.msgs)
 }
 
-// host is a launcher's services over a temporary root, with the scripted
-// model as the Settings model scripted:planner and the static template's
-// application.
+// host is the launcher's own services over a temporary root, with the
+// scripted model as the Settings model scripted:planner and the static
+// template's application.
 type host struct {
+	launcher   *launcher.Launcher
 	db         *migrations.DB
 	apps       *app.Service
 	backlog    *intent.Service
 	candidates *candidate.Service
+	providers  *provider.Registry
+	runs       *executor.Executor
 	gate       *gate.Gate
 	model      *scripted.Server
 	chat       *chat.Service
-	log        *logBook
+	// log keeps what the launcher's services logged.
+	log *logBook
 }
 
-// newHost builds the host; with, when set, completes the chat's deps.
-func newHost(t *testing.T, with func(h *host, d *chat.Deps)) *host {
+// newHost boots the program's launcher over a fresh data folder.
+func newHost(t *testing.T) *host {
 	t.Helper()
-	root := t.TempDir()
-	db, err := migrations.Open(filepath.Join(root, "launcher", "intents.sqlite"), migrations.Intents)
+	// The model first: it closes after the launcher, which stops the turns
+	// and the run that ask it.
+	model := scripted.New(t)
+	model.Models("planner")
+	logs := &logBook{}
+	l, err := launcher.New(t.TempDir(), time.Now, slog.New(logs), launcher.Options{Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{db: db, model: scripted.New(t), log: &logBook{}, gate: gate.New(time.Now)}
-	h.model.Models("planner")
-	h.apps = app.NewService(db, root, time.Now)
-	h.backlog = intent.NewService(db, root, time.Now)
-	jail := sandbox.NewGuard(root, sandbox.Probe())
-	previews := preview.NewManager(time.Now, nil, jail)
-	t.Cleanup(previews.StopAll)
-	h.candidates = candidate.NewService(h.apps, previews, jail, time.Now)
-	providers, err := provider.NewRegistry(root, time.Now, nil, nil)
-	if err != nil {
+	t.Cleanup(func() { l.Close() })
+	h := &host{launcher: l, db: l.Intents, apps: l.Apps, backlog: l.Backlog, candidates: l.Candidates, providers: l.Providers,
+		runs: l.Runs, gate: l.Gate, model: model, chat: l.Chats, log: logs}
+	if err := h.providers.Save(provider.Provider{Name: "scripted", BaseURL: h.model.URL(), On: true}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := providers.Save(provider.Provider{Name: "scripted", BaseURL: h.model.URL(), On: true}, false); err != nil {
+	if err := h.providers.SetDefaultModel("scripted:planner"); err != nil {
 		t.Fatal(err)
 	}
-	if err := providers.SetDefaultModel("scripted:planner"); err != nil {
-		t.Fatal(err)
-	}
-	deps := chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog, Log: slog.New(h.log), Now: time.Now}
-	if with != nil {
-		with(h, &deps)
-	}
-	h.chat = chat.NewService(deps)
-	t.Cleanup(func() {
-		h.chat.Shutdown()
-		db.Close()
-	})
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// running starts a run of a one-task intent of the application through
+// the launcher's executor, as Run in the Backlog does, and returns its id
+// once the builder's turn asks the model; the model holds the turn until
+// the test ends.
+func (h *host) running(t *testing.T) int64 {
+	t.Helper()
+	ctx := context.Background()
+	in, err := h.backlog.OpenDraft(ctx, appID, "A timer.", intent.Analysis{Restated: []string{"A timer."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := h.backlog.AddTask(ctx, in.ID, plan.Task{Title: "Show the timer", Priority: "high", Labels: []string{"views"},
+		EstimatedLines: 20, Risk: "normal", Reasoning: "low", Summary: "The timer.",
+		Criteria: []plan.Criterion{{Text: "The home page shows 25:00"}}, NoFailurePath: "nothing to refuse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	held := scripted.NewGate(t)
+	h.model.On(scripted.RunID(fmt.Sprintf("intent-%d-%s-a1", in.ID, task.Slug)), scripted.Reply{Before: held.Hold, Fault: scripted.Status500})
+	if err := h.runs.Start(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	held.Wait(t)
+	return in.ID
 }
 
 // send starts a turn or fails the test.
@@ -144,11 +163,12 @@ func (h *host) turn(t *testing.T, id int64) chat.Turn {
 	return chat.Turn{}
 }
 
-// chats are the chat completion requests the model got, in order.
+// chats are the chat completion requests the model got from chat turns,
+// in order: a builder's turn of a run asks the same model.
 func (h *host) chats() []scripted.Request {
 	var out []scripted.Request
 	for _, r := range h.model.Requests() {
-		if r.Path == "/v1/chat/completions" {
+		if r.Path == "/v1/chat/completions" && strings.HasPrefix(r.Header.Get(scripted.RunHeader), "chat-") {
 			out = append(out, r)
 		}
 	}
@@ -217,7 +237,7 @@ func task(title string, edit func(m map[string]any)) scripted.Call {
 }
 
 func TestARequestWithQuestionsBecomesASubmittedPlan(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	ctx := context.Background()
 	typed := "a pomodoro timer page: 25-minute work, 5-minute break,\nstart, pause and reset — no network.  "
 
@@ -347,9 +367,6 @@ func TestARequestWithQuestionsBecomesASubmittedPlan(t *testing.T) {
 			t.Errorf("the turn was not offered %s: %v", name, opening.ToolNames())
 		}
 	}
-	if slices.Contains(opening.ToolNames(), "source_edit") {
-		t.Error("a chat turn without edit tools was offered source_edit")
-	}
 
 	// One log line per accepted call, in the seed's words.
 	var logged []string
@@ -384,7 +401,7 @@ func TestARequestWithQuestionsBecomesASubmittedPlan(t *testing.T) {
 }
 
 func TestATurnThatPlannedCannotEdit(t *testing.T) {
-	h := newHost(t, withEdits(nil))
+	h := newHost(t)
 	edit := call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Pomodoro</h1>"}}})
 
 	h.model.On(scripted.RunID("chat-site-1"),
@@ -415,7 +432,7 @@ func TestATurnThatPlannedCannotEdit(t *testing.T) {
 }
 
 func TestASecondSendWhileATurnRunsIsRefused(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	gate := make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }
@@ -447,7 +464,7 @@ func TestASecondSendWhileATurnRunsIsRefused(t *testing.T) {
 }
 
 func TestAProviderFaultFailsTheTurnWithASentence(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	h.model.On(scripted.RunID("chat-site-1"), scripted.Reply{Fault: scripted.Status500})
 	turn := h.wait(t, h.send(t, "hello").ID)
 	if turn.Status != chat.StatusFailed || turn.Sentence != ai.FailedSentence(500) || turn.Reply != "" {
@@ -460,7 +477,7 @@ func TestAProviderFaultFailsTheTurnWithASentence(t *testing.T) {
 }
 
 func TestSendRefusesWithASentence(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	for _, c := range []struct {
 		name, app, message, want string
 	}{
@@ -480,16 +497,18 @@ func TestSendRefusesWithASentence(t *testing.T) {
 	}
 
 	t.Run("no Settings model", func(t *testing.T) {
-		root := t.TempDir()
-		providers, err := provider.NewRegistry(root, time.Now, nil, nil)
-		if err != nil {
+		h := newHost(t)
+		// The owner cleared the Settings model.
+		if err := h.providers.SetDefaultModel(""); err != nil {
 			t.Fatal(err)
 		}
-		s := chat.NewService(chat.Deps{Backlog: h.backlog, Models: providers, Apps: h.apps, Usage: h.backlog, Now: time.Now})
-		_, err = s.Send(context.Background(), appID, 0, "hello")
+		_, err := h.chat.Send(context.Background(), appID, 0, "hello")
 		var ce *chat.Error
 		if !errors.As(err, &ce) || ce.Message != chat.NoModelSentence {
 			t.Fatalf("got %v", err)
+		}
+		if h.chat.Running(appID) {
+			t.Fatal("a refused send left a turn running")
 		}
 	})
 }
@@ -498,7 +517,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("stop", func(t *testing.T) {
-		h := newHost(t, nil)
+		h := newHost(t)
 		h.model.On(scripted.RunID("chat-site-1"), scripted.Reply{Fault: scripted.Timeout})
 		turn := h.send(t, "hello")
 		h.waitChats(t, 1)
@@ -509,7 +528,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 	})
 
 	t.Run("shutdown", func(t *testing.T) {
-		h := newHost(t, nil)
+		h := newHost(t)
 		h.model.On(scripted.RunID("chat-site-1"), scripted.Reply{Fault: scripted.Timeout})
 		turn := h.send(t, "hello")
 		h.waitChats(t, 1)
@@ -525,7 +544,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 	})
 
 	t.Run("recover", func(t *testing.T) {
-		h := newHost(t, nil)
+		h := newHost(t)
 		// A row a launcher left running when it was killed.
 		if _, err := h.db.Write.Exec(`INSERT INTO chat_turns (app_id, request_id, run_id, message, status, started_at)
 			VALUES (?, 7, 'chat-site-1', 'hello', 'running', 1)`, appID); err != nil {
@@ -555,7 +574,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 // intent.task was refused by the schema; it still planned, so a build
 // after it is refused as such, never asked of the person.
 func TestATurnWhosePlanWasRefusedStillPlannedAndCannotBuild(t *testing.T) {
-	h := newHost(t, withEdits(nil))
+	h := newHost(t)
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("intent.task", map[string]any{"title": ""})),
 		calls(call("candidate.build", map[string]any{})),

@@ -2,23 +2,21 @@ package chat_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
-	"autoapp/intent"
 	"autoapp/intent/workspace"
 )
 
@@ -26,14 +24,6 @@ import (
 type hunk struct {
 	Find    string `json:"find"`
 	Replace string `json:"replace"`
-}
-
-// withEdits offers the gated edit tools; busy stands for the executor's.
-func withEdits(busy func(appID string) error) func(h *host, d *chat.Deps) {
-	return func(h *host, d *chat.Deps) {
-		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
-			Busy: busy, Log: slog.New(h.log)})
-	}
 }
 
 // question waits for the one question the turn asks and returns it.
@@ -100,7 +90,7 @@ func TestAnEditInAChatTurnAsksThePersonFirst(t *testing.T) {
 	const asked = "Edit site/index.html (2 hunks)?"
 
 	t.Run("approved", func(t *testing.T) {
-		h := newHost(t, withEdits(nil))
+		h := newHost(t)
 		h.model.On(scripted.RunID("chat-site-1"), calls(edit), scripted.Reply{Text: "The heading says Pomodoro."})
 		sent := h.send(t, "call the page Pomodoro")
 		h.decide(t, asked, true)
@@ -125,7 +115,7 @@ func TestAnEditInAChatTurnAsksThePersonFirst(t *testing.T) {
 	})
 
 	t.Run("denied", func(t *testing.T) {
-		h := newHost(t, withEdits(nil))
+		h := newHost(t)
 		before := h.file(t, "site/index.html")
 		h.model.On(scripted.RunID("chat-site-1"), calls(edit), scripted.Reply{Text: "I left the page as it is."})
 		sent := h.send(t, "call the page Pomodoro")
@@ -150,7 +140,7 @@ func TestAnEditInAChatTurnAsksThePersonFirst(t *testing.T) {
 }
 
 func TestEachEditAndBuildSaysWhatItWillDo(t *testing.T) {
-	h := newHost(t, withEdits(nil))
+	h := newHost(t)
 	before := h.file(t, "site/index.html")
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("source.change", map[string]any{"files": []map[string]string{
@@ -189,13 +179,9 @@ func TestEachEditAndBuildSaysWhatItWillDo(t *testing.T) {
 }
 
 func TestAnEditWhileARunGoesOnIsRefused(t *testing.T) {
-	running := &executor.Error{Code: intent.EConflict, Message: "Intent #3 is running on site; stop it before changing the application by hand."}
-	h := newHost(t, withEdits(func(id string) error {
-		if id == appID {
-			return running
-		}
-		return nil
-	}))
+	h := newHost(t)
+	id := h.running(t)
+	running := fmt.Sprintf("Intent #%d is running on site; stop it before changing the application by hand.", id)
 	before := h.file(t, "site/index.html")
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})),
@@ -203,25 +189,22 @@ func TestAnEditWhileARunGoesOnIsRefused(t *testing.T) {
 	turn := h.wait(t, h.send(t, "change the heading").ID)
 
 	a := answers(t, h.chats()[1])
-	if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0].Message != running.Message {
+	if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0].Message != running {
 		t.Fatalf("the edit's answer: %+v", a)
 	}
 	if h.gate.Waiting() || h.file(t, "site/index.html") != before {
 		t.Fatal("an edit during a run was asked or ran")
 	}
-	if !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running.Message}) {
+	if !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running}) {
 		t.Fatalf("lines: %q", turn.Lines)
 	}
 }
 
 // The planner's test keeps Instructions naming its own tools and
-// planner.AddedTools; a chat turn with edits and Start offers all of them
-// and nothing Instructions do not name.
+// planner.AddedTools; a chat turn of the launcher, with its edits and its
+// Start, offers all of them and nothing Instructions do not name.
 func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
-	h := newHost(t, func(h *host, d *chat.Deps) {
-		withEdits(nil)(h, d)
-		withStart(&starts{})(h, d)
-	})
+	h := newHost(t)
 	h.model.On(scripted.RunID("chat-site-1"), scripted.Reply{Text: "Hello."})
 	h.wait(t, h.send(t, "hello").ID)
 
@@ -262,7 +245,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 }
 
 func TestEditToolsNeedAWorkspace(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
 		Log: slog.New(h.log)})("nope", "chat-nope-1")
 	done()
@@ -275,30 +258,24 @@ func TestEditToolsNeedAWorkspace(t *testing.T) {
 }
 
 func TestARunStartedWhileThePersonReadsRefusesTheEdit(t *testing.T) {
-	running := &executor.Error{Code: intent.EConflict, Message: "Intent #3 is running on site; stop it before changing the application by hand."}
-	var busy atomic.Bool
-	h := newHost(t, withEdits(func(string) error {
-		if busy.Load() {
-			return running
-		}
-		return nil
-	}))
+	h := newHost(t)
 	before := h.file(t, "site/index.html")
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})),
 		scripted.Reply{Text: "A run started; I will wait."})
 	sent := h.send(t, "change the heading")
 	h.question(t)
-	busy.Store(true)
+	id := h.running(t)
+	running := fmt.Sprintf("Intent #%d is running on site; stop it before changing the application by hand.", id)
 	h.decide(t, "Edit site/index.html (1 hunk)?", true)
 	turn := h.wait(t, sent.ID)
-	if h.file(t, "site/index.html") != before || !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running.Message}) {
+	if h.file(t, "site/index.html") != before || !slices.Equal(turn.Lines, []string{"source.edit: refused: " + running}) {
 		t.Fatalf("an approved edit ran beside a run: lines %q", turn.Lines)
 	}
 }
 
 func TestStoppingATurnDropsItsQuestion(t *testing.T) {
-	h := newHost(t, withEdits(nil))
+	h := newHost(t)
 	before := h.file(t, "site/index.html")
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("source.edit", map[string]any{"path": "site/index.html", "hunks": []hunk{{"<h1>A new site</h1>", "<h1>Home</h1>"}}})))

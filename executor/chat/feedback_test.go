@@ -21,7 +21,7 @@ func allText(r scripted.Request) string {
 }
 
 func TestTheNextChatTurnIsGivenAppliedFeedbackOnce(t *testing.T) {
-	h := newHost(t, nil)
+	h := newHost(t)
 	ctx := context.Background()
 	in, err := h.backlog.OpenDraft(ctx, appID, "A timer.", intent.Analysis{Restated: []string{"A timer."}})
 	if err != nil {

@@ -2,13 +2,9 @@ package chat_test
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"autoapp/executor"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/chat"
 	"autoapp/knowledge"
@@ -19,18 +15,10 @@ import (
 // its edits are kept as the run's work and in the open case.
 func TestAChatTurnsDirectChangesAreKeptLikeABuildersTurn(t *testing.T) {
 	ctx := context.Background()
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ks.Close() })
-	cases := knowledge.NewCases(ks.DB(), time.Now)
-	h := newHost(t, func(h *host, d *chat.Deps) {
-		d.Turns = ks
-		d.EditTools = chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
-			Cases: cases, Log: slog.New(h.log)})
-		h.candidates.SetObserver(executor.CaseRecorder{Cases: cases, Version: "test"})
-	})
+	h := newHost(t)
+	// The launcher's knowledge store keeps the turns, and its cases what
+	// the builds saw.
+	ks, cases := h.launcher.Knowledge, h.launcher.Cases
 	overwrite := func(content string) scripted.Reply {
 		return calls(call("source.change", map[string]any{"files": []map[string]string{
 			{"path": "site/index.html", "action": "overwrite", "content": content}}}))

@@ -5,44 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/chat"
 	"autoapp/executor/planner"
+	"autoapp/intent"
 	"autoapp/intent/request"
 )
 
-// starts stands for the executor's Start: it keeps the intents it was
-// asked to run and refuses with refusal when set.
-type starts struct {
-	mu      sync.Mutex
-	ids     []int64
-	refusal error
-}
-
-func (s *starts) start(_ context.Context, intentID int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refusal != nil {
-		return s.refusal
+// runningIntent is the intent the launcher's executor runs, or 0.
+func (h *host) runningIntent() int64 {
+	if id, _, ok := h.runs.Running(); ok {
+		return id
 	}
-	s.ids = append(s.ids, intentID)
-	return nil
-}
-
-func (s *starts) started() []int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.ids)
-}
-
-// withStart offers intent.start over s.
-func withStart(s *starts) func(h *host, d *chat.Deps) {
-	return func(h *host, d *chat.Deps) {
-		d.Start, d.Gate = s.start, h.gate
-	}
+	return 0
 }
 
 // plan is a first turn that submits a plan of two tasks; it returns the
@@ -64,34 +41,55 @@ func (h *host) plan(t *testing.T) int64 {
 }
 
 func TestGoAheadRunsTheIntentOnceThePersonApproves(t *testing.T) {
-	guided := &request.Error{Code: request.EConflict, Message: "Approve the plan before Run: this request is guided."}
+	const guided = "Approve the plan before Run: this request is guided."
 	for _, c := range []struct {
 		name    string
 		approve bool
-		refusal error
-		// started says Start was called; line is the call's line.
+		// guided links the plan to a guided request not approved: the
+		// executor's Start refuses it.
+		guided bool
+		// started says the run started; line is the call's line.
 		started bool
 		line    string
 	}{
-		{"approved", true, nil, true, "intent.start: intent %d started with 2 tasks"},
-		{"denied", false, nil, false, "intent.start: refused: " + chat.DeclinedStart},
-		{"refused by Start", true, guided, false, "intent.start: refused: " + guided.Message},
+		{"approved", true, false, true, "intent.start: intent %d started with 2 tasks"},
+		{"denied", false, false, false, "intent.start: refused: " + chat.DeclinedStart},
+		{"refused by Start", true, true, false, "intent.start: refused: " + guided},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &starts{refusal: c.refusal}
-			h := newHost(t, withStart(s))
+			ctx := context.Background()
+			h := newHost(t)
 			id := h.plan(t)
-			if len(s.started()) != 0 {
+			if h.runningIntent() != 0 {
 				t.Fatal("planning started a run")
 			}
+			if c.guided {
+				st, err := h.launcher.Requests.Create(ctx, appID, "a pomodoro timer page", request.ModeGuided, "op-request")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.launcher.Requests.Link(ctx, st.ID, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A run that starts asks the model for its first task; the
+			// model holds that turn until the test ends.
+			builder := scripted.NewGate(t)
+			h.model.On(scripted.RunID(fmt.Sprintf("intent-%d-0001-show-the-work-timer-a1", id)), scripted.Reply{Before: builder.Hold, Fault: scripted.Status500})
 
 			h.model.On(scripted.RunID("chat-site-2"), calls(call("intent.start", map[string]any{})), scripted.Reply{Text: "Done asking."})
 			sent := h.send(t, "go ahead")
 			h.decide(t, fmt.Sprintf("Run intent #%d now: 2 tasks, one at a time?", id), c.approve)
 			turn := h.wait(t, sent.ID)
 
-			if got := s.started(); c.started != slices.Equal(got, []int64{id}) || !c.started && len(got) > 0 {
-				t.Fatalf("Start was called with %v", got)
+			if c.started {
+				builder.Wait(t)
+			}
+			if got := h.runningIntent(); c.started != (got == id) || !c.started && got != 0 {
+				t.Fatalf("the executor runs intent %d", got)
+			}
+			if d, err := h.backlog.Get(ctx, id); err != nil || c.started != (d.Status == intent.IntentRunning) {
+				t.Fatalf("the intent is %s (%v)", d.Status, err)
 			}
 			line := c.line
 			if c.started {
@@ -116,8 +114,7 @@ func TestGoAheadRunsTheIntentOnceThePersonApproves(t *testing.T) {
 }
 
 func TestGoAheadWithNothingToRunAsksNothing(t *testing.T) {
-	s := &starts{}
-	h := newHost(t, withStart(s))
+	h := newHost(t)
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("intent.start", map[string]any{})),
 		calls(call("intent.start", map[string]any{"intent": 7})),
@@ -131,7 +128,7 @@ func TestGoAheadWithNothingToRunAsksNothing(t *testing.T) {
 	if !slices.Equal(turn.Lines, want) {
 		t.Fatalf("lines:\n%q\nwant\n%q", turn.Lines, want)
 	}
-	if h.gate.Waiting() || len(s.started()) != 0 {
+	if h.gate.Waiting() || h.runningIntent() != 0 {
 		t.Fatal("a start with nothing to run was asked or started")
 	}
 	for i, r := range h.chats()[1:] {
@@ -142,8 +139,7 @@ func TestGoAheadWithNothingToRunAsksNothing(t *testing.T) {
 }
 
 func TestGoAheadWhileThePlanIsBeingWrittenAsksNothing(t *testing.T) {
-	s := &starts{}
-	h := newHost(t, withStart(s))
+	h := newHost(t)
 	h.model.On(scripted.RunID("chat-site-1"),
 		calls(call("intent.open", map[string]any{"restated": "A timer page."})),
 		calls(call("intent.start", map[string]any{})),
@@ -154,7 +150,7 @@ func TestGoAheadWhileThePlanIsBeingWrittenAsksNothing(t *testing.T) {
 		t.Fatalf("intents: %+v", list)
 	}
 	want := fmt.Sprintf("intent.start: refused: The plan of intent #%d is still being written: submit it with intent.submit first.", list[0].ID)
-	if turn.Lines[len(turn.Lines)-1] != want || h.gate.Waiting() || len(s.started()) != 0 {
+	if turn.Lines[len(turn.Lines)-1] != want || h.gate.Waiting() || h.runningIntent() != 0 {
 		t.Fatalf("lines: %q", turn.Lines)
 	}
 }

@@ -5,31 +5,12 @@ import (
 	"fmt"
 	"testing"
 
-	"autoapp/executor"
 	"autoapp/executor/ai"
-	"autoapp/executor/candidate"
-	"autoapp/executor/overview"
-	"autoapp/executor/preview"
+	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/request"
-	"autoapp/intent/workspace/sandbox"
 )
-
-// chats says a chat turn runs about the applications it holds.
-type chats map[string]bool
-
-func (c chats) Running(appID string) bool { return c[appID] }
-
-// pages is the overview over e with what an intent's page reads besides:
-// the requests, the Settings model and the chat turns.
-func (e *env) pages(requests overview.Requests, running overview.Chats) *overview.Service {
-	jail := sandbox.NewGuard(e.root, sandbox.Probe())
-	return overview.New(overview.Deps{Backlog: e.backlog, Apps: e.apps,
-		Candidates: candidate.NewService(e.apps, preview.NewManager(e.clock.now, nil, jail), jail, e.clock.now),
-		Runs:       e.runs, Questions: e.gate, Spend: e.book, Now: e.clock.now,
-		Models: models{def: "prov:settings"}, Requests: requests, Chats: running})
-}
 
 // TestOneReadIsTheIntentPage: a guided intent, approved, whose run stopped
 // because a task asked a question, and a running intent, each read in one
@@ -39,8 +20,13 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 
 	t.Run("guided, with a question", func(t *testing.T) {
 		e := mustOpen(t)
-		e.app(t, "notes")
-		requests := request.NewService(e.db, e.backlog, e.clock.now)
+		e.site(t, "notes")
+		// The owner chose another of the provider's models in Settings.
+		e.model.Models("m", "settings")
+		if err := e.launcher.Providers.SetDefaultModel("prov:settings"); err != nil {
+			t.Fatal(err)
+		}
+		requests := e.launcher.Requests
 		st, err := requests.Create(ctx, "notes", "Add tags", request.ModeGuided, "op-1")
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +74,7 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		p, err := e.pages(requests, chats{}).IntentPage(ctx, in.ID)
+		p, err := e.svc.IntentPage(ctx, in.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,32 +104,41 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 		}
 
 		// A chat turn about its application may change it: the page follows.
-		if p, err = e.pages(requests, chats{"notes": true}).IntentPage(ctx, in.ID); err != nil || !p.Live {
+		held := scripted.NewGate(t)
+		e.model.On(scripted.RunID("chat-notes-1"), scripted.Reply{Before: held.Hold, Text: "Hello."})
+		if _, err := e.launcher.Chats.Send(ctx, "notes", 0, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		held.Wait(t)
+		if p, err = e.svc.IntentPage(ctx, in.ID); err != nil || !p.Live {
 			t.Errorf("while a chat turn runs: live %v, %v", p.Live, err)
 		}
 	})
 
 	t.Run("running", func(t *testing.T) {
 		e := mustOpen(t)
-		e.app(t, "site")
+		e.site(t, "site")
 		in, tasks := e.intent(t, "site", 2)
+		// A run before this one completed the first task, then stopped.
 		first := e.turn(t, in, tasks[0], 1, 0, 1000, false, intent.TaskCompleted)
-		runID := fmt.Sprintf("intent-%d-%s-a1", in.ID, tasks[1].Slug)
-		e.move(t, tasks[1].ID, intent.TaskInProgress, intent.Move{RunID: runID})
-		e.runs.set("site", &executor.Progress{IntentID: in.ID, TaskID: tasks[1].ID, Slug: tasks[1].Slug, Turn: 1, RunID: runID,
-			Started: e.clock.now(), Stage: "building", Total: 1, Usage: ai.Usage{Input: 300, Output: 30}})
+		if err := e.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "stopped by the person"); err != nil {
+			t.Fatal(err)
+		}
+		// This run's builder read a file and waits on the model.
+		e.run(t, in, fmt.Sprintf("intent-%d-%s-a1", in.ID, tasks[1].Slug),
+			scripted.Reply{ToolCalls: []scripted.Call{call("source.read", map[string]any{"path": "site/index.html"})}, Usage: scripted.Usage{Input: 300, Output: 30}})
 		if _, _, err := e.backlog.SubmitIntervention(ctx, in.ID, "pause-1", intent.InterventionPause, ""); err != nil {
 			t.Fatal(err)
 		}
 
-		p, err := e.pages(nil, nil).IntentPage(ctx, in.ID)
+		p, err := e.svc.IntentPage(ctx, in.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if p.Intent.Status != intent.IntentRunning || !p.Live || p.Request != nil || p.Guided() {
 			t.Fatalf("status %s, live %v, request %+v", p.Intent.Status, p.Live, p.Request)
 		}
-		if p.Progress == nil || p.Progress.Slug != tasks[1].Slug || p.Progress.Stage != "building" {
+		if p.Progress == nil || p.Progress.Slug != tasks[1].Slug || p.Progress.Stage != "reading" || p.Progress.LastTool != "source.read" {
 			t.Fatalf("progress %+v", p.Progress)
 		}
 		if p.Limits != (ai.Limits{}).WithDefaults() || !p.At.Equal(e.clock.now()) {
@@ -153,6 +148,7 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 		if p.Spend.Total.Turns != 2 || p.Spend.Tasks[tasks[0].ID].Input != 1000 || p.Spend.Tasks[tasks[1].ID].Input != 300 {
 			t.Errorf("spend %+v (after %s)", p.Spend, first)
 		}
+		// The pause waits for the run's next boundary.
 		if len(p.Interventions) != 1 || p.Interventions[0].Kind != intent.InterventionPause || p.Interventions[0].AppliedAt != nil {
 			t.Errorf("interventions %+v", p.Interventions)
 		}

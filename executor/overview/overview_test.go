@@ -11,23 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor"
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
+	"autoapp/executor/ai/provider"
+	"autoapp/executor/ai/scripted"
 	"autoapp/executor/build"
 	"autoapp/executor/candidate"
 	"autoapp/executor/gate"
 	"autoapp/executor/overview"
-	"autoapp/executor/preview"
 	"autoapp/executor/verdict"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
-	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations"
-	"autoapp/migrations/migrationstest"
 )
 
 // clock stands still until the test moves it.
@@ -48,63 +48,43 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// runs is the run going, as the executor holds it in memory.
-type runs struct {
-	mu       sync.Mutex
-	progress *executor.Progress
-	appID    string
-}
-
-func (r *runs) Running() (int64, string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.progress == nil {
-		return 0, "", false
-	}
-	return r.progress.IntentID, r.appID, true
-}
-
-func (r *runs) Progress(id int64) (executor.Progress, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.progress == nil || r.progress.IntentID != id {
-		return executor.Progress{}, false
-	}
-	return *r.progress, true
-}
-
-func (r *runs) set(appID string, p *executor.Progress) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.appID, r.progress = appID, p
-}
-
-// env is a real intents store and data folder, with the services the
-// overview reads.
+// env is the launcher's own services over a temporary root, with a clock
+// the test holds and the scripted model as the Settings model prov:m.
 type env struct {
-	root    string
-	db      *migrations.DB
-	clock   *clock
-	backlog *intent.Service
-	apps    *app.Service
-	book    *spend.Book
-	gate    *gate.Gate
-	runs    *runs
-	svc     *overview.Service
+	launcher *launcher.Launcher
+	db       *migrations.DB
+	clock    *clock
+	backlog  *intent.Service
+	apps     *app.Service
+	book     *spend.Book
+	gate     *gate.Gate
+	runs     *executor.Executor
+	model    *scripted.Server
+	svc      *overview.Service
 }
 
+// mustOpen boots the program's launcher over a fresh data folder, at a
+// time that stands still until the test moves it.
 func mustOpen(tb testing.TB) *env {
 	tb.Helper()
-	root := tb.TempDir()
-	db := migrationstest.IntentsIn(tb, root)
+	// The model first: it closes after the launcher, which stops the run
+	// and the turns that ask it.
+	model := scripted.New(tb)
+	model.Models("m")
 	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
-	e := &env{root: root, db: db, clock: c, backlog: intent.NewService(db, root, c.now), apps: app.NewService(db, root, c.now),
-		book: spend.New(db, root, c.now), gate: gate.New(c.now), runs: &runs{}}
-	jail := sandbox.NewGuard(root, sandbox.Probe())
-	previews := preview.NewManager(c.now, nil, jail)
-	e.svc = overview.New(overview.Deps{Backlog: e.backlog, Apps: e.apps, Candidates: candidate.NewService(e.apps, previews, jail, c.now),
-		Runs: e.runs, Questions: e.gate, Spend: e.book, ModelOf: func(string) string { return "prov:m" }, Now: c.now})
-	return e
+	l, err := launcher.New(tb.TempDir(), c.now, nil, launcher.Options{Quiet: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	if err := l.Providers.Save(provider.Provider{Name: "prov", BaseURL: model.URL(), On: true}, false); err != nil {
+		tb.Fatal(err)
+	}
+	if err := l.Providers.SetDefaultModel("prov:m"); err != nil {
+		tb.Fatal(err)
+	}
+	return &env{launcher: l, db: l.Intents, clock: c, backlog: l.Backlog, apps: l.Apps, book: l.Spend, gate: l.Gate,
+		runs: l.Runs, model: model, svc: l.Overview}
 }
 
 // app inserts an application row; the overview reads nothing of its workspace.
@@ -115,7 +95,31 @@ func (e *env) app(tb testing.TB, id string) {
 	}
 }
 
-// intent plans n tasks for the application, submits them and starts a run.
+// site makes an application from the static template, with its workspace:
+// one a run or a chat turn can work on.
+func (e *env) site(tb testing.TB, id string) {
+	tb.Helper()
+	if _, err := e.apps.CreateFromTemplate(context.Background(), id, strings.ToUpper(id), "static"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// run starts the intent's run through the launcher's executor, as Run in
+// the Backlog does: the builder's turn runID gets replies, then the model
+// holds it until the test ends. It returns once the turn waits there.
+func (e *env) run(tb testing.TB, in intent.Intent, runID string, replies ...scripted.Reply) {
+	tb.Helper()
+	held := scripted.NewGate(tb)
+	e.model.On(scripted.RunID(runID), append(replies, scripted.Reply{Before: held.Hold, Fault: scripted.Status500})...)
+	if err := e.runs.Start(context.Background(), in.ID); err != nil {
+		tb.Fatal(err)
+	}
+	held.Wait(tb)
+}
+
+// intent plans n tasks for the application, submits them and marks the
+// intent running as a run's start does: the history of a run, with no run
+// going in the executor.
 func (e *env) intent(tb testing.TB, appID string, n int) (intent.Intent, []intent.Task) {
 	tb.Helper()
 	ctx := context.Background()
@@ -285,24 +289,30 @@ func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
 func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	e.app(t, "site")
+	e.site(t, "site")
 	if err := os.WriteFile(e.book.Path(), []byte(`{"prov:m": {"input": 2, "output": 10}, "budget": {"day": 5}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	in, tasks := e.intent(t, "site", 4)
-	// Two tasks completed with whole rows, a third with a partial one.
+	// A run before this one: two tasks completed with whole rows, a third
+	// turned twice, once with a partial row; then it stopped.
 	e.turn(t, in, tasks[0], 1, 4*time.Minute, 1000, false, intent.TaskCompleted)
 	e.turn(t, in, tasks[1], 1, 6*time.Minute, 3000, false, intent.TaskCompleted)
 	e.turn(t, in, tasks[2], 1, time.Minute, 50, true, intent.TaskInQueue)
 	first := e.turn(t, in, tasks[2], 2, time.Minute, 50, false, intent.TaskInQueue)
+	if err := e.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "stopped by the person"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.add(time.Minute)
 
-	// The third task's third turn runs now.
+	// This run: the third task's third turn had an edit refused, built,
+	// and waits on the model now.
 	runID := fmt.Sprintf("intent-%d-%s-a3", in.ID, tasks[2].Slug)
-	e.move(t, tasks[2].ID, intent.TaskInProgress, intent.Move{RunID: runID})
 	started := e.clock.now()
-	e.runs.set("site", &executor.Progress{IntentID: in.ID, TaskID: tasks[2].ID, Slug: tasks[2].Slug, Turn: 3, RunID: runID,
-		Started: started, Stage: "building", LastTool: "candidate.build", Passed: 0, Total: 1,
-		Refusal: "source.edit: path: no such file", Usage: ai.Usage{Input: 700, Output: 70}})
+	e.run(t, in, runID,
+		scripted.Reply{ToolCalls: []scripted.Call{call("source.edit", map[string]any{"path": "site/missing.html",
+			"hunks": []map[string]string{{"find": "a", "replace": "b"}}})}, Usage: scripted.Usage{Input: 350, Output: 35}},
+		scripted.Reply{ToolCalls: []scripted.Call{call("candidate.build", map[string]any{})}, Usage: scripted.Usage{Input: 350, Output: 35}})
 	e.clock.add(3 * time.Minute)
 
 	o, err := e.svc.Read(ctx)
@@ -313,19 +323,20 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 	if h == nil {
 		t.Fatal("no task in hand")
 	}
-	if h.Slug != tasks[2].Slug || h.Stage != "building" || h.LastTool != "candidate.build" || h.Refusal == "" {
+	if h.Slug != tasks[2].Slug || h.RunID != runID || h.Stage != "building" || h.LastTool != "candidate.build" || !strings.HasPrefix(h.Refusal, "source.edit: ") {
 		t.Errorf("in hand: %+v", h)
 	}
-	if h.Elapsed != 3*time.Minute || h.Limit != ai.DefaultWall || h.Turn != 3 || h.MaxTurns != verdict.MaxTurns || h.MaxCounted != verdict.MaxCounted {
+	if !h.Started.Equal(started) || h.Elapsed != 3*time.Minute || h.Limit != ai.DefaultWall || h.Turn != 1 || h.MaxTurns != verdict.MaxTurns || h.MaxCounted != verdict.MaxCounted {
 		t.Errorf("limits: elapsed %v of %v, turn %d of %d", h.Elapsed, h.Limit, h.Turn, h.MaxTurns)
 	}
 	// The task: its two turns with rows and the one running (a floor).
 	if h.Task.Input != 50+50+700 || !h.Task.AtLeast || h.Task.Turns != 3 {
 		t.Errorf("the task's spend: %+v (after %s)", h.Task, first)
 	}
+	// The run: only the turn it runs, priced as its row will be.
 	price := func(in, out int64) float64 { return (float64(in)*2 + float64(out)*10) / 1e6 }
-	wantRun := price(1000+3000+50+50+700, 100+300+5+5+70)
-	if h.Run.Cost == nil || *h.Run.Cost-wantRun > 1e-12 || wantRun-*h.Run.Cost > 1e-12 || h.Run.Turns != 5 {
+	wantRun := price(700, 70)
+	if h.Run.Cost == nil || *h.Run.Cost-wantRun > 1e-12 || wantRun-*h.Run.Cost > 1e-12 || h.Run.Turns != 1 {
 		t.Errorf("the run's spend: %+v, want $%v", h.Run, wantRun)
 	}
 	if o.Today.Turns != 5 || !o.Today.AtLeast || o.Prices.DayBudget == nil || *o.Prices.DayBudget != 5 {
@@ -347,17 +358,17 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 		t.Errorf("the state: %q", a.State)
 	}
 
-	// The turn's row replaces what memory held; the run ends.
-	if err := e.backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: "site", Model: "prov:m", Input: 800, Output: 80}); err != nil {
+	// The run stops: the turn's row, written as it ends, replaces what
+	// memory held.
+	if err := e.runs.Stop(in.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.runs.set("", nil)
 	o, err = e.svc.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Still a floor: the third task's first turn wrote a partial row.
-	if o.InHand != nil || !o.Today.AtLeast || o.Today.Turns != 5 || o.Today.Input != 1000+3000+50+50+800 {
+	if o.InHand != nil || !o.Today.AtLeast || o.Today.Turns != 5 || o.Today.Input != 1000+3000+50+50+700 {
 		t.Fatalf("after the turn: in hand %+v, today %+v", o.InHand, o.Today)
 	}
 	is, err := e.svc.Intent(ctx, mustGet(t, e, in.ID))
@@ -367,6 +378,15 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 	if len(is.Turns[tasks[2].ID]) != 3 || is.Tasks[tasks[0].ID].Input != 1000 || is.Total.Turns != 5 {
 		t.Fatalf("the intent's spend: %+v", is)
 	}
+}
+
+// call is a tool call of the model's.
+func call(name string, input any) scripted.Call {
+	b, err := json.Marshal(input)
+	if err != nil {
+		panic(err)
+	}
+	return scripted.Call{Name: strings.ReplaceAll(name, ".", "_"), Args: string(b)}
 }
 
 func mustGet(tb testing.TB, e *env, id int64) intent.IntentDetail {
