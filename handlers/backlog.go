@@ -24,6 +24,7 @@ import (
 // Backlog is what the handlers need of the intents.
 type Backlog interface {
 	AnyIntent(ctx context.Context) (bool, error)
+	ListPage(ctx context.Context, appID string, before int64, limit int) ([]intent.IntentSummary, bool, error)
 	List(ctx context.Context, appID string) ([]intent.IntentSummary, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
@@ -58,6 +59,9 @@ func newOp() (string, error) {
 	return t[:22], nil
 }
 
+// backlogPage is how many intents one page of the Backlog lists.
+const backlogPage = 50
+
 func (h *Handlers) backlogList(c *fiber.Ctx) error {
 	return h.renderBacklog(c, views.Refusal{}, "", nil)
 }
@@ -89,13 +93,18 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 	}
 	p.FirstSteps = steps
 	if s.AppID != "" {
-		intents, err := h.backlog.List(ctx, s.AppID)
+		before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
+		intents, more, err := h.backlog.ListPage(ctx, s.AppID, before, backlogPage)
 		if err != nil {
 			return err
 		}
 		for _, i := range intents {
 			p.Intents = append(p.Intents, intentRow(i))
 		}
+		if more {
+			p.OlderHref = fmt.Sprintf("/backlog?before=%d", intents[len(intents)-1].ID)
+		}
+		p.Paged = before > 0
 		if p.TierModels, err = h.tierModels(typed); err != nil {
 			return err
 		}
@@ -255,7 +264,7 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 
 func intentRow(i intent.IntentSummary) views.IntentRow {
 	row := views.IntentRow{ID: i.ID, Status: string(i.Status), BeingWritten: i.BeingWritten(),
-		Request: firstLine(i.Request, 140), Created: clock(i.CreatedAt), Questions: len(i.Questions)}
+		Request: firstLine(i.Request, 140), Created: clock(i.CreatedAt), Questions: i.QuestionCount}
 	var parts []string
 	total := 0
 	for _, st := range intent.TaskStatuses {

@@ -88,14 +88,38 @@ func benchGet(b *testing.B, ada *browser, target string, check func(r *response)
 	}
 }
 
+// BenchmarkBacklogListPage is the Backlog at 200 intents of 12 tasks and
+// at 5,000 intents: a page of the newest 50 either way, so the same cost.
 func BenchmarkBacklogListPage(b *testing.B) {
-	_, ada, newest, _ := busyBacklog(b)
-	benchGet(b, ada, "/backlog", func(r *response) {
-		if n := strings.Count(r.body, `<tr data-testid="intent-`); n != benchIntents {
-			b.Fatalf("the Backlog lists %d intents, want %d", n, benchIntents)
-		}
-		wantInOrder(b, r, fmt.Sprintf(`data-testid="intent-%d"`, newest.ID), fmt.Sprintf(`data-testid="intent-%d"`, newest.ID-1))
-		wantSentence(b, r, "12 tasks: 12 completed")
+	b.Run("200x12", func(b *testing.B) {
+		_, ada, newest, _ := busyBacklog(b)
+		benchGet(b, ada, "/backlog", func(r *response) {
+			if n := strings.Count(r.body, `<tr data-testid="intent-`); n != 50 {
+				b.Fatalf("the Backlog lists %d intents, want a page of 50", n)
+			}
+			wantInOrder(b, r, fmt.Sprintf(`data-testid="intent-%d"`, newest.ID), fmt.Sprintf(`data-testid="intent-%d"`, newest.ID-1))
+			wantSentence(b, r, `data-testid="older-intents"`)
+			b.ReportMetric(float64(len(r.body)), "bytes/page")
+		})
+	})
+	b.Run("5000x2", func(b *testing.B) {
+		s, ada := withApp(b)
+		s.history(b, 5000, 2)
+		benchGet(b, ada, "/backlog", func(r *response) {
+			if n := strings.Count(r.body, `<tr data-testid="intent-`); n != 50 {
+				b.Fatalf("the Backlog lists %d intents, want a page of 50", n)
+			}
+			b.ReportMetric(float64(len(r.body)), "bytes/page")
+		})
+	})
+}
+
+// BenchmarkBoardPage is the board of the same 200 intents of 12 tasks.
+func BenchmarkBoardPage(b *testing.B) {
+	_, ada, _, tasks := busyBacklog(b)
+	benchGet(b, ada, "/board", func(r *response) {
+		wantSentence(b, r, `data-testid="card-`+tasks[0].Slug+`"`)
+		b.ReportMetric(float64(len(r.body)), "bytes/page")
 	})
 }
 

@@ -50,7 +50,7 @@ func (h *Handlers) board(c *fiber.Ctx) (views.BoardView, error) {
 }
 
 func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) views.BoardView {
-	v := views.BoardView{AppID: b.AppID, Labels: b.Labels, Label: q.Label, Polling: b.Running}
+	v := views.BoardView{AppID: b.AppID, Labels: b.Labels, Label: q.Label, Polling: b.Running, OlderIntents: b.OlderIntents}
 	if q.Intent != 0 {
 		v.Intent = strconv.FormatInt(q.Intent, 10)
 	}
@@ -68,7 +68,7 @@ func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) vi
 		v.Query = "?" + query.Encode()
 	}
 	for _, col := range overview.BoardColumns {
-		cv := views.BoardColumnView{Key: col.Key, Title: col.Title}
+		cv := views.BoardColumnView{Key: col.Key, Title: col.Title, Hidden: b.Hidden[col.Key]}
 		for _, c := range b.Columns[col.Key] {
 			model := c.Model
 			if model == "" {

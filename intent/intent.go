@@ -179,6 +179,9 @@ type IntentSummary struct {
 	Counts map[TaskStatus]int
 	// Live is how many of its tasks are not removed.
 	Live int
+	// QuestionCount is how many questions the engineer asked in it; a
+	// page of the list reads the count, not the questions.
+	QuestionCount int
 }
 
 // IntentDetail is an intent with its tasks in run order: the live ones in

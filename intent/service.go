@@ -390,7 +390,7 @@ func (s *Service) List(ctx context.Context, appID string) ([]IntentSummary, erro
 			return nil, err
 		}
 		index[in.ID] = len(summaries)
-		summaries = append(summaries, IntentSummary{Intent: in, Counts: map[TaskStatus]int{}})
+		summaries = append(summaries, IntentSummary{Intent: in, Counts: map[TaskStatus]int{}, QuestionCount: len(in.Questions)})
 	}
 	for _, c := range counts {
 		if i, ok := index[c.IntentID]; ok {

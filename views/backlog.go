@@ -36,6 +36,10 @@ type BacklogList struct {
 	// Overview is the panel at the top: what needs the person, the task
 	// in hand, today's spend, each application.
 	Overview *OverviewView
+	// OlderHref leads to the next page of older intents, when there are
+	// any; Paged says this is not the first page.
+	OlderHref string
+	Paged     bool
 	// FirstSteps are the three steps of a first run, shown until each is
 	// done; nil once they all are.
 	FirstSteps []FirstStep

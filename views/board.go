@@ -11,6 +11,8 @@ type BoardView struct {
 	Intent, Label string
 	// Query is "?intent=…&label=…" as chosen, for the live fragment.
 	Query string
+	// OlderIntents counts the open intents older than those shown.
+	OlderIntents int
 	// Polling refreshes the board every two seconds while a run goes.
 	Polling bool
 }
@@ -19,6 +21,8 @@ type BoardView struct {
 type BoardColumnView struct {
 	Key, Title string
 	Cards      []CardView
+	// Hidden counts the cards beyond what a column shows.
+	Hidden int
 }
 
 // CardView is one task's card.

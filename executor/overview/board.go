@@ -31,6 +31,14 @@ var BoardColumns = []struct{ Key, Title string }{
 // shows.
 const BoardRecent = 20
 
+// BoardIntents is how many live intents the board reads, the newest; an
+// older one is shown when the filter asks for it.
+const BoardIntents = 10
+
+// BoardColumnCards is the most cards a column shows; the rest are counted
+// (Hidden), for a filter to reach.
+const BoardColumnCards = 40
+
 // Card is one task on the board.
 type Card struct {
 	TaskID, IntentID int64
@@ -48,6 +56,9 @@ type Card struct {
 	// Why says why it waits for the person, for a card in Waiting.
 	Why    string
 	Advice string
+	// runs are the runs whose usage is the card's: its attempts and the
+	// advice about it.
+	runs []string
 }
 
 // Board is the board of one application: its cards by column, and what
@@ -59,6 +70,11 @@ type Board struct {
 	// label of the cards, before filtering.
 	Intents []int64
 	Labels  []string
+	// OlderIntents counts the live intents older than those read, whose
+	// cards the intent filter shows.
+	OlderIntents int
+	// Hidden counts, per column, the cards beyond BoardColumnCards.
+	Hidden map[string]int
 	// Running says a run of this application goes: the board refreshes.
 	Running bool
 }
@@ -74,11 +90,11 @@ type BoardQuery struct {
 // intents' tasks and its newest completed ones, their spend, and the run's
 // progress for the task in hand.
 func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
-	b := Board{AppID: q.AppID, Columns: map[string][]Card{}}
+	b := Board{AppID: q.AppID, Columns: map[string][]Card{}, Hidden: map[string]int{}}
 	if q.AppID == "" {
 		return b, nil
 	}
-	rows, err := s.d.Board.Board(ctx, q.AppID, BoardRecent)
+	rows, err := s.d.Board.Board(ctx, q.AppID, BoardRecent, BoardIntents, q.Intent)
 	if err != nil {
 		return b, err
 	}
@@ -91,8 +107,11 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 
 	var cards []Card
 	labels := map[string]bool{}
+	b.Intents = rows.LiveIDs
+	if q.Intent == 0 && len(rows.LiveIDs) > len(rows.Live) {
+		b.OlderIntents = len(rows.LiveIDs) - len(rows.Live)
+	}
 	for _, d := range rows.Live {
-		b.Intents = append(b.Intents, d.ID)
 		awaiting := s.awaitsApproval(ctx, d)
 		for _, t := range d.Tasks {
 			c, ok := card(d.ID, t, awaiting)
@@ -109,23 +128,6 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 		c, _ := card(t.IntentID, t, false)
 		cards = append(cards, c)
 	}
-	// Spend, in one read of the runs the cards name.
-	var runs []string
-	owner := map[string]int{}
-	for i, c := range cards {
-		for _, id := range c.runIDs(rows) {
-			runs = append(runs, id)
-			owner[id] = i
-		}
-	}
-	totals, err := s.d.Spend.ByRuns(ctx, runs, live)
-	if err != nil {
-		return b, err
-	}
-	for id, t := range totals {
-		i := owner[id]
-		cards[i].Spend = cards[i].Spend.Plus(t)
-	}
 	for _, c := range cards {
 		for _, l := range c.Labels {
 			labels[l] = true
@@ -136,7 +138,34 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 		if q.Label != "" && !slices.Contains(c.Labels, q.Label) {
 			continue
 		}
+		if len(b.Columns[c.Column]) == BoardColumnCards {
+			b.Hidden[c.Column]++
+			continue
+		}
 		b.Columns[c.Column] = append(b.Columns[c.Column], c)
+	}
+	// Spend, in one read of the runs the shown cards name.
+	var runs []string
+	type at struct {
+		column string
+		i      int
+	}
+	owner := map[string]at{}
+	for col, cs := range b.Columns {
+		for i, c := range cs {
+			for _, id := range c.runs {
+				runs = append(runs, id)
+				owner[id] = at{col, i}
+			}
+		}
+	}
+	totals, err := s.d.Spend.ByRuns(ctx, runs, live)
+	if err != nil {
+		return b, err
+	}
+	for id, t := range totals {
+		o := owner[id]
+		b.Columns[o.column][o.i].Spend = b.Columns[o.column][o.i].Spend.Plus(t)
 	}
 	b.Labels = slices.Sorted(func(yield func(string) bool) {
 		for l := range labels {
@@ -148,29 +177,19 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 	return b, nil
 }
 
-// runIDs are the runs whose usage is the card's: its attempts and the
-// advice about it.
-func (c Card) runIDs(rows intent.Board) []string {
-	find := func(ts []intent.BacklogTask) []string {
-		for _, t := range ts {
-			if t.ID == c.TaskID {
-				return append(slices.Clone(t.RunIDs), AdviceRunID(c.IntentID, c.Slug))
-			}
-		}
-		return nil
-	}
-	for _, d := range rows.Live {
-		if d.ID == c.IntentID {
-			return find(d.Tasks)
-		}
-	}
-	return find(rows.Completed)
-}
-
 // awaitsApproval says the intent is a guided plan, submitted, waiting for
 // the person's approval.
 func (s *Service) awaitsApproval(ctx context.Context, d intent.IntentDetail) bool {
 	if s.d.Requests == nil || d.BeingWritten() || (d.Status != intent.IntentDraft && d.Status != intent.IntentStopped) {
+		return false
+	}
+	// Only a plan with proposed tasks can wait for approval: the others
+	// need no read of their request's journal.
+	proposed := false
+	for _, t := range d.Tasks {
+		proposed = proposed || t.Status == intent.TaskProposed
+	}
+	if !proposed {
 		return false
 	}
 	st, err := s.d.Requests.ForIntent(ctx, d.ID)
@@ -184,7 +203,8 @@ func (s *Service) awaitsApproval(ctx context.Context, d intent.IntentDetail) boo
 // (removed).
 func card(intentID int64, t intent.BacklogTask, awaiting bool) (Card, bool) {
 	c := Card{TaskID: t.ID, IntentID: intentID, Slug: t.Slug, Title: t.Title, Status: string(t.Status), Tier: t.Tier,
-		Labels: t.Labels, Model: t.RunsOn, Criteria: len(t.Criteria), Advice: t.Advice}
+		Labels: t.Labels, Model: t.RunsOn, Criteria: len(t.Criteria), Advice: t.Advice,
+		runs: append(slices.Clone(t.RunIDs), AdviceRunID(intentID, t.Slug))}
 	for n := 1; n <= len(t.Criteria); n++ {
 		if t.ExampleHashes[n] != "" {
 			c.Passing++

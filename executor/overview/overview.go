@@ -38,7 +38,7 @@ type Backlog interface {
 // BoardReader reads an application's live intents and recent completed
 // tasks (*intent.Service).
 type BoardReader interface {
-	Board(ctx context.Context, appID string, recent int) (intent.Board, error)
+	Board(ctx context.Context, appID string, recent, intents int, only int64) (intent.Board, error)
 }
 
 // Apps lists the applications (*app.Service).
