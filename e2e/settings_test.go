@@ -47,7 +47,8 @@ func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
 	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
 	must(t, form.GetByLabel("API key").Fill(secretKey))
 	must(t, form.GetByTestId("save-provider").Click())
-	must(t, expect.Page(page).ToHaveURL(s.URL+"/settings"))
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/settings\?saved=provider`)))
+	must(t, expect.Locator(page.GetByTestId("notice")).ToHaveText("Saved the provider scripted at "+model.URL()+"; it is turned on."))
 	row := page.GetByTestId("provider-scripted")
 	must(t, expect.Locator(row).ToContainText(model.URL()))
 	must(t, expect.Locator(row.GetByTestId("key-mask")).ToHaveText("••••cret"))
@@ -74,9 +75,9 @@ func TestSettingsConnectAProviderAndChooseModels(t *testing.T) {
 		"qwen3:27b answered in text instead of calling the tool: choose a model with tool support, or start llama.cpp's server with --jinja."))
 	must(t, expect.Locator(page.GetByTestId("tool-test")).ToHaveAttribute("data-ok", "false"))
 
-	// The Settings model and the tier models.
-	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill("scripted:small-model"))
-	must(t, page.GetByTestId("default-model").GetByRole("button").Click())
+	// The Settings model, chosen from what Test listed, and the tier models.
+	must(t, result.Locator("li", playwright.LocatorLocatorOptions{HasText: "small-model"}).GetByTestId("use-model").Click())
+	must(t, expect.Locator(page.GetByTestId("notice")).ToHaveText("The engineer now runs on scripted:small-model, unless a task or its tier names another model."))
 	must(t, expect.Locator(page.GetByTestId("default-model").GetByLabel("Model")).ToHaveValue("scripted:small-model"))
 	// Tested again, the provider's model tried is the Settings model, which calls tools.
 	must(t, page.GetByTestId("provider-scripted").GetByTestId("test-provider").Click())

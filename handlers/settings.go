@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,21 @@ func (h *Handlers) settingsPage(c *fiber.Ctx) error {
 			return err
 		}
 		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name, ContextTokens: tokensText(p.ContextTokens)}
+	}
+	// What the last save saved, said once after its redirect.
+	switch c.Query("saved") {
+	case "provider":
+		if p, err := h.providers.Get(c.Query("name")); err == nil {
+			state := "off"
+			if p.On {
+				state = "on"
+			}
+			n.notice = fmt.Sprintf("Saved the provider %s at %s; it is turned %s.", p.Name, p.BaseURL, state)
+		}
+	case "model":
+		if m := h.providers.DefaultModel(); m != "" {
+			n.notice = "The engineer now runs on " + m + ", unless a task or its tier names another model."
+		}
 	}
 	return h.renderSettings(c, n)
 }
@@ -139,7 +155,7 @@ func (h *Handlers) providerSave(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect("/settings", fiber.StatusSeeOther)
+	return c.Redirect("/settings?saved=provider&name="+url.QueryEscape(form.Name), fiber.StatusSeeOther)
 }
 
 func (h *Handlers) saveProvider(form views.ProviderForm, key string, clearKey bool) error {
@@ -222,7 +238,7 @@ func (h *Handlers) settingsModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect("/settings", fiber.StatusSeeOther)
+	return c.Redirect("/settings?saved=model", fiber.StatusSeeOther)
 }
 
 // tierModels are the three tier models as saved, or as typed when the
