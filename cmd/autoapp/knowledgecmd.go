@@ -44,10 +44,11 @@ const knowledgeUsage = `Usage:
       case, which case a lesson came from and which runs it was served to, and
       each run's turns. Every row names the row it was read from.
         --app ID     only the links of one application
-        --rebuild    rebuild the index from both stores first. The server rebuilds
-                     it when it opens and whenever a task's attempt ends; a rebuild
-                     here only rewrites that derived table, so it is safe while a
-                     server runs.
+        --rebuild    rebuild the index whole from both stores first. The server
+                     adds each attempt's rows as it ends, and rebuilds it whole
+                     only when an older version of the launcher wrote it; a
+                     rebuild here only rewrites that derived table, so it is
+                     safe while a server runs.
 
 These read knowledge.sqlite under the data folder directly. confirm and retire
 refuse while a server serves from the same folder: use its Knowledge page then.
