@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +87,7 @@ func TestARunGoesFromRunToDoneInTheBrowser(t *testing.T) {
 	}
 	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open the home page and read the heading."))
 	must(t, expect.Locator(page.GetByTestId("runbook")).ToContainText("Open /about.html."))
+	must(t, expect.Locator(page.GetByTestId("done-preview")).ToHaveAttribute("href", regexp.MustCompile(`^http://site\.localhost:\d+/$`)))
 
 	// Delivered: the artifacts at the completing revision, each with its
 	// SHA-256; the downloaded bytes hash to the one shown.

@@ -188,3 +188,23 @@ func TestTheProgressCountsPassingCriteriaAsSoonAsACyclesChecksPass(t *testing.T)
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
 }
+
+func TestARetrysProgressSaysWhyTheLastAttemptDidNotComplete(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	slug := "0001-change-the-heading"
+	g := scripted.NewGate(t)
+	h.model.On(scripted.RunID(runID(id, slug, 1)), scripted.Reply{Text: "Nothing to do."})
+	h.model.On(scripted.RunID(runID(id, slug, 2)), scripted.Reply{Text: "Still nothing.", Before: g.Hold})
+	h.adviceAnswers(scripted.Reply{Text: `{"diagnosis":"x","advice":"retry","note":""}`})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	g.Wait(t)
+	p, ok := h.exec.Progress(id)
+	if !ok || p.Turn != 2 || !strings.Contains(p.LastEnded, "Nothing was built.") {
+		t.Fatalf("the retry's progress: turn %d, last ended %q (%v)", p.Turn, p.LastEnded, ok)
+	}
+	g.Open()
+	h.wait(t, id)
+}

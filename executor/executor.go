@@ -172,6 +172,9 @@ type Progress struct {
 	Refusal   string
 	Usage     ai.Usage
 	HostBuild bool
+	// LastEnded is why the task's last attempt did not complete, for a
+	// retry; "" on its first.
+	LastEnded string
 	// Model is what the turn's model is doing now (see ai.Progress).
 	Model ai.Progress
 }

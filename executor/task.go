@@ -101,7 +101,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		}
 		r.update(func(p *Progress) {
 			*p = Progress{IntentID: r.intentID, TaskID: t.ID, Slug: t.Slug, Turn: turns, Counted: countedOf(attempts), RunID: runID,
-				Started: e.d.Now(), Stage: "reading", Total: len(task.Criteria)}
+				Started: e.d.Now(), Stage: "reading", Total: len(task.Criteria), LastEnded: lastAttempt}
 		})
 
 		out := e.turn(ctx, r, d, task, runID, ep, lastAttempt)

@@ -288,7 +288,7 @@ func intentRow(i intent.IntentSummary) views.IntentRow {
 // intentView shapes the intent page's read for the page and its live part.
 func intentView(p overview.IntentPage, op string) views.IntentView {
 	d := p.Intent
-	v := views.IntentView{ID: d.ID, AppID: d.AppID, AppName: p.App.Name, Status: string(d.Status), Mode: string(d.Mode),
+	v := views.IntentView{PreviewLink: p.PreviewLink, ID: d.ID, AppID: d.AppID, AppName: p.App.Name, Status: string(d.Status), Mode: string(d.Mode),
 		BeingWritten: d.BeingWritten(), Request: d.Request, Restated: strings.Join(d.Restated, " "),
 		Fits: d.Fits, Conflicts: d.Conflicts, OutOfReach: d.OutOfReach, Assumptions: d.Assumptions,
 		Questions: d.Questions, StopReason: d.StopReason, Created: clock(d.CreatedAt),
@@ -377,7 +377,7 @@ func failReason(t intent.BacklogTask) string {
 // the limits in force.
 func progressView(p executor.Progress, at time.Time, l ai.Limits) *views.ProgressView {
 	v := &views.ProgressView{Slug: p.Slug, RunID: p.RunID, Started: clock(p.Started), Stage: p.Stage, LastTool: p.LastTool,
-		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild,
+		Refusal: p.Refusal, Turn: p.Turn, Passed: p.Passed, Total: p.Total, HostBuild: p.HostBuild, LastEnded: p.LastEnded,
 		Model: p.Model.Sentence(at), Limits: limitsLine(l)}
 	if p.Usage.Input+p.Usage.Output > 0 {
 		v.Tokens = fmt.Sprintf("%d tokens in, %d out so far", p.Usage.Input, p.Usage.Output)

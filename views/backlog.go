@@ -78,6 +78,8 @@ type Fact struct{ Name, Value string }
 
 // IntentView is one intent opened: its request, analysis and tasks.
 type IntentView struct {
+	// PreviewLink is the running preview of its application, when one runs.
+	PreviewLink        string
 	ID                 int64
 	AppID, AppName     string
 	Status, Mode       string
@@ -166,6 +168,8 @@ type ProgressView struct {
 	Turn, Passed, Total                            int
 	Tokens                                         string
 	HostBuild                                      bool
+	// LastEnded is why the last attempt did not complete, on a retry.
+	LastEnded string
 	// Model says what the model is doing now ("The model is writing: 312
 	// tokens so far in this step."), or "".
 	Model string
@@ -197,4 +201,14 @@ type DeliveryView struct {
 // ArtifactRow is one downloadable artifact.
 type ArtifactRow struct {
 	Path, Size, SHA256, Media, Href string
+}
+
+// deliveredFrom says where a delivery was exported from: "revision
+// 1a2b3c4 (release r…)".
+func deliveredFrom(d *DeliveryView) string {
+	s := "revision " + d.Revision
+	if d.Release != "" {
+		s += " (release " + d.Release + ")"
+	}
+	return s
 }

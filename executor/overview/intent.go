@@ -57,6 +57,9 @@ type IntentPage struct {
 	// Live says something may change it now: the engineer writing its
 	// plan, its run, or a chat turn about its application.
 	Live bool
+	// PreviewLink is where a done intent's application's preview runs,
+	// when it runs.
+	PreviewLink string
 }
 
 // Guided says the intent answers a guided request: Run waits for the
@@ -75,6 +78,11 @@ func (s *Service) IntentPage(ctx context.Context, id int64) (IntentPage, error) 
 	}
 	if p.App, err = s.d.Apps.Get(ctx, d.AppID); err != nil {
 		return p, err
+	}
+	if d.Status == intent.IntentDone && s.d.Candidates != nil {
+		if st, err := s.d.Candidates.State(d.AppID); err == nil && st.Preview != nil && st.Preview.Running {
+			p.PreviewLink = st.Preview.Link
+		}
 	}
 	settings := ""
 	if s.d.Models != nil {
