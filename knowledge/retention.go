@@ -154,7 +154,7 @@ func (s *Store) batch(ctx context.Context, r *Retained, del func(*sqlx.Tx) error
 		return err
 	}
 	defer tx.Rollback()
-	began := time.Now()
+	began := s.now()
 	if err := del(tx); err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (s *Store) batch(ctx context.Context, r *Retained, del func(*sqlx.Tx) error
 		return err
 	}
 	r.Batches++
-	r.Longest = max(r.Longest, time.Since(began))
+	r.Longest = max(r.Longest, s.now().Sub(began))
 	return nil
 }
 
