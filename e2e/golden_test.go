@@ -98,19 +98,27 @@ func TestTheGoldenPath(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("questions")).ToContainText("Should the break start by itself when work ends?", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("a pomodoro timer page"))
 	must(t, expect.Locator(page.GetByTestId("request-live")).ToHaveAttribute("data-polling", "false"))
+	// The page as its live part left it is the page a reload shows: the
+	// answer box, and no box for a message beside it.
+	must(t, expect.Locator(page.GetByTestId("request-form")).ToHaveCount(0))
+	sameAsAFreshLoad(t, page, "the engineer asked")
 
 	// The answer starts the planning turn; the plan lands in the Backlog.
 	must(t, page.GetByTestId("answer-text").Fill("Yes, the break starts by itself."))
 	must(t, page.GetByTestId("answer").Click())
 	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("The plan is in the Backlog", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("0001-show-the-timer-on-the-home"))
+	must(t, expect.Locator(page.GetByTestId("request-live")).ToHaveAttribute("data-polling", "false"))
+	must(t, expect.Locator(page.GetByTestId("request-form")).ToBeVisible())
+	sameAsAFreshLoad(t, page, "the plan replied")
 	must(t, page.GetByTestId("open-intent").Click())
 
 	// Read the plan, approve it (guided), Run.
 	must(t, expect.Locator(page.GetByTestId("request")).ToHaveText("a pomodoro timer page: 25-minute work, 5-minute break, start, pause and reset, no network"))
 	must(t, expect.Locator(page.GetByTestId("task-0001-show-the-timer-on-the-home")).ToBeVisible())
 	must(t, expect.Locator(page.GetByTestId("not-approved")).ToBeVisible())
-	must(t, expect.Locator(page.GetByTestId("run")).ToBeVisible())
+	// Guided: Run is offered once the plan is approved, not before.
+	must(t, expect.Locator(page.GetByTestId("run")).ToHaveCount(0))
 	must(t, page.GetByTestId("approve").Click())
 	must(t, expect.Locator(page.GetByTestId("approved")).ToBeVisible())
 	must(t, page.GetByTestId("run").Locator("summary").Click())

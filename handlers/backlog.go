@@ -319,6 +319,8 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 		st := p.Request
 		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
 		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
+		// Run is offered once the exact plan is approved, as Run checks.
+		v.CanRun = v.CanRun && st.Approval.Valid
 	}
 	for _, rc := range p.Interventions {
 		v.Interventions = append(v.Interventions, receiptRow(rc))
