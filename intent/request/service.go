@@ -421,16 +421,8 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 // still holds, and the entry records the plan that runs. An intent with no
 // request passes and writes nothing.
 func (s *Service) RunStartedIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	var id int64
-	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("request: run: %w", err)
-	}
-	j, err := load(ctx, tx, id)
-	if err != nil {
+	j, ok, err := intentJournal(ctx, tx, intentID)
+	if err != nil || !ok {
 		return err
 	}
 	st, err := s.settle(ctx, j)
@@ -444,7 +436,7 @@ func (s *Service) RunStartedIn(ctx context.Context, tx *sqlx.Tx, intentID int64,
 	if err != nil {
 		return err
 	}
-	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
+	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(runBody{Hash: PlanHash(d)}))})
 }
 
@@ -464,22 +456,14 @@ func (s *Service) Delivered(ctx context.Context, id int64) (State, error) {
 // transaction that marks the intent done (an intent.DoneHook); an intent
 // with no request, or one whose journal has it already, writes nothing.
 func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	var id int64
-	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("request: delivered: %w", err)
-	}
-	j, err := load(ctx, tx, id)
-	if err != nil {
+	j, ok, err := intentJournal(ctx, tx, intentID)
+	if err != nil || !ok {
 		return err
 	}
 	if j.Delivered {
 		return nil
 	}
-	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
+	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(deliveryBody{}))})
 }
 
@@ -546,21 +530,33 @@ const FeedbackVoided = "Your feedback voided the approval: the engineer revises 
 // intent.FeedbackHook). A request with no approval, or no request, is left
 // as it is.
 func (s *Service) VoidApproval(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	var id int64
-	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("request: void approval: %w", err)
-	}
-	j, err := load(ctx, tx, id)
-	if err != nil {
+	j, ok, err := intentJournal(ctx, tx, intentID)
+	if err != nil || !ok {
 		return err
 	}
 	if j.Approved == "" {
 		return nil
 	}
-	return insertEntry(ctx, tx, id, entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
+	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(approvalBody{Voided: FeedbackVoided}))})
+}
+
+// intentJournal is the journal of the request the intent answers, read in
+// the caller's transaction, and false when it answers none: what the
+// hooks of an intent's transactions (its run's start, its finish, applied
+// feedback) write beside.
+func intentJournal(ctx context.Context, tx *sqlx.Tx, intentID int64) (journal, bool, error) {
+	var id int64
+	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return journal{}, false, nil
+	}
+	if err != nil {
+		return journal{}, false, fmt.Errorf("request: the request of intent %d: %w", intentID, err)
+	}
+	j, err := load(ctx, tx, id)
+	if err != nil {
+		return journal{}, false, err
+	}
+	return j, true, nil
 }
