@@ -53,11 +53,7 @@ func TestARetryAfterAnAttemptThatChangedNothingIsToldWhatItRead(t *testing.T) {
 	h.model.On(scripted.RunID(runID(id, slug, 1)),
 		scripted.Reply{ToolCalls: []scripted.Call{{Name: "source_read", Args: `{"path":"site/index.html"}`}}},
 		scripted.Reply{Text: "I looked."})
-	h.model.On(scripted.RunID(runID(id, slug, 2)),
-		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	h.scriptHeading(id, 2)
 	if d := h.run(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
@@ -84,11 +80,7 @@ func TestAFailedTasksDiagnosisReachesItsNextRunAndATurnThatWasNotAnAttemptIsLeft
 	// The third run's first turn fails at the provider: not an attempt.
 	h.model.On(scripted.RunID(runID(id, slug, 3)), scripted.Reply{Fault: scripted.Status500})
 	h.run(t, id)
-	h.model.On(scripted.RunID(runID(id, slug, 4)),
-		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	h.scriptHeading(id, 4)
 	if d := h.run(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
@@ -122,12 +114,7 @@ func TestAProviderThatCannotBeReachedAtATasksStartStopsTheRunWithoutFailingTheTa
 	if err := h.providers.Save(provider.Provider{Name: "scripted", BaseURL: h.model.URL(), On: true}, true); err != nil {
 		t.Fatal(err)
 	}
-	slug := "0001-change-the-heading"
-	h.model.On(scripted.RunID(runID(id, slug, 1)),
-		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	h.scriptHeading(id, 1)
 	if d := h.run(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}
@@ -142,11 +129,7 @@ func TestEachMoveThatEndsAnAttemptRecordsItsOutcome(t *testing.T) {
 	h.model.On(scripted.RunID(runID(id, slug, 1)), scripted.Reply{Fault: scripted.Status500})
 	h.run(t, id)
 	h.model.On(scripted.RunID(runID(id, slug, 2)), scripted.Reply{Text: "Nothing to do."})
-	h.model.On(scripted.RunID(runID(id, slug, 3)),
-		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/"+slug+"-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	h.scriptHeading(id, 3)
 	if d := h.run(t, id); d.Status != intent.IntentDone {
 		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
 	}

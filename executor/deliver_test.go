@@ -8,7 +8,6 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
-	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 )
 
@@ -24,14 +23,6 @@ func (h *host) exec1(t *testing.T, stmt string) {
 	if _, err := db.Exec(stmt); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func (h *host) scriptHeading(id int64, n int) {
-	h.model.On(scripted.RunID(runID(id, headingSlug, n)),
-		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
 }
 
 // TestDoneAndItsDeliveryAreOneWrite: when the delivery cannot be recorded,

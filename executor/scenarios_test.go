@@ -69,6 +69,16 @@ func ask(question string) scripted.Call {
 	return scripted.Call{Name: "intent_ask", Args: string(args)}
 }
 
+// scriptHeading scripts attempt n of the heading task as one that
+// completes: the example, the change, a cycle.
+func (h *host) scriptHeading(id int64, n int) {
+	h.model.On(scripted.RunID(runID(id, headingSlug, n)),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+}
+
 // addLine puts a paragraph under the template's heading.
 func addLine(text string) scripted.Call {
 	return edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>"+text+"</p>")
