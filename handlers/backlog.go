@@ -70,7 +70,19 @@ func (h *Handlers) backlogList(c *fiber.Ctx) error {
 // owner typed that were refused, shown back instead of the saved ones.
 func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, typed map[string]string) error {
 	ctx := c.UserContext()
-	s, err := h.page(c, "Backlog", "backlog")
+	// The overview counts what needs the person, so the rail's mark is
+	// not counted a second time.
+	var ov *views.OverviewView
+	needsYou := 0
+	if h.overview != nil {
+		o, err := h.overview.Read(ctx)
+		if err != nil {
+			return err
+		}
+		v := overviewView(o)
+		ov, needsYou = &v, o.Needs.Total()
+	}
+	s, err := h.pageMarked(c, "Backlog", "backlog", needsYou)
 	if err != nil {
 		return err
 	}
@@ -78,15 +90,7 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 	if err != nil {
 		return err
 	}
-	p := views.BacklogList{AppID: s.AppID, AppName: s.AppName, Refusal: r, Notice: notice, Op: op}
-	if h.overview != nil {
-		o, err := h.overview.Read(ctx)
-		if err != nil {
-			return err
-		}
-		ov := overviewView(o)
-		p.Overview, s.NeedsYou = &ov, len(o.Needs)
-	}
+	p := views.BacklogList{AppID: s.AppID, AppName: s.AppName, Refusal: r, Notice: notice, Op: op, Overview: ov}
 	steps, err := h.firstSteps(ctx)
 	if err != nil {
 		return err

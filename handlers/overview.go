@@ -20,7 +20,7 @@ import (
 // writes nothing.
 type Overview interface {
 	Read(ctx context.Context) (overview.Overview, error)
-	Needs(ctx context.Context) ([]overview.Need, error)
+	NeedCount(ctx context.Context) (int, error)
 	Task(ctx context.Context, t intent.TaskDetail) (overview.IntentSpend, error)
 	Spend(ctx context.Context, days int) (spend.Report, error)
 	Board(ctx context.Context, q overview.BoardQuery) (overview.Board, error)
@@ -54,11 +54,10 @@ func (h *Handlers) overviewPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.page(c, "Overview", "backlog")
+	s, err := h.pageMarked(c, "Overview", "backlog", o.Needs.Total())
 	if err != nil {
 		return err
 	}
-	s.NeedsYou = len(o.Needs)
 	return render(c, views.OverviewPage(s, views.OverviewPageView{Overview: overviewView(o), Spend: reportView(r)}))
 }
 
@@ -81,12 +80,21 @@ func (h *Handlers) needsYou(ctx context.Context) int {
 	if h.overview == nil {
 		return 0
 	}
-	needs, err := h.overview.Needs(ctx)
+	n, err := h.overview.NeedCount(ctx)
 	if err != nil {
 		h.log.Error("what needs the person could not be read", "err", err)
 		return 0
 	}
-	return len(needs)
+	return n
+}
+
+// needNoun names one need of a kind, for "and 3 more failed tasks".
+var needNoun = map[overview.NeedKind][2]string{
+	overview.NeedQuestion: {"question at the gate", "questions at the gate"},
+	overview.NeedAnswer:   {"task that asked", "tasks that asked"},
+	overview.NeedFailed:   {"failed task", "failed tasks"},
+	overview.NeedFeedback: {"intent waiting for feedback", "intents waiting for feedback"},
+	overview.NeedRelease:  {"release to make current", "releases to make current"},
 }
 
 func spendView(t spend.Total) views.SpendView {
@@ -95,7 +103,7 @@ func spendView(t spend.Total) views.SpendView {
 
 func overviewView(o overview.Overview) views.OverviewView {
 	v := views.OverviewView{Today: spendView(o.Today), Polling: o.Running || o.InHand != nil}
-	for _, n := range o.Needs {
+	for _, n := range o.Needs.List {
 		nv := views.NeedView{Kind: string(n.Kind), AppID: n.AppID, Text: n.Text, Advice: n.Advice}
 		switch n.Kind {
 		case overview.NeedAnswer:
@@ -108,6 +116,11 @@ func overviewView(o overview.Overview) views.OverviewView {
 			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
 		}
 		v.Needs = append(v.Needs, nv)
+	}
+	for _, k := range []overview.NeedKind{overview.NeedQuestion, overview.NeedAnswer, overview.NeedFailed, overview.NeedFeedback, overview.NeedRelease} {
+		if more := o.Needs.More(k); more > 0 {
+			v.More = append(v.More, views.NeedMoreView{Kind: string(k), Text: "and " + views.Count(more, "more "+needNoun[k][0], "more "+needNoun[k][1]) + "."})
+		}
 	}
 	if p := o.InHand; p != nil {
 		v.InHand = &views.InHandView{IntentID: p.IntentID, AppID: p.AppID, Slug: p.Slug, RunID: p.RunID, Stage: p.Stage,

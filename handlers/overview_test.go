@@ -164,6 +164,31 @@ func TestTheRailIsMarkedWhileATaskWaitsForThePerson(t *testing.T) {
 	wantSentence(t, r, `data-testid="needs-none"`)
 }
 
+// Many failed tasks in stopped intents: the panel lists a screen of them
+// and says how many more, and the rail counts them all.
+func TestThePanelListsAFewOfEachKindAndCountsTheRest(t *testing.T) {
+	s, b := withApp(t)
+	for range 8 {
+		in, tasks := s.running(t, "Add tags to notes")
+		s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "m", Input: 10, Output: 1}, intent.TaskFailed)
+		s.moveIntent(t, in.ID, intent.IntentStopped)
+	}
+	r := b.get("/backlog")
+	wantStatus(t, r, fiber.StatusOK)
+	if n := strings.Count(r.body, `data-testid="need-failed"`); n != 5 {
+		t.Errorf("the panel lists %d failed tasks, want 5", n)
+	}
+	wantSentence(t, r, `data-testid="need-more-failed">and 3 more failed tasks.<`)
+	rail := element(t, r, `data-testid="rail-backlog"`, "</a>")
+	if !strings.Contains(rail, "8 things need you") {
+		t.Errorf("the rail: %s", rail)
+	}
+	// Every other page counts as many.
+	if rail := element(t, b.get("/settings"), `data-testid="rail-backlog"`, "</a>"); !strings.Contains(rail, "8 things need you") {
+		t.Errorf("the rail on Settings: %s", rail)
+	}
+}
+
 func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 	s, b := withApp(t)
 	if err := os.MkdirAll(filepath.Dir(s.book.Path()), 0o700); err != nil {

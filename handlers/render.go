@@ -26,8 +26,14 @@ func shell(c *fiber.Ctx, title, current string) views.Shell {
 // page is the frame of a signed-in page: the shell with the application
 // selected last, and the rail's mark when something needs the person.
 func (h *Handlers) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
+	return h.pageMarked(c, title, current, h.needsYou(c.UserContext()))
+}
+
+// pageMarked is page for a handler that has counted what needs the person
+// already (it read the overview): the count is made once a request.
+func (h *Handlers) pageMarked(c *fiber.Ctx, title, current string, needsYou int) (views.Shell, error) {
 	s := shell(c, title, current)
-	s.NeedsYou = h.needsYou(c.UserContext())
+	s.NeedsYou = needsYou
 	id, err := h.apps.Selected(c.UserContext())
 	if err != nil || id == "" {
 		return s, err

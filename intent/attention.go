@@ -23,19 +23,59 @@ type Waiting struct {
 	Reason string `db:"reason"`
 }
 
-// WaitingTasks are the tasks that wait for the person, oldest first: every
-// task that asked, and every failed task of an intent not withdrawn.
-func (s *Service) WaitingTasks(ctx context.Context) ([]Waiting, error) {
-	var out []Waiting
-	if err := s.db.Read.SelectContext(ctx, &out,
-		`SELECT t.id, t.intent_id, t.app_id, t.slug, t.title, t.status, t.question, t.advice,
-		        COALESCE((SELECT e.reason FROM task_events e WHERE e.task_id = t.id ORDER BY e.id DESC LIMIT 1), '') AS reason
-		 FROM tasks t JOIN intents i ON i.id = t.intent_id
-		 WHERE t.status IN ('needs-answer', 'failed') AND i.status IN ('draft', 'running', 'stopped')
-		 ORDER BY t.id`); err != nil {
-		return nil, fmt.Errorf("intent: waiting tasks: %w", err)
+// Waitings are the tasks that wait for the person, oldest first, at most
+// a number of each status, with how many of each there are.
+type Waitings struct {
+	Tasks []Waiting
+	// Asked counts the tasks that asked, Failed the failed ones.
+	Asked, Failed int
+}
+
+// waitingWhere is every task that asked, and every failed task of an
+// intent not withdrawn.
+const waitingWhere = `FROM tasks t JOIN intents i ON i.id = t.intent_id
+	 WHERE t.status IN ('needs-answer', 'failed') AND i.status IN ('draft', 'running', 'stopped')`
+
+// WaitingTasks are the oldest each tasks that asked and the oldest each
+// that failed, and how many of each wait: the list stays a screen however
+// many failures years of stopped intents hold.
+func (s *Service) WaitingTasks(ctx context.Context, each int) (Waitings, error) {
+	var out Waitings
+	var counts []struct {
+		Status TaskStatus `db:"status"`
+		N      int        `db:"n"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &counts, `SELECT t.status, COUNT(*) AS n `+waitingWhere+` GROUP BY t.status`); err != nil {
+		return out, fmt.Errorf("intent: waiting tasks: %w", err)
+	}
+	for _, c := range counts {
+		if c.Status == TaskNeedsAnswer {
+			out.Asked = c.N
+		} else {
+			out.Failed = c.N
+		}
+	}
+	if out.Asked+out.Failed == 0 {
+		return out, nil
+	}
+	if err := s.db.Read.SelectContext(ctx, &out.Tasks,
+		`SELECT w.id, w.intent_id, w.app_id, w.slug, w.title, w.status, w.question, w.advice,
+		        COALESCE((SELECT e.reason FROM task_events e WHERE e.task_id = w.id ORDER BY e.id DESC LIMIT 1), '') AS reason
+		 FROM (SELECT t.*, ROW_NUMBER() OVER (PARTITION BY t.status ORDER BY t.id) AS nth `+waitingWhere+`) w
+		 WHERE w.nth <= ? ORDER BY w.id`, each); err != nil {
+		return out, fmt.Errorf("intent: waiting tasks: %w", err)
 	}
 	return out, nil
+}
+
+// WaitingCount counts the tasks that wait for the person, for the rail's
+// mark: one index walk, whatever the history.
+func (s *Service) WaitingCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(*) `+waitingWhere); err != nil {
+		return 0, fmt.Errorf("intent: waiting tasks: %w", err)
+	}
+	return n, nil
 }
 
 // Outlook is where one application's backlog stands: how many tasks are

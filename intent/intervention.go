@@ -389,6 +389,18 @@ func (s *Service) FeedbackForChat(ctx context.Context, appID string) ([]Feedback
 	return out, nil
 }
 
+// FeedbackWaiting counts the intents whose applied feedback waits for
+// the next chat turn about their application, for the rail's mark.
+func (s *Service) FeedbackWaiting(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(DISTINCT i.intent_id)
+		FROM intervention_applied a JOIN interventions i ON i.ord = a.ord
+		WHERE i.kind = 'feedback' AND a.given_run = ''`); err != nil {
+		return 0, fmt.Errorf("intent: feedback waiting: %w", err)
+	}
+	return n, nil
+}
+
 // FeedbackGiven records that a chat turn was given the feedback; feedback
 // given once is not given again.
 func (s *Service) FeedbackGiven(ctx context.Context, orders []int64, runID string) error {

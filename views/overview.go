@@ -27,6 +27,12 @@ type NeedView struct {
 	Action string
 }
 
+// NeedMoreView counts the needs of a kind beyond the list: "and 12 more
+// failed tasks."
+type NeedMoreView struct {
+	Kind, Text string
+}
+
 // InHandView is the task the run is building, with its limits.
 type InHandView struct {
 	IntentID                            int64
@@ -53,7 +59,9 @@ type AppOutlookView struct {
 // OverviewView is the overview: what needs the person, the task in hand,
 // today's spend and each application.
 type OverviewView struct {
-	Needs  []NeedView
+	Needs []NeedView
+	// More says, per kind, how many needs the list leaves out.
+	More   []NeedMoreView
 	InHand *InHandView
 	Today  SpendView
 	// Budget is the daily budget ("$10.00 a day"), or "".

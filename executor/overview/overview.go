@@ -26,7 +26,9 @@ import (
 
 // Backlog is what the overview reads of the intents (*intent.Service).
 type Backlog interface {
-	WaitingTasks(ctx context.Context) ([]intent.Waiting, error)
+	WaitingTasks(ctx context.Context, each int) (intent.Waitings, error)
+	WaitingCount(ctx context.Context) (int, error)
+	FeedbackWaiting(ctx context.Context) (int, error)
 	Outlooks(ctx context.Context) (map[string]intent.Outlook, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
@@ -144,6 +146,49 @@ type Need struct {
 	Advice string
 }
 
+// NeedsShown is how many needs of each kind a list shows; the rest are
+// counted ("and 12 more").
+const NeedsShown = 5
+
+// Needs are what waits for the person: at most NeedsShown of each kind,
+// oldest first, and how many there are of each.
+type Needs struct {
+	List  []Need
+	Count map[NeedKind]int
+}
+
+// Total is how many needs there are of every kind.
+func (n Needs) Total() int {
+	t := 0
+	for _, c := range n.Count {
+		t += c
+	}
+	return t
+}
+
+// More is how many needs of a kind the list leaves out.
+func (n Needs) More(kind NeedKind) int {
+	shown := 0
+	for _, x := range n.List {
+		if x.Kind == kind {
+			shown++
+		}
+	}
+	return n.Count[kind] - shown
+}
+
+// add lists a need while fewer than NeedsShown of its kind are listed,
+// and counts it either way.
+func (n *Needs) add(x Need) {
+	if n.Count == nil {
+		n.Count = map[NeedKind]int{}
+	}
+	if n.Count[x.Kind] < NeedsShown {
+		n.List = append(n.List, x)
+	}
+	n.Count[x.Kind]++
+}
+
 // InHand is the task the run is building now.
 type InHand struct {
 	IntentID, TaskID         int64
@@ -180,7 +225,7 @@ type AppOutlook struct {
 // Overview is the one read.
 type Overview struct {
 	At     time.Time
-	Needs  []Need
+	Needs  Needs
 	InHand *InHand
 	Today  spend.Total
 	// Prices is prices.json as read: its budget, or why it prices nothing.
@@ -275,28 +320,52 @@ func sentence(s string) string {
 // Needs are the things waiting for the person: questions at the gate,
 // tasks that asked, failed tasks, and candidates that could be made
 // current. The rail marks the Backlog while there is one.
-func (s *Service) Needs(ctx context.Context) ([]Need, error) {
+func (s *Service) Needs(ctx context.Context) (Needs, error) {
 	apps, err := s.d.Apps.List(ctx)
 	if err != nil {
-		return nil, err
+		return Needs{}, err
 	}
 	return s.needs(ctx, apps)
 }
 
-func (s *Service) needs(ctx context.Context, apps []app.App) ([]Need, error) {
-	var out []Need
+// NeedCount is how many things wait for the person, for the rail's mark
+// on every page: counts, never the lists.
+func (s *Service) NeedCount(ctx context.Context) (int, error) {
+	apps, err := s.d.Apps.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if s.d.Questions != nil {
+		for _, a := range apps {
+			n += len(s.d.Questions.Pending(a.ID))
+		}
+	}
+	waiting, err := s.d.Backlog.WaitingCount(ctx)
+	if err != nil {
+		return 0, err
+	}
+	feedback, err := s.d.Backlog.FeedbackWaiting(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return n + waiting + feedback + len(s.releases(apps)), nil
+}
+
+func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
+	var out Needs
 	if s.d.Questions != nil {
 		for _, a := range apps {
 			for _, q := range s.d.Questions.Pending(a.ID) {
-				out = append(out, Need{Kind: NeedQuestion, AppID: a.ID, Text: "The engineer asks about " + a.ID + ": " + q.Text})
+				out.add(Need{Kind: NeedQuestion, AppID: a.ID, Text: "The engineer asks about " + a.ID + ": " + q.Text})
 			}
 		}
 	}
-	waiting, err := s.d.Backlog.WaitingTasks(ctx)
+	waiting, err := s.d.Backlog.WaitingTasks(ctx, NeedsShown)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	for _, w := range waiting {
+	for _, w := range waiting.Tasks {
 		n := Need{AppID: w.AppID, IntentID: w.IntentID, TaskID: w.TaskID, Slug: w.Slug}
 		switch w.Status {
 		case intent.TaskNeedsAnswer:
@@ -310,22 +379,38 @@ func (s *Service) needs(ctx context.Context, apps []app.App) ([]Need, error) {
 				n.Text += "."
 			}
 		}
-		out = append(out, n)
+		out.add(n)
 	}
+	if out.Count == nil {
+		out.Count = map[NeedKind]int{}
+	}
+	// The tasks beyond the list are counted, not read.
+	out.Count[NeedAnswer] = waiting.Asked
+	out.Count[NeedFailed] = waiting.Failed
 	for _, a := range apps {
 		fb, err := s.d.Backlog.FeedbackForChat(ctx, a.ID)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		seen := map[int64]bool{}
 		for _, f := range fb {
 			if !seen[f.IntentID] {
 				seen[f.IntentID] = true
-				out = append(out, Need{Kind: NeedFeedback, AppID: a.ID, IntentID: f.IntentID,
+				out.add(Need{Kind: NeedFeedback, AppID: a.ID, IntentID: f.IntentID,
 					Text: fmt.Sprintf("%s: intent #%d stopped for your feedback; send the engineer a message and it revises the plan with it.", a.ID, f.IntentID)})
 			}
 		}
 	}
+	for _, n := range s.releases(apps) {
+		out.add(n)
+	}
+	return out, nil
+}
+
+// releases are the candidates that passed all their own checks and are
+// not current.
+func (s *Service) releases(apps []app.App) []Need {
+	var out []Need
 	_, runningApp, running := s.d.Runs.Running()
 	for _, a := range apps {
 		// While a run builds it, the candidate changes under it and
@@ -343,7 +428,7 @@ func (s *Service) needs(ctx context.Context, apps []app.App) ([]Need, error) {
 				Text: fmt.Sprintf("%s: release %s passed all %d of its checks and is not current.", a.ID, rel, n)})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // passedNotCurrent is the candidate's release when its last build passed,

@@ -191,6 +191,23 @@ func (e *env) candidateFile(tb testing.TB, appID, release string, passed, total 
 	}
 }
 
+// needs lists what waits for the person, and checks that the rail's
+// count says as many.
+func (e *env) needs(ctx context.Context) ([]overview.Need, error) {
+	n, err := e.svc.Needs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	count, err := e.svc.NeedCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if count != n.Total() || n.Total() != len(n.List) {
+		return nil, fmt.Errorf("the rail counts %d, the needs count %d and list %d", count, n.Total(), len(n.List))
+	}
+	return n.List, nil
+}
+
 func kinds(needs []overview.Need) map[overview.NeedKind][]overview.Need {
 	out := map[overview.NeedKind][]overview.Need{}
 	for _, n := range needs {
@@ -205,7 +222,7 @@ func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
 	for _, id := range []string{"site", "shop", "blog"} {
 		e.app(t, id)
 	}
-	needs, err := e.svc.Needs(ctx)
+	needs, err := e.needs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +256,7 @@ func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	needs, err = e.svc.Needs(ctx)
+	needs, err = e.needs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +287,7 @@ func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.move(t, tasks[0].ID, intent.TaskInQueue, intent.Move{Answer: "Blue."})
-	needs, err = e.svc.Needs(ctx)
+	needs, err = e.needs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,8 +298,48 @@ func TestNeedsListWhatWaitsForThePerson(t *testing.T) {
 	if err := e.backlog.Withdraw(ctx, "op-withdraw", in.ID); err != nil {
 		t.Fatal(err)
 	}
-	if needs, _ = e.svc.Needs(ctx); len(needs) != 0 {
+	if needs, _ = e.needs(ctx); len(needs) != 0 {
 		t.Fatalf("after withdrawing: %+v", needs)
+	}
+}
+
+// Years of stopped intents hold many failed tasks: the list shows the
+// oldest few of each kind and counts the rest, and the rail counts them
+// all.
+func TestNeedsListAScreenOfEachKindAndCountTheRest(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "site")
+	failed := overview.NeedsShown + 3
+	var first intent.Task
+	for i := range failed {
+		in, tasks := e.intent(t, "site", 2)
+		e.turn(t, in, tasks[0], 1, time.Minute, 100, false, intent.TaskFailed)
+		if i == 0 {
+			first = tasks[0]
+			e.turn(t, in, tasks[1], 1, time.Minute, 100, false, intent.TaskNeedsAnswer)
+		}
+		if err := e.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "it failed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := e.svc.Needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(n.List)
+	if f := k[overview.NeedFailed]; len(f) != overview.NeedsShown || f[0].TaskID != first.ID {
+		t.Errorf("the failed tasks listed: %+v; want the oldest %d", f, overview.NeedsShown)
+	}
+	if more := n.More(overview.NeedFailed); more != 3 {
+		t.Errorf("%d more failed tasks, want 3", more)
+	}
+	if a := k[overview.NeedAnswer]; len(a) != 1 || n.More(overview.NeedAnswer) != 0 {
+		t.Errorf("the task that asked: %+v, %d more", a, n.More(overview.NeedAnswer))
+	}
+	count, err := e.svc.NeedCount(ctx)
+	if err != nil || count != failed+1 || n.Total() != failed+1 {
+		t.Errorf("the rail counts %d (%v) and the needs %d, want %d", count, err, n.Total(), failed+1)
 	}
 }
 
@@ -422,13 +479,13 @@ func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T
 		t.Fatal(err)
 	}
 	// Pending, it is the run's: nothing waits for the person yet.
-	if needs, err := e.svc.Needs(ctx); err != nil || len(kinds(needs)[overview.NeedFeedback]) != 0 {
+	if needs, err := e.needs(ctx); err != nil || len(kinds(needs)[overview.NeedFeedback]) != 0 {
 		t.Fatalf("pending feedback: %+v, %v", needs, err)
 	}
 	if _, err := e.backlog.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	needs, err := e.svc.Needs(ctx)
+	needs, err := e.needs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +500,7 @@ func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T
 	if err := e.backlog.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-site-1"); err != nil {
 		t.Fatal(err)
 	}
-	if needs, _ := e.svc.Needs(ctx); len(kinds(needs)[overview.NeedFeedback]) != 0 {
+	if needs, _ := e.needs(ctx); len(kinds(needs)[overview.NeedFeedback]) != 0 {
 		t.Fatalf("feedback a chat turn took still waits: %+v", needs)
 	}
 }

@@ -1,0 +1,1 @@
+DROP INDEX intervention_applied_waiting;
