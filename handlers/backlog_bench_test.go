@@ -123,24 +123,76 @@ func BenchmarkBoardPage(b *testing.B) {
 	})
 }
 
-func BenchmarkIntentPage(b *testing.B) {
-	_, ada, newest, tasks := busyBacklog(b)
-	benchGet(b, ada, intentPath(newest.ID), func(r *response) {
-		if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
-			b.Fatalf("the intent shows %d tasks, want %d", n, benchTasks)
-		}
-		wantSentence(b, r, `data-testid="task-`+tasks[benchTasks-1].Slug+`"`)
-		wantPolling(b, r, true)
-	})
+// runningAmong is an owner whose application has older intents of two
+// tasks each before the newest, which runs with benchTasks tasks as
+// busyBacklog's newest does: an intent's page must cost the same on the
+// first day and after years.
+func runningAmong(b *testing.B, older int) (*browser, intent.Intent, []intent.Task) {
+	b.Helper()
+	s, ada := withApp(b)
+	in, tasks := runningIn(b, s, older)
+	return ada, in, tasks
 }
 
-func BenchmarkIntentLiveFragment(b *testing.B) {
-	_, ada, newest, tasks := busyBacklog(b)
-	benchGet(b, ada, intentPath(newest.ID)+"/live", func(r *response) {
-		if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
-			b.Fatalf("the fragment shows %d tasks, want %d", n, benchTasks)
+func runningIn(b *testing.B, s *server, older int) (intent.Intent, []intent.Task) {
+	s.history(b, older, 2)
+	// history leaves its newest as submitted drafts; this one is newer.
+	if _, err := s.db.Write.Exec(`UPDATE intents SET status = 'done' WHERE status = 'draft'`); err != nil {
+		b.Fatal(err)
+	}
+	steps := make([]planStep, benchTasks)
+	for i := range steps {
+		steps[i] = planStep{title: fmt.Sprintf("Step %d of the change", i+1), priority: []string{"high", "medium", "low"}[i%3]}
+		if i%3 != 0 {
+			steps[i].blockedBy = []int{i - 1}
 		}
-		wantSentence(b, r, `data-testid="task-`+tasks[0].Slug+`" data-status="completed"`)
-		wantPolling(b, r, true)
-	}, "HX-Request", "true")
+	}
+	in, tasks := s.draft(b, "Add tags to notes,\nand a filter by tag.", intent.Analysis{Restated: []string{"Notes get tags."}}, steps...)
+	if err := s.backlog.Submit(context.Background(), in.ID); err != nil {
+		b.Fatal(err)
+	}
+	s.moveIntent(b, in.ID, intent.IntentRunning)
+	s.moveTask(b, tasks[0].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskCompleted)
+	s.moveTask(b, tasks[1].ID, intent.TaskInQueue, intent.TaskInProgress)
+	s.moveTask(b, tasks[2].ID, intent.TaskInQueue)
+	s.moveTask(b, tasks[3].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskFailed)
+	return in, tasks
+}
+
+// historySizes are the histories an intent's page is measured at.
+var historySizes = []int{10, 5000}
+
+// BenchmarkIntentPage is a running intent's page with 10 and with 5,000
+// intents before it: the same cost.
+func BenchmarkIntentPage(b *testing.B) {
+	for _, n := range historySizes {
+		b.Run(fmt.Sprintf("%dintents", n), func(b *testing.B) {
+			ada, newest, tasks := runningAmong(b, n-1)
+			benchGet(b, ada, intentPath(newest.ID), func(r *response) {
+				if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
+					b.Fatalf("the intent shows %d tasks, want %d", n, benchTasks)
+				}
+				wantSentence(b, r, `data-testid="task-`+tasks[benchTasks-1].Slug+`"`)
+				wantPolling(b, r, true)
+			})
+		})
+	}
+}
+
+// BenchmarkIntentLiveFragment is what the running intent's page asks for
+// every two seconds, at 10 and at 5,000 intents.
+func BenchmarkIntentLiveFragment(b *testing.B) {
+	for _, n := range historySizes {
+		b.Run(fmt.Sprintf("%dintents", n), func(b *testing.B) {
+			ada, newest, tasks := runningAmong(b, n-1)
+			benchGet(b, ada, intentPath(newest.ID)+"/live", func(r *response) {
+				if n := strings.Count(r.body, `<tr data-testid="task-`); n != benchTasks {
+					b.Fatalf("the fragment shows %d tasks, want %d", n, benchTasks)
+				}
+				wantSentence(b, r, `data-testid="task-`+tasks[0].Slug+`" data-status="completed"`)
+				wantPolling(b, r, true)
+				b.ReportMetric(float64(len(r.body)), "bytes/fragment")
+			}, "HX-Request", "true")
+		})
+	}
 }

@@ -33,12 +33,14 @@ type Service struct {
 	afterApply func()
 	// taskMoved hear each move MoveTask commits (OnTaskMoved).
 	taskMoved []func(context.Context, TaskMoved)
+	// details keeps the last read of the intents whose pages are open.
+	details *detailCache
 }
 
 // NewService builds the service over the intents store; root is the data
 // folder, where launcher/intent-models.json holds the tier models.
 func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	return &Service{db: db, root: root, now: now}
+	return &Service{db: db, root: root, now: now, details: newDetailCache()}
 }
 
 func (s *Service) tierModelsPath() string {
@@ -410,11 +412,26 @@ func (s *Service) Get(ctx context.Context, intentID int64) (IntentDetail, error)
 	if err != nil {
 		return IntentDetail{}, err
 	}
+	var version int64
+	err = s.db.Read.GetContext(ctx, &version, `SELECT version FROM intents WHERE id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return IntentDetail{}, refuse(ENotFound, "There is no intent %d.", intentID)
+	}
+	if err != nil {
+		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+	}
+	if d, ok := s.details.get(intentID, version, tiers); ok {
+		return d, nil
+	}
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
 		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
 	}
 	defer tx.Rollback()
+	// The version the read is kept under is the one it was read at.
+	if err := tx.GetContext(ctx, &version, `SELECT version FROM intents WHERE id = ?`, intentID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+	}
 	in, err := loadIntent(ctx, tx, intentID)
 	if err != nil {
 		return IntentDetail{}, err
@@ -431,6 +448,7 @@ func (s *Service) Get(ctx context.Context, intentID int64) (IntentDetail, error)
 	for i := range d.Tasks {
 		d.Tasks[i].Reason = reasons[d.Tasks[i].ID]
 	}
+	s.details.put(intentID, version, tiers, d)
 	return d, nil
 }
 

@@ -42,6 +42,9 @@ type DB struct {
 	Path  string
 }
 
+// readers is how many connections read a store at once.
+const readers = 4
+
 // dsn sets the pragmas through the query string that mattn/go-sqlite3 reads.
 func dsn(path string, writer bool) string {
 	q := url.Values{}
@@ -49,6 +52,9 @@ func dsn(path string, writer bool) string {
 	q.Set("_fk", "1")
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
+	// Each connection keeps its prepared statements: a page's queries are
+	// the same on every request, and preparing them was a tenth of a read.
+	q.Set("_stmt_cache_size", "64")
 	if writer {
 		q.Set("_txlock", "immediate")
 	} else {
@@ -83,7 +89,9 @@ func Open(path string, set Set) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("migrations: cannot open %s for reading: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
+	r.SetMaxOpenConns(readers)
+	// Idle readers stay open, with their prepared statements.
+	r.SetMaxIdleConns(readers)
 	if err := r.Ping(); err != nil {
 		w.Close()
 		r.Close()
@@ -103,7 +111,8 @@ func OpenReadOnly(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrations: cannot open %s for reading: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
 	if err := r.Ping(); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("migrations: cannot open %s for reading: %w", path, err)
