@@ -510,6 +510,21 @@ func (s *Service) AllSlugs(ctx context.Context, appID string) ([]string, error) 
 	return appSlugs(ctx, tx, appID)
 }
 
+// NextSlug is the slug a task of this title would take if it were added
+// to the application now: one read of its counter, whatever its history.
+func (s *Service) NextSlug(ctx context.Context, appID, title string) (string, error) {
+	tx, err := s.db.Read.BeginTxx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("intent: next slug of %s: %w", appID, err)
+	}
+	defer tx.Rollback()
+	n, err := nextTaskNumber(ctx, tx, appID)
+	if err != nil {
+		return "", err
+	}
+	return plan.Slug(n, title), nil
+}
+
 // backlog orders an intent's tasks as the Backlog shows them: the live ones
 // in run order, then the removed ones by slug.
 func backlog(tasks []Task, tiers map[string]string) []BacklogTask {

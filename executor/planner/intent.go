@@ -157,14 +157,15 @@ func (s *Session) addTask(ctx context.Context, p plan.Task) (any, error) {
 	case len(d.Questions) > 0:
 		return nil, ai.Refuse(ai.Problem{Message: AnswerFirst})
 	}
-	slugs, err := s.cfg.Backlog.AllSlugs(ctx, s.cfg.AppID)
-	if err != nil {
-		return nil, fmt.Errorf("planner: %w", err)
-	}
 	added, err := s.cfg.Backlog.AddTask(ctx, d.ID, p)
 	if err != nil {
-		// The slug the task would have had names its own fields in the graph's problems.
-		return nil, refusal(err, plan.NextSlug(slugs, p.Title))
+		// The slug the task would have had names its own fields in the
+		// graph's problems; nothing was added, so it is still the next.
+		slug, serr := s.cfg.Backlog.NextSlug(ctx, s.cfg.AppID, p.Title)
+		if serr != nil {
+			return nil, fmt.Errorf("planner: %w", serr)
+		}
+		return nil, refusal(err, slug)
 	}
 	return s.taskAnswer(ctx, added, false)
 }
