@@ -46,7 +46,7 @@ type hostConfig struct {
 // hostOption changes what a host's launcher is built with.
 type hostOption func(*hostConfig)
 
-func newHost(t *testing.T, opts ...hostOption) *host {
+func newHost(t testing.TB, opts ...hostOption) *host {
 	t.Helper()
 	root := t.TempDir()
 	cfg := hostConfig{now: time.Now, opts: launcher.Options{AdviceTimeout: 5 * time.Second, Quiet: true}}

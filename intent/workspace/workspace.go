@@ -47,8 +47,26 @@ type Workspace struct {
 	now  func() time.Time
 
 	// writing serialises Edit and Change: each writes files, then commits
-	// them, and two at once would share git's index.
-	writing sync.Mutex
+	// them, and two at once would share git's index. It is the directory's,
+	// shared by every Workspace opened on it.
+	writing *sync.Mutex
+}
+
+// known is what Open has checked of a directory: that it is the top of a
+// git repository, as it was when checked (the directory and its .git,
+// compared by identity and time), and the lock its writes share. Opening
+// a workspace again — every turn, cycle and page of an application does —
+// costs a few system calls, not a git process.
+type known struct {
+	dir, git os.FileInfo
+	writing  *sync.Mutex
+}
+
+var opened sync.Map // real directory → *known
+
+// sameEntry says two looks at one path saw the same thing, unchanged.
+func sameEntry(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
 }
 
 // Open opens the git workspace at dir, which must be the top of a git
@@ -65,22 +83,52 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	out, err := runGit(context.Background(), real, hostSign(now()), "rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %s is not a git repository: %w", dir, err)
-	}
-	top, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	dirInfo, err := os.Stat(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if top != real {
-		return nil, fmt.Errorf("workspace: %s is inside the git repository at %s, not its top", dir, top)
+	gitInfo, gitErr := os.Lstat(filepath.Join(real, ".git"))
+	k, _ := opened.Load(real)
+	if k, ok := k.(*known); !ok || gitErr != nil || !sameEntry(k.dir, dirInfo) || !sameEntry(k.git, gitInfo) {
+		if err := isTop(dir, real, now); err != nil {
+			return nil, err
+		}
+		writing := &sync.Mutex{}
+		if ok {
+			writing = k.writing
+		}
+		if gitErr == nil {
+			opened.Store(real, &known{dir: dirInfo, git: gitInfo, writing: writing})
+		} else {
+			opened.Delete(real)
+		}
 	}
 	root, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &Workspace{dir: real, root: root, now: now}, nil
+	writing := &sync.Mutex{}
+	if k, ok := opened.Load(real); ok {
+		writing = k.(*known).writing
+	}
+	return &Workspace{dir: real, root: root, now: now, writing: writing}, nil
+}
+
+// isTop checks with git that real (dir, resolved) is the top of a git
+// repository.
+func isTop(dir, real string, now func() time.Time) error {
+	out, err := runGit(context.Background(), real, hostSign(now()), "rev-parse", "--show-toplevel")
+	if err != nil {
+		return fmt.Errorf("workspace: %s is not a git repository: %w", dir, err)
+	}
+	top, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if top != real {
+		return fmt.Errorf("workspace: %s is inside the git repository at %s, not its top", dir, top)
+	}
+	return nil
 }
 
 // Dir is the workspace's directory, with symbolic links resolved.

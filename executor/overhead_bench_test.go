@@ -1,0 +1,156 @@
+package executor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"autoapp/executor/ai/scripted"
+	"autoapp/intent"
+	"autoapp/intent/plan"
+)
+
+// trivialTasks is how many tasks one round runs: two intents of ten, as
+// an intent holds at most twelve.
+const (
+	trivialTasks     = 20
+	trivialPerIntent = 10
+)
+
+// BenchmarkTwentyTrivialTasks runs intents of twenty trivial tasks on the
+// static template with the scripted model, which answers at once, and its
+// build stage removed: what is timed is everything the host does around
+// the model and the build (opening the workspace, git, the turn's
+// documents, the cycle, the preview, the checks, the verdict, the moves,
+// the knowledge rows), reported per task. "earlier" is the same on an
+// application with 10,000 earlier completed tasks.
+func BenchmarkTwentyTrivialTasks(b *testing.B) {
+	for _, earlier := range []int{0, 10_000} {
+		b.Run(fmt.Sprintf("earlier=%d", earlier), func(b *testing.B) {
+			h := newHost(b)
+			manifest := `{"name": "Static site", "build": [], "preview": {"static": "site"}, "acceptance": "acceptance/", "artifacts": ["site/index.html"]}`
+			if err := h.apps.SaveManifest(context.Background(), "site", []byte(manifest)); err != nil {
+				b.Fatal(err)
+			}
+			if earlier > 0 {
+				h.earlierTasks(b, earlier)
+			}
+			var ran time.Duration
+			round := 0
+			for b.Loop() {
+				round++
+				for part := range trivialTasks / trivialPerIntent {
+					b.StopTimer()
+					id := h.trivialIntent(b, round, part)
+					b.StartTimer()
+					began := time.Now()
+					if err := h.exec.Start(context.Background(), id); err != nil {
+						b.Fatal(err)
+					}
+					d := h.waitTB(b, id)
+					ran += time.Since(began)
+					if d.Status != intent.IntentDone {
+						b.Fatalf("round %d ended %s: %s", round, d.Status, d.StopReason)
+					}
+				}
+			}
+			b.ReportMetric(float64(ran.Microseconds())/1000/float64(round*trivialTasks), "ms/task")
+		})
+	}
+}
+
+// trivialIntent plans ten tasks, each adding one line to the home page
+// and its example, and scripts each task's one turn to do it.
+func (h *host) trivialIntent(b *testing.B, round, part int) int64 {
+	b.Helper()
+	ctx := context.Background()
+	in, err := h.backlog.OpenDraft(ctx, "site", "Say more on the home page.", intent.Analysis{Restated: []string{"Lines."}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range trivialPerIntent {
+		word := fmt.Sprintf("Line %d.%d of round %d", part+1, i+1, round)
+		p := heading()
+		p.Title, p.Criteria = fmt.Sprintf("Say line %d", i+1), []plan.Criterion{{Text: "The home page says " + word}}
+		t, err := h.backlog.AddTask(ctx, in.ID, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.model.On(scripted.RunID(runID(in.ID, t.Slug, 1)),
+			scripted.Reply{ToolCalls: []scripted.Call{change(examplePath(t.Slug, 1), example("The home page says "+word, "/", word)), addLine(word)}},
+			scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+			scripted.Reply{Text: "Done."})
+	}
+	if err := h.backlog.Submit(ctx, in.ID); err != nil {
+		b.Fatal(err)
+	}
+	return in.ID
+}
+
+// earlierTasks writes n completed tasks, ten to a delivered intent, into
+// the application's history as a long life leaves them: rows, events and
+// runs, in one transaction.
+func (h *host) earlierTasks(b *testing.B, n int) {
+	b.Helper()
+	db := h.launcher.Intents
+	tx, err := db.Write.Beginx()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	at := time.Now().Add(-24 * time.Hour).UnixMilli()
+	exec := func(q string, args ...any) {
+		if _, err := tx.Exec(q, args...); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	var intentID int64
+	for i := range n {
+		if i%10 == 0 {
+			res, err := tx.Exec(`INSERT INTO intents (app_id, status, request, submitted_at, created_at, updated_at)
+				VALUES ('site', 'done', 'Change the site.', ?, ?, ?)`, at, at, at)
+			if err != nil {
+				b.Fatal(err)
+			}
+			intentID, _ = res.LastInsertId()
+		}
+		slug := fmt.Sprintf("%04d-change-the-site", i+1)
+		run := fmt.Sprintf("intent-%d-%s-a1", intentID, slug)
+		res, err := tx.Exec(`INSERT INTO tasks (intent_id, app_id, slug, title, priority, locks, estimated_lines, risk, reasoning, summary,
+			status, started_at, ended_at, attempts, run_ids, created_at)
+			VALUES (?, 'site', ?, 'Change the site', 'medium', '["site/index.html"]', 5, 'normal', 'low', 'A change.',
+			'completed', ?, ?, 1, json_array(?), ?)`, intentID, slug, at, at, run, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		taskID, _ := res.LastInsertId()
+		exec(`INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, 1)`, run, taskID)
+		for _, m := range [][2]string{{"", "proposed"}, {"proposed", "in-queue"}, {"in-queue", "in-progress"}, {"in-progress", "completed"}} {
+			exec(`INSERT INTO task_events (task_id, at, from_status, to_status, reason, run_id, actor) VALUES (?, ?, ?, ?, 'test', ?, 'executor')`,
+				taskID, at, m[0], m[1], run)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// waitTB waits until the intent leaves running.
+func (h *host) waitTB(b *testing.B, id int64) intent.IntentDetail {
+	b.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		d, err := h.backlog.Get(context.Background(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, running := h.exec.Running(); d.Status != intent.IntentRunning && !running {
+			return d
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("intent %d still %s", id, d.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
