@@ -217,3 +217,60 @@ func TestAFailedBuildCarriesItsHintsAndOpensACaseWithTheRequestAndModel(t *testi
 		t.Fatalf("revision before %q, resolved at %q, last built %q", build.RevisionBefore, build.ResolvedRevision, st.Build.Revision)
 	}
 }
+
+func TestADistilledLessonIsRelatedToATaskThatLocksAFileItsCaseEdited(t *testing.T) {
+	ctx := context.Background()
+	lh := newLessonHost(t)
+	// The distiller learns a lesson from the heading's check case; it
+	// shares no two words with the about page's task.
+	lh.model.On(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the greeting was added.",` +
+		`"knowable":"lesson","lesson":"Keep the greeting markup whole when rewriting.","same_as":0}`})
+	second := about()
+	second.Locks = []string{"site/index.html"}
+	id := lh.plan(t, heading(), second)
+	first := runID(id, headingSlug, 1)
+	// The first check fails, the edit to site/index.html mends it: a case
+	// opened and resolved, whose window edited that file.
+	lh.model.On(scripted.RunID(first),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	next := runID(id, aboutSlug, 1)
+	lh.model.On(scripted.RunID(next),
+		scripted.Reply{ToolCalls: []scripted.Call{
+			change("acceptance/0002-add-an-about-page-c1.json", example("The about page says About notes", "/about.html", "About notes")),
+			change("site/about.html", "<!DOCTYPE html><title>About</title><h1>About notes</h1>")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if err := lh.exec.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if d := lh.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+
+	lessons, err := lh.lessons.List(ctx, knowledge.LessonQuery{})
+	if err != nil || len(lessons) != 1 {
+		t.Fatalf("lessons %+v %v", lessons, err)
+	}
+	l := lessons[0]
+	if l.Origin != knowledge.OriginDistilled || len(l.Applies.Files) != 1 || l.Applies.Files[0] != "site/index.html" {
+		t.Fatalf("the distilled lesson applies to %+v, want the file its case's edits touched", l.Applies)
+	}
+
+	// The about page's task locks that file: it is given the lesson as
+	// related, and the serving says through which file.
+	line := fmt.Sprintf("- [lesson %d] Keep the greeting markup whole when rewriting. (provisional)", l.ID)
+	if docs := documentsOf(t, lh.host, next); !strings.Contains(docs, line) {
+		t.Fatalf("the about task's documents lack %q:\n%s", line, docs)
+	}
+	got, err := lh.servings.ForRun(ctx, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].LessonID != l.ID || got[0].Reason != knowledge.ReasonRelated || got[0].RelatedFile != "site/index.html" {
+		t.Fatalf("servings of the about task: %+v", got)
+	}
+}

@@ -443,7 +443,7 @@ func (e *Executor) lessonsDocument(ctx context.Context, d intent.IntentDetail, t
 	for _, c := range task.Criteria {
 		words = append(words, c.Text)
 	}
-	q := knowledge.MatchQuery{Words: strings.Join(words, "\n")}
+	q := knowledge.MatchQuery{AppID: d.AppID, Words: strings.Join(words, "\n")}
 	if related {
 		q.Files = append(q.Files, task.Locks...)
 		if len(task.RunIDs) > 0 {

@@ -240,7 +240,7 @@ func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
 type Lessons interface {
 	List(ctx context.Context, q knowledge.LessonQuery) ([]knowledge.Lesson, error)
 	Confirm(ctx context.Context, id int64, by string) error
-	Retire(ctx context.Context, id int64) error
+	Retire(ctx context.Context, id int64, by string) error
 	Write(ctx context.Context, text, by string, applies knowledge.Applies) (int64, error)
 	Replace(ctx context.Context, id int64, text, by string) (int64, error)
 }
@@ -293,7 +293,7 @@ func caseLine(k knowledge.Case) views.CaseLine {
 	return line
 }
 
-// reviewer names who confirms: what "Reviewing as" holds, else the owner.
+// reviewer names who reviews: what "Reviewing as" holds, else the owner.
 func reviewer(c *fiber.Ctx) string {
 	if by := strings.TrimSpace(c.FormValue("by")); by != "" {
 		return by
@@ -322,10 +322,11 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 		}
 		for _, l := range list {
 			line := views.LessonLine{ID: l.ID, Text: l.Text, Status: l.Status, Origin: l.Origin, Created: clock(l.CreatedAt),
-				Flags: strings.Join(l.Flags, ", "), CaseID: l.CaseID, ConfirmedBy: l.ConfirmedBy,
+				Flags: strings.Join(l.Flags, ", "), Files: strings.Join(l.Applies.Files, ", "), CaseID: l.CaseID,
+				ConfirmedBy: l.ConfirmedBy, RetiredBy: l.RetiredBy, MethodUnclear: l.MethodUnclear,
 				Supersedes: l.Supersedes, SupersededBy: l.SupersededBy,
-				CanConfirm: l.Status == knowledge.LessonProvisional || (l.Status == knowledge.LessonConfirmed && l.NeedsReview()),
-				CanRetire:  l.Servable(), CanReplace: l.Servable()}
+				CanConfirm: l.Servable() && (l.Status == knowledge.LessonProvisional || l.NeedsReview()),
+				CanRetire:  l.InService(), CanReplace: l.Servable()}
 			if l.CaseID != 0 && h.cases != nil {
 				if k, err := h.cases.Get(ctx, l.CaseID); err == nil {
 					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)
@@ -365,7 +366,8 @@ func (h *Handlers) lessonWrite(c *fiber.Ctx, at string, write func(ctx context.C
 
 func (h *Handlers) lessonNew(c *fiber.Ctx) error {
 	return h.lessonWrite(c, "write", func(ctx context.Context) error {
-		_, err := h.lessons.Write(ctx, c.FormValue("text"), reviewer(c), knowledge.Applies{Stage: strings.TrimSpace(c.FormValue("stage"))})
+		_, err := h.lessons.Write(ctx, c.FormValue("text"), reviewer(c),
+			knowledge.Applies{Stage: strings.TrimSpace(c.FormValue("stage")), Files: listed(c.FormValue("files"))})
 		return err
 	})
 }
@@ -383,7 +385,13 @@ func (h *Handlers) lessonRetire(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Retire(ctx, id) })
+	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Retire(ctx, id, reviewer(c)) })
+}
+
+// listed are the entries of a field that lists them separated by commas
+// or lines.
+func listed(field string) []string {
+	return strings.FieldsFunc(field, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' })
 }
 
 func (h *Handlers) lessonReplace(c *fiber.Ctx) error {

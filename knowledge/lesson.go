@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,12 +34,20 @@ const (
 )
 
 // The review flags: why a person should look at a lesson again. A flag
-// never changes a lesson's status; Confirm clears them.
+// never changes a lesson's status; Confirm clears them. Review raises the
+// first three on start.
 const (
-	FlagRecurring           = "recurring"            // its failure came back
-	FlagInstructionsChanged = "instructions_changed" // written for other instructions
-	FlagUpgraded            = "upgraded"             // distilled by another server version
-	FlagSuperseded          = "superseded"           // a newer lesson names the same cause
+	// FlagRecurring: served three times for a failure that came back,
+	// and never once resolved, since it was last reviewed.
+	FlagRecurring = "recurring"
+	// FlagInstructionsChanged: written for other instructions than the
+	// running ones, and recurred twice since in turns given other ones.
+	FlagInstructionsChanged = "instructions_changed"
+	// FlagAutoappUpgraded: distilled by a launcher of another minor
+	// version, and never reviewed.
+	FlagAutoappUpgraded = "autoapp_upgraded"
+	// FlagSuperseded: a newer lesson names the same cause.
+	FlagSuperseded = "superseded"
 )
 
 // DefaultLessonLimit is how many lessons List answers when asked for none
@@ -74,12 +83,17 @@ type Lesson struct {
 	ConfirmedAt      time.Time `json:"confirmedAt,omitzero"`
 	ConfirmedBy      string    `json:"confirmedBy,omitempty"`
 	RetiredAt        time.Time `json:"retiredAt,omitzero"`
+	RetiredBy        string    `json:"retiredBy,omitempty"`
 	SupersededBy     int64     `json:"supersededBy,omitempty"`
 	// Supersedes is the lesson this one was written to supersede: its
 	// replacement by a person, or the distiller's answer that a case had
 	// the same cause. 0 for none.
 	Supersedes int64 `json:"supersedes,omitempty"`
 	Pinned     bool  `json:"pinned"`
+	// MethodUnclear is true for what a method_unclear answer of the
+	// distiller kept: its text says what about the way of working was
+	// unclear. It is shown and can be retired, and is never served.
+	MethodUnclear bool `json:"methodUnclear,omitempty"`
 	// Flags are the review flags it carries, empty when it needs none.
 	Flags []string `json:"flags,omitempty"`
 }
@@ -87,10 +101,15 @@ type Lesson struct {
 // NeedsReview reports whether a person should look at the lesson again.
 func (l Lesson) NeedsReview() bool { return len(l.Flags) > 0 }
 
-// Servable reports whether the lesson may be given to a turn.
-func (l Lesson) Servable() bool {
+// InService reports whether the lesson is provisional or confirmed: not
+// retired and not superseded.
+func (l Lesson) InService() bool {
 	return l.Status == LessonProvisional || l.Status == LessonConfirmed
 }
+
+// Servable reports whether the lesson may be given to a turn: in service,
+// and not what a method_unclear answer kept.
+func (l Lesson) Servable() bool { return l.InService() && !l.MethodUnclear }
 
 // Lessons keeps, reviews and matches lessons in the knowledge store. It
 // needs only the store's database, so it can be built beside the Store.
@@ -115,15 +134,16 @@ func NewLessons(db *migrations.DB, now func() time.Time) *Lessons {
 // LessonQuery selects lessons for List. The zero value lists the newest
 // provisional and confirmed lessons.
 type LessonQuery struct {
-	Status      string // "" for provisional and confirmed; one status otherwise
-	NeedsReview bool   // only lessons carrying a review flag
-	Limit       int    // 0 for DefaultLessonLimit; at most MaxLessonLimit
+	Status        string // "" for provisional and confirmed; one status otherwise
+	NeedsReview   bool   // only lessons carrying a review flag
+	MethodUnclear bool   // only what method_unclear answers kept
+	Limit         int    // 0 for DefaultLessonLimit; at most MaxLessonLimit
 }
 
 // lessonColumns are the columns lessonRow reads, in the order of its fields.
 const lessonColumns = `id, text, status, origin, case_id, applies_stage, applies_files, applies_routes,
 	applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by,
-	retired_at, superseded_by, supersedes, pinned, flags`
+	retired_at, retired_by, superseded_by, supersedes, pinned, method_unclear, flags`
 
 // lessonRow is a lessons row as SQLite holds it.
 type lessonRow struct {
@@ -142,9 +162,11 @@ type lessonRow struct {
 	ConfirmedAt      sql.NullInt64  `db:"confirmed_at"`
 	ConfirmedBy      sql.NullString `db:"confirmed_by"`
 	RetiredAt        sql.NullInt64  `db:"retired_at"`
+	RetiredBy        sql.NullString `db:"retired_by"`
 	SupersededBy     sql.NullInt64  `db:"superseded_by"`
 	Supersedes       sql.NullInt64  `db:"supersedes"`
 	Pinned           bool           `db:"pinned"`
+	MethodUnclear    bool           `db:"method_unclear"`
 	Flags            string         `db:"flags"`
 }
 
@@ -155,6 +177,7 @@ func (r lessonRow) toLesson() (Lesson, error) {
 		InstructionsHash: r.InstructionsHash, ServerVersion: r.ServerVersion,
 		CreatedAt: time.UnixMilli(r.CreatedAt), ConfirmedBy: r.ConfirmedBy.String,
 		SupersededBy: r.SupersededBy.Int64, Supersedes: r.Supersedes.Int64, Pinned: r.Pinned,
+		RetiredBy: r.RetiredBy.String, MethodUnclear: r.MethodUnclear,
 	}
 	if r.ConfirmedAt.Valid {
 		l.ConfirmedAt = time.UnixMilli(r.ConfirmedAt.Int64)
@@ -257,6 +280,9 @@ func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
 	if q.NeedsReview {
 		query += ` AND flags <> '[]'`
 	}
+	if q.MethodUnclear {
+		query += ` AND method_unclear = 1`
+	}
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, q.Limit)
 	var rows []lessonRow
@@ -267,9 +293,10 @@ func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
 }
 
 // Add keeps l as a new provisional lesson distilled from case l.CaseID and
-// answers its id. Status, times, review and supersession fields of l are
-// ignored. A text that names a path on this machine, an address with a
-// port or anything shaped like a secret is refused (see CheckLessonText).
+// answers its id, marked method_unclear when l says so. Status, times,
+// review and supersession fields of l are ignored. A text that names a
+// path on this machine, an address with a port or anything shaped like a
+// secret is refused (see CheckLessonText).
 func (s *Lessons) Add(ctx context.Context, l Lesson) (int64, error) {
 	if l.CaseID <= 0 {
 		return 0, refuse(EInvalid, "A distilled lesson needs the case it was distilled from.")
@@ -279,12 +306,18 @@ func (s *Lessons) Add(ctx context.Context, l Lesson) (int64, error) {
 }
 
 // Write keeps text as a lesson a person wrote: curated, and confirmed at
-// once by its writer, by.
+// once by its writer, by. The files it applies to are paths inside the
+// application's workspace; one that is not is refused.
 func (s *Lessons) Write(ctx context.Context, text, by string, applies Applies) (int64, error) {
 	by = strings.TrimSpace(by)
 	if by == "" {
 		return 0, refuse(EInvalid, "A written lesson needs the name of the person who wrote it.")
 	}
+	files, err := workspaceFiles(applies.Files)
+	if err != nil {
+		return 0, err
+	}
+	applies.Files = files
 	return s.insert(ctx, Lesson{
 		Text: text, Status: LessonConfirmed, Origin: OriginCurated, Applies: applies,
 		ConfirmedBy: by, ConfirmedAt: s.now(),
@@ -302,8 +335,7 @@ func (s *Lessons) insert(ctx context.Context, l Lesson) (int64, error) {
 		return 0, err
 	}
 	if l.Origin == OriginCurated {
-		if err := insertEvent(ctx, tx, Event{At: s.now(), Level: LevelInfo, Message: fmt.Sprintf("Lesson %d was written by %s.", id, l.ConfirmedBy)},
-			attrsJSON(map[string]any{"lesson": id, "by": l.ConfirmedBy})); err != nil {
+		if err := reviewEvent(ctx, tx, s.now(), "write", id, l.ConfirmedBy, fmt.Sprintf("Lesson %d was written by %s.", id, l.ConfirmedBy), nil); err != nil {
 			return 0, err
 		}
 	}
@@ -311,6 +343,36 @@ func (s *Lessons) insert(ctx context.Context, l Lesson) (int64, error) {
 		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
 	}
 	return id, nil
+}
+
+// workspaceFiles are files as paths inside an application's workspace,
+// without a leading "./", blanks and repeats dropped; a path that leaves
+// the workspace or names this machine's folders is refused.
+func workspaceFiles(files []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		p := strings.TrimPrefix(strings.TrimSpace(f), "./")
+		if p == "" {
+			continue
+		}
+		if strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || strings.Contains(p, ":") ||
+			slices.Contains(strings.Split(p, "/"), "..") {
+			return nil, refuse(EInvalid, "A lesson's file is a path inside the application's workspace, such as src/app.ts; %q is not.", strings.TrimSpace(f))
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// reviewEvent writes the one log line a review writes, in its
+// transaction: who did what (confirm, retire, write, replace) to which
+// lesson. more are further attributes.
+func reviewEvent(ctx context.Context, tx *sqlx.Tx, at time.Time, review string, lesson int64, by, line string, more map[string]any) error {
+	attrs := map[string]any{"review": review, "lesson": lesson, "by": by}
+	maps.Copy(attrs, more)
+	return insertEvent(ctx, tx, Event{At: at, Level: LevelInfo, Message: line}, attrsJSON(attrs))
 }
 
 // insertLesson checks l's text and inserts it as it stands, created at.
@@ -329,12 +391,12 @@ func insertLesson(ctx context.Context, tx *sqlx.Tx, at time.Time, l Lesson) (int
 	}
 	res, err := tx.ExecContext(ctx,
 		`INSERT INTO lessons (text, status, origin, case_id, applies_stage, applies_files, applies_routes,
-			applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by, supersedes, pinned)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by, supersedes, pinned, method_unclear)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		l.Text, l.Status, l.Origin, caseID, strings.TrimSpace(l.Applies.Stage),
 		jsonList(cleanList(l.Applies.Files)), jsonList(cleanList(l.Applies.Routes)),
 		strings.TrimSpace(l.Applies.Signature), l.InstructionsHash, l.ServerVersion,
-		at.UnixMilli(), confirmedAt, confirmedBy, supersedes, l.Pinned)
+		at.UnixMilli(), confirmedAt, confirmedBy, supersedes, l.Pinned, l.MethodUnclear)
 	if err != nil {
 		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
 	}
@@ -357,6 +419,8 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 	}
 	return s.change(ctx, id, "confirm", func(tx *sqlx.Tx, l Lesson) error {
 		switch {
+		case l.MethodUnclear:
+			return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to confirm. Retire it once you have read it.", id)
 		case l.Status == LessonConfirmed && !l.NeedsReview():
 			return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", id)
 		case !canMoveLesson(l.Status, LessonConfirmed):
@@ -366,14 +430,19 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 	})
 }
 
-// Retire takes lesson id out of service for good. Only a provisional or a
-// confirmed lesson can be retired; anything else is refused with EConflict.
-func (s *Lessons) Retire(ctx context.Context, id int64) error {
+// Retire records that by takes lesson id out of service for good. Only a
+// provisional or a confirmed lesson can be retired; anything else is
+// refused with EConflict.
+func (s *Lessons) Retire(ctx context.Context, id int64, by string) error {
+	by = strings.TrimSpace(by)
+	if by == "" {
+		return refuse(EInvalid, "Retiring a lesson needs the name of the person retiring it.")
+	}
 	return s.change(ctx, id, "retire", func(tx *sqlx.Tx, l Lesson) error {
 		if !canMoveLesson(l.Status, LessonRetired) {
 			return refuse(EConflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
 		}
-		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{})
+		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{by: by})
 	})
 }
 
@@ -381,7 +450,7 @@ func (s *Lessons) Retire(ctx context.Context, id int64) error {
 // left as it is.
 func (s *Lessons) Flag(ctx context.Context, id int64, flag string) error {
 	switch flag {
-	case FlagRecurring, FlagInstructionsChanged, FlagUpgraded, FlagSuperseded:
+	case FlagRecurring, FlagInstructionsChanged, FlagAutoappUpgraded, FlagSuperseded:
 	default:
 		return refuse(EInvalid, "%q is not a review flag.", flag)
 	}
@@ -420,8 +489,11 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 	}
 	var newID int64
 	err := s.change(ctx, id, "replace", func(tx *sqlx.Tx, old Lesson) error {
-		if !canMoveLesson(old.Status, LessonSuperseded) {
+		switch {
+		case !canMoveLesson(old.Status, LessonSuperseded):
 			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be replaced.", id, old.Status)
+		case old.MethodUnclear:
+			return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to replace. Write a lesson, and retire this one.", id)
 		}
 		var err error
 		newID, err = insertLesson(ctx, tx, s.now(), Lesson{
@@ -452,15 +524,15 @@ var lessonMoves = map[string][]string{
 // status to another.
 func canMoveLesson(from, to string) bool { return slices.Contains(lessonMoves[from], to) }
 
-// lessonStamp is what a move records besides the status: who confirmed the
-// lesson, or which lesson supersedes it.
+// lessonStamp is what a move records besides the status: who confirmed,
+// retired or replaced the lesson, and which lesson supersedes it.
 type lessonStamp struct {
 	by           string
 	supersededBy int64
 }
 
 // moveLesson is the only writer of lessons.status and of the columns a move
-// stamps (confirmed_at, confirmed_by, retired_at, superseded_by), in the
+// stamps (confirmed_at, confirmed_by, retired_at, retired_by, superseded_by), in the
 // caller's transaction; l is the lesson as read in it. It refuses a move the
 // table does not allow, a confirmation again of a lesson that needs no
 // review, and a lesson that moved meanwhile.
@@ -479,8 +551,8 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 			`UPDATE lessons SET status = ?, confirmed_at = ?, confirmed_by = ?, flags = '[]' WHERE id = ? AND status = ?`,
 			to, now.UnixMilli(), stamp.by, l.ID, l.Status)
 	case LessonRetired:
-		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ? WHERE id = ? AND status = ?`,
-			to, now.UnixMilli(), l.ID, l.Status)
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ?, retired_by = ? WHERE id = ? AND status = ?`,
+			to, now.UnixMilli(), sql.NullString{String: stamp.by, Valid: stamp.by != ""}, l.ID, l.Status)
 	case LessonSuperseded:
 		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, superseded_by = ? WHERE id = ? AND status = ?`,
 			to, stamp.supersededBy, l.ID, l.Status)
@@ -494,22 +566,19 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 		return refuse(EConflict, "Lesson %d moved meanwhile: it is no longer %s.", l.ID, l.Status)
 	}
 	// Every review says in the log who did what to which lesson, in the
-	// same transaction.
-	var line string
-	attrs := map[string]any{"lesson": l.ID}
-	switch to {
-	case LessonConfirmed:
-		line, attrs["by"] = fmt.Sprintf("Lesson %d was confirmed by %s.", l.ID, stamp.by), stamp.by
-	case LessonRetired:
-		line = fmt.Sprintf("Lesson %d was retired.", l.ID)
-	case LessonSuperseded:
-		line, attrs["by_lesson"] = fmt.Sprintf("Lesson %d was replaced by lesson %d.", l.ID, stamp.supersededBy), stamp.supersededBy
-		if stamp.by != "" {
-			line = fmt.Sprintf("Lesson %d was replaced by lesson %d, written by %s.", l.ID, stamp.supersededBy, stamp.by)
-			attrs["by"] = stamp.by
-		}
+	// same transaction; the distiller's supersession says what replaced it.
+	switch {
+	case to == LessonConfirmed:
+		return reviewEvent(ctx, tx, now, "confirm", l.ID, stamp.by, fmt.Sprintf("Lesson %d was confirmed by %s.", l.ID, stamp.by), nil)
+	case to == LessonRetired:
+		return reviewEvent(ctx, tx, now, "retire", l.ID, stamp.by, fmt.Sprintf("Lesson %d was retired by %s.", l.ID, stamp.by), nil)
+	case stamp.by != "":
+		return reviewEvent(ctx, tx, now, "replace", l.ID, stamp.by,
+			fmt.Sprintf("Lesson %d was replaced by lesson %d, written by %s.", l.ID, stamp.supersededBy, stamp.by),
+			map[string]any{"by_lesson": stamp.supersededBy})
 	}
-	return insertEvent(ctx, tx, Event{At: now, Level: LevelInfo, Message: line}, attrsJSON(attrs))
+	return insertEvent(ctx, tx, Event{At: now, Level: LevelInfo, Message: fmt.Sprintf("Lesson %d was replaced by lesson %d.", l.ID, stamp.supersededBy)},
+		attrsJSON(map[string]any{"lesson": l.ID, "by_lesson": stamp.supersededBy}))
 }
 
 // change reads lesson id in a write transaction, lets apply change it, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ var DistillSchema = json.RawMessage(`{
     "knowable": {"type": "string", "enum": ["lesson", "same_as", "specific", "not_knowable", "environment", "method_unclear"],
       "description": "lesson: a rule the engineer could have known in advance; same_as: the same cause as the existing lesson named in same_as; specific: true only of this case; not_knowable: nothing before the failure could have told; environment: the machine or a tool was at fault, not the change; method_unclear: the failure shows the way of working was unclear."},
     "lesson": {"type": "string", "maxLength": 1000,
-      "description": "When knowable is lesson: one sentence the engineer should know next time; when knowable is same_as: that lesson restated as this case teaches it, which supersedes it. It names no path on this machine, no address and no secret. Otherwise empty."},
+      "description": "When knowable is lesson: one sentence the engineer should know next time; when knowable is same_as: that lesson restated as this case teaches it, which supersedes it; when knowable is method_unclear: one sentence saying what about the way of working was unclear, for a person to read. It names no path on this machine, no address and no secret. Otherwise empty."},
     "same_as": {"type": "integer", "minimum": 0,
       "description": "When knowable is same_as: the id of the existing lesson with the same cause. Otherwise 0."}
   },
@@ -66,7 +67,7 @@ Answer what explains the failure, and whether the engineer could have known:
 - specific: what went wrong is true only of this case.
 - not_knowable: nothing available before the failure could have told.
 - environment: the machine, a tool or the network was at fault, not the change.
-- method_unclear: the failure shows the way of working itself was unclear.
+- method_unclear: the failure shows the way of working itself was unclear. Say in the lesson field, in one sentence, what was unclear: a person reads it; it is not given to the engineer.
 A lesson names no path on this machine, no address with a port and nothing like a secret. Use only the facts given.`
 
 // distillAnswer is the model's answer to the distillation question.
@@ -83,8 +84,8 @@ type Outcome struct {
 	CaseID      int64  `json:"-"`
 	Explanation string `json:"explanation"`
 	Knowable    string `json:"knowable"`
-	// LessonID is the provisional lesson a lesson answer added; 0 when it
-	// added none.
+	// LessonID is the provisional lesson a lesson, same_as or
+	// method_unclear answer added; 0 when it added none.
 	LessonID int64 `json:"lessonId,omitempty"`
 	// SameAs is the existing lesson a same_as answer named. The answer's
 	// restated lesson (LessonID) supersedes it; an answer whose text was
@@ -101,7 +102,9 @@ type Outcome struct {
 // Distill asks ask the distillation question about the resolved case c and
 // writes what it answered, in one transaction: the diagnosis (always, as
 // the Outcome's JSON) with the case's distillation done, and a provisional
-// lesson for a lesson answer, unless its text is refused. A same_as answer
+// lesson for a lesson answer, unless its text is refused. A method_unclear
+// answer keeps a lesson too, marked so, of the sentence it gave or else its
+// explanation: a person reads and retires it, and it is never served. A same_as answer
 // supersedes the lesson it names (Supersede) with a provisional lesson of
 // its restated text; when it gives no usable text, the named lesson is
 // flagged recurring instead: its failure came back. A case with a diagnosis
@@ -120,7 +123,8 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 	var known []lessonRow
 	if err := s.db.Read.SelectContext(ctx, &known,
 		`SELECT `+lessonColumns+` FROM lessons
-		 WHERE applies_signature = ? AND status IN ('provisional', 'confirmed') ORDER BY id DESC LIMIT 5`,
+		 WHERE applies_signature = ? AND status IN ('provisional', 'confirmed') AND method_unclear = 0
+		 ORDER BY id DESC LIMIT 5`,
 		c.Signature); err != nil {
 		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 	}
@@ -173,7 +177,19 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 			out.Dropped = err.Error()
 			break
 		}
-		if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, Lesson{}); err != nil {
+		if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, Lesson{}, false); err != nil {
+			return out, err
+		}
+	case KnowableMethodUnclear:
+		text := a.Lesson
+		if text == "" {
+			text = a.Explanation
+		}
+		if err := CheckLessonText(text); err != nil {
+			out.Dropped = err.Error()
+			break
+		}
+		if out.LessonID, err = s.distilledLesson(ctx, tx, c, text, Lesson{}, true); err != nil {
 			return out, err
 		}
 	case KnowableSameAs:
@@ -185,7 +201,7 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 		if a.Lesson != "" {
 			if err := CheckLessonText(a.Lesson); err != nil {
 				out.Dropped = err.Error()
-			} else if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, l); err != nil {
+			} else if out.LessonID, err = s.distilledLesson(ctx, tx, c, a.Lesson, l, false); err != nil {
 				return out, err
 			}
 		}
@@ -211,13 +227,14 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 	return out, nil
 }
 
-// distilledLesson inserts text as the provisional lesson of case c: where
-// it applies is the case's stage and signature, its instructions those of
+// distilledLesson inserts text as the provisional lesson of case c, marked
+// method_unclear when methodUnclear: where it applies is the case's stage
+// and signature and the files its edits touched, its instructions those of
 // the turn that met the failure and its version the server's that opened
 // the case, or the running ones (SetRunning) when the case does not say.
 // When old is a lesson that may still be served, the new one supersedes it
 // (supersede); otherwise old is ignored.
-func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string, old Lesson) (int64, error) {
+func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string, old Lesson, methodUnclear bool) (int64, error) {
 	var hash string
 	if c.ContextID != 0 {
 		err := tx.GetContext(ctx, &hash, `SELECT instructions_hash FROM contexts WHERE id = ?`, c.ContextID)
@@ -235,10 +252,10 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 	}
 	l := Lesson{
 		Text: text, Status: LessonProvisional, Origin: OriginDistilled, CaseID: c.ID,
-		Applies:          Applies{Stage: c.Stage, Signature: c.Signature},
-		InstructionsHash: hash, ServerVersion: version,
+		Applies:          Applies{Stage: c.Stage, Files: caseFiles(c.Edits), Signature: c.Signature},
+		InstructionsHash: hash, ServerVersion: version, MethodUnclear: methodUnclear,
 	}
-	if old.ID != 0 && old.Servable() {
+	if old.ID != 0 && old.Servable() && !methodUnclear {
 		l.Supersedes = old.ID
 	}
 	id, err := insertLesson(ctx, tx, s.now(), l)
@@ -251,6 +268,21 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 		}
 	}
 	return id, nil
+}
+
+// caseFiles are the files a case's edits touched (editedFiles), in the
+// order first touched, each once.
+func caseFiles(edits string) []string {
+	var files []string
+	for line := range strings.Lines(edits) {
+		_, touched := editedFiles(line)
+		for _, f := range touched {
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
 }
 
 // supersede records that lesson newID supersedes old, in tx: a provisional

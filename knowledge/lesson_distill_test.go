@@ -68,7 +68,7 @@ func TestDistill(t *testing.T) {
 		{name: "specific", answer: `{"explanation":"A typo in this one file.","knowable":"specific","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableSpecific},
 		{name: "not_knowable", answer: `{"explanation":"Nothing said the package was renamed.","knowable":"not_knowable","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableNotKnowable},
 		{name: "environment", answer: `{"explanation":"The disk was full.","knowable":"environment","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableEnvironment},
-		{name: "method_unclear", answer: `{"explanation":"The engineer never built before checking.","knowable":"method_unclear","lesson":"","same_as":0}`, wantKnowab: knowledge.KnowableMethodUnclear},
+		{name: "method_unclear", answer: `{"explanation":"The engineer never built before checking.","knowable":"method_unclear","lesson":"","same_as":0}`, lesson: true, wantKnowab: knowledge.KnowableMethodUnclear},
 		{name: "malformed json", answer: `{"explanation":`, wantErr: "question failed"},
 		{name: "unknown answer", answer: `{"explanation":"x","knowable":"maybe","lesson":"","same_as":0}`, wantErr: "not an answer"},
 		{name: "lesson without text", answer: `{"explanation":"x","knowable":"lesson","lesson":" ","same_as":0}`, wantErr: "without its text"},
@@ -254,5 +254,74 @@ func TestDistillSameAsSupersedesTheLessonItNames(t *testing.T) {
 				t.Fatal("a lesson's supersedes was changed")
 			}
 		})
+	}
+}
+
+func TestADistilledLessonAppliesToTheFilesItsCaseEdited(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	opened, _, err := s.cases.Build(ctx, failedBuild("notes", "r1", problem("compile", `"os" imported and not used`)))
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("open a case: %v, %v", opened, err)
+	}
+	for _, edit := range []string{
+		"source.edit src/notes.ts",
+		"source.change change src/tags.ts, src/views.ts",
+		"source.change create views/tags.templ, modify src/notes.ts and 2 more",
+		"build notes",
+	} {
+		if err := s.cases.AppendEdit(ctx, "notes", "r1", edit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.cases.Build(ctx, passedBuild("notes", "r2")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.cases.Get(ctx, opened[0])
+	if err != nil || !c.Resolved() {
+		t.Fatalf("case %+v, %v", c, err)
+	}
+	a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "lesson",
+		"lesson": "Remove an import as soon as its last use goes.", "same_as": 0}`}
+	out, err := s.lessons.Distill(ctx, c, a.ask)
+	if err != nil || out.LessonID == 0 {
+		t.Fatalf("distill: %+v %v", out, err)
+	}
+	want := []string{"src/notes.ts", "src/tags.ts", "src/views.ts", "views/tags.templ"}
+	if got := s.get(out.LessonID).Applies.Files; !slices.Equal(got, want) {
+		t.Fatalf("the lesson applies to %v, want the files its case's edits touched %v", got, want)
+	}
+
+	// Related to a task of the case's application that names one of them,
+	// never to another application's file of the same name.
+	served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "notes", Files: []string{"src/views.ts"}})
+	if err != nil || len(served) != 1 || served[0].Lesson.ID != out.LessonID || served[0].Reason != "related:src/views.ts" {
+		t.Fatalf("served %+v %v", served, err)
+	}
+	if served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "blog", Files: []string{"src/views.ts"}}); err != nil || len(served) != 0 {
+		t.Fatalf("another application's task was served %+v %v", served, err)
+	}
+}
+
+func TestAWrittenLessonNamesTheFilesItAppliesTo(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	id, err := s.lessons.Write(ctx, "Keep the heading in one place.", "ann", knowledge.Applies{Files: []string{" site/index.html ", "./site/about.html", "site/index.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.get(id).Applies.Files; !slices.Equal(got, []string{"site/index.html", "site/about.html"}) {
+		t.Fatalf("files %v", got)
+	}
+	// A lesson written by hand comes from no application's case: it is
+	// related to any task that names one of its files.
+	served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "blog", Files: []string{"site/about.html"}})
+	if err != nil || len(served) != 1 || served[0].Reason != "related:site/about.html" {
+		t.Fatalf("served %+v %v", served, err)
+	}
+	for _, bad := range []string{"/home/ann/site/index.html", "../site/index.html", "site/../../x", `site\\index.html`} {
+		if _, err := s.lessons.Write(ctx, "Keep the heading in one place.", "ann", knowledge.Applies{Files: []string{bad}}); caseCode(err) != knowledge.EInvalid {
+			t.Errorf("a file %q was taken: %v", bad, err)
+		}
 	}
 }

@@ -39,6 +39,10 @@ const (
 // MatchQuery is what a turn is about. Words are the task's own title,
 // summary and criteria, never the builder's fixed sentences.
 type MatchQuery struct {
+	// AppID is the application the turn is about. A lesson distilled from
+	// a case of another application is never related to its files; ""
+	// relates lessons of every application.
+	AppID string
 	// Files are the files the task edited in an earlier attempt or names
 	// in its locks, relative to the workspace.
 	Files []string
@@ -82,10 +86,13 @@ func serve(l Lesson, reason string) Served {
 }
 
 // Match answers the lessons a turn about q is given: up to MaxServed, the
-// pinned ones first, then up to MaxRelated that apply to one of q's files,
-// then those sharing at least MinSharedWords words with q's words; in each
-// tier confirmed before provisional, then newest. No lesson is given twice;
-// a retired or superseded lesson never.
+// pinned ones first, then up to MaxRelated that apply to one of q's files
+// (a distilled lesson's files are those its case's edits touched, and it
+// is related only to its case's application; a lesson from no case is
+// related in any), then those sharing at least MinSharedWords words with
+// q's words; in each tier confirmed before provisional, then newest. No
+// lesson is given twice; a retired or superseded lesson never, nor what a
+// method_unclear answer kept.
 func (s *Lessons) Match(ctx context.Context, q MatchQuery) ([]Served, error) {
 	var out []Served
 	seen := map[int64]bool{}
@@ -101,7 +108,7 @@ func (s *Lessons) Match(ctx context.Context, q MatchQuery) ([]Served, error) {
 	var pinned []lessonRow
 	if err := s.db.Read.SelectContext(ctx, &pinned,
 		`SELECT `+lessonColumns+` FROM lessons
-		 WHERE pinned = 1 AND status IN ('provisional', 'confirmed')
+		 WHERE pinned = 1 AND status IN ('provisional', 'confirmed') AND method_unclear = 0
 		 ORDER BY status = 'confirmed' DESC, id DESC LIMIT ?`, MaxServed); err != nil {
 		return nil, fmt.Errorf("knowledge: match pinned lessons: %w", err)
 	}
@@ -114,7 +121,7 @@ func (s *Lessons) Match(ctx context.Context, q MatchQuery) ([]Served, error) {
 	}
 
 	if files := cleanList(q.Files); len(files) > 0 && len(out) < MaxServed {
-		related, err := s.related(ctx, files)
+		related, err := s.related(ctx, q.AppID, files)
 		if err != nil {
 			return nil, err
 		}
@@ -181,8 +188,9 @@ type relatedLesson struct {
 }
 
 // related answers the servable lessons applying to one of files, confirmed
-// first, then newest, each once with the first of its files.
-func (s *Lessons) related(ctx context.Context, files []string) ([]relatedLesson, error) {
+// first, then newest, each once with the first of its files. With an
+// appID, a lesson whose case is another application's is left out.
+func (s *Lessons) related(ctx context.Context, appID string, files []string) ([]relatedLesson, error) {
 	if len(files) > maxQueryWords {
 		files = files[:maxQueryWords]
 	}
@@ -191,7 +199,7 @@ func (s *Lessons) related(ctx context.Context, files []string) ([]relatedLesson,
 	for _, f := range files {
 		args = append(args, f)
 	}
-	args = append(args, MaxServed+MaxRelated)
+	args = append(args, appID, appID, MaxServed+MaxRelated)
 	var rows []struct {
 		lessonRow
 		Path string `db:"path"`
@@ -199,7 +207,8 @@ func (s *Lessons) related(ctx context.Context, files []string) ([]relatedLesson,
 	if err := s.db.Read.SelectContext(ctx, &rows,
 		`SELECT `+prefixed("l.", lessonColumns)+`, MIN(f.path) AS path
 		 FROM lesson_files f JOIN lessons l ON l.id = f.lesson_id
-		 WHERE f.path IN (`+marks+`) AND l.status IN ('provisional', 'confirmed')
+		 WHERE f.path IN (`+marks+`) AND l.status IN ('provisional', 'confirmed') AND l.method_unclear = 0
+		   AND (? = '' OR l.case_id IS NULL OR EXISTS (SELECT 1 FROM cases c WHERE c.id = l.case_id AND c.app_id = ?))
 		 GROUP BY l.id
 		 ORDER BY l.status = 'confirmed' DESC, l.id DESC LIMIT ?`, args...); err != nil {
 		return nil, fmt.Errorf("knowledge: match related lessons: %w", err)
@@ -249,7 +258,7 @@ func (s *Lessons) byWords(ctx context.Context, words string, min int, stage stri
 	// common words makes slow, and the order below does not use it.
 	query := `SELECT ` + lessonColumns + ` FROM lessons
 		 WHERE id IN (SELECT rowid FROM lessons_fts WHERE lessons_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
-		   AND status IN ('provisional', 'confirmed')`
+		   AND status IN ('provisional', 'confirmed') AND method_unclear = 0`
 	args := []any{strings.Join(terms, " OR "), wordCandidates}
 	if stage != "" {
 		query += ` AND applies_stage = ?`

@@ -91,7 +91,7 @@ func TestMatch(t *testing.T) {
 		if err := s.lessons.Pin(ctx, retired, true); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.lessons.Retire(ctx, retired); err != nil {
+		if err := s.lessons.Retire(ctx, retired, "ann"); err != nil {
 			t.Fatal(err)
 		}
 		old := s.add("The tags filter reads tags lowercased.", knowledge.Applies{})

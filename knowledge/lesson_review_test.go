@@ -4,77 +4,282 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"autoapp/knowledge"
 )
 
-func TestReviewFlagsLessonsWrittenForOtherInstructionsOrAnotherVersion(t *testing.T) {
-	ctx := context.Background()
-	s := openLessonStore(t)
-	addWith := func(text, hash, version string) int64 {
-		t.Helper()
-		id, err := s.lessons.Add(ctx, knowledge.Lesson{Text: text, CaseID: 1, InstructionsHash: hash, ServerVersion: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	current := addWith("Written for the running instructions and version.", "h2", "v2")
-	oldHash := addWith("Written for earlier instructions.", "h1", "v2")
-	oldVersion := addWith("Distilled by an earlier server.", "h2", "v1")
-	both := addWith("Written long ago.", "h1", "v1")
-	unknown := addWith("Recording neither.", "", "")
-	retired := addWith("Retired, so never flagged.", "h1", "v1")
-	if err := s.lessons.Retire(ctx, retired); err != nil {
-		t.Fatal(err)
-	}
+// The instructions of the turns below, and their hashes as lessons record them.
+const (
+	oldInstructions = "Build the change, then check it."
+	newInstructions = "Build every change with candidate.cycle."
+)
 
-	n, err := s.lessons.Review(ctx, "h2", "v2")
-	if err != nil || n != 3 {
-		t.Fatalf("review flagged %d (%v), want 3", n, err)
+// sigCompile is the failure the lessons of the review tests are about.
+var sigCompile = problem("compile", `"os" imported and not used`)
+
+// reviewed is a lesson store with servings, whose turns record the
+// instructions they ran under.
+type reviewed struct {
+	*lessonStore
+	servings *knowledge.Servings
+	runs     int
+}
+
+func openReviewed(t *testing.T) *reviewed {
+	s := openLessonStore(t)
+	return &reviewed{lessonStore: s, servings: knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })}
+}
+
+// lesson keeps a provisional lesson about sigCompile, written for the
+// instructions hash and by the server version given.
+func (r *reviewed) lesson(hash, version string) int64 {
+	r.t.Helper()
+	r.at = r.at.Add(time.Minute)
+	id, err := r.lessons.Add(context.Background(), knowledge.Lesson{Text: "Remove an import with its last use.", CaseID: 1,
+		Applies: knowledge.Applies{Stage: "compile", Signature: sigCompile.Signature}, InstructionsHash: hash, ServerVersion: version})
+	if err != nil {
+		r.t.Fatal(err)
 	}
+	return id
+}
+
+// serve gives lesson id to a new builder turn run under instructions, and
+// lets the turn's first build close it: recurred when the build fails
+// with the lesson's failure, resolved when it passes.
+func (r *reviewed) serve(id int64, instructions, outcome string) {
+	r.t.Helper()
+	ctx := context.Background()
+	r.runs++
+	r.at = r.at.Add(time.Minute)
+	run := fmt.Sprintf("intent-1-0001-tags-a%d", r.runs)
+	turn, err := r.store.RecordTurn(ctx, knowledge.Turn{AppID: "notes", RunID: run, Kind: knowledge.TurnBuilder, Instructions: instructions})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.servings.Record(ctx, run, turn, []knowledge.Served{{Lesson: r.get(id), Reason: knowledge.ReasonWords}}); err != nil {
+		r.t.Fatal(err)
+	}
+	obs := knowledge.BuildObservation(passedBuild("notes", run))
+	if outcome == knowledge.OutcomeRecurred {
+		obs = knowledge.BuildObservation(failedBuild("notes", run, sigCompile))
+	}
+	if err := r.servings.Close(ctx, "notes", run, obs); err != nil {
+		r.t.Fatal(err)
+	}
+	if got, err := r.servings.ForRun(ctx, run); err != nil || len(got) != 1 || got[0].Outcome != outcome {
+		r.t.Fatalf("the serving closed as %+v, want %s", got, outcome)
+	}
+}
+
+// review runs the start's review with the new instructions and version
+// 1.3.0 and answers the lesson's flags.
+func (r *reviewed) review(id int64) []string {
+	r.t.Helper()
+	r.at = r.at.Add(time.Minute)
+	before := r.get(id)
+	if _, err := r.lessons.Review(context.Background(), knowledge.Hash(newInstructions), "1.3.0"); err != nil {
+		r.t.Fatal(err)
+	}
+	after := r.get(id)
+	if after.Status != before.Status {
+		r.t.Fatalf("review moved lesson %d from %s to %s", id, before.Status, after.Status)
+	}
+	return after.Flags
+}
+
+func (r *reviewed) confirm(id int64) {
+	r.t.Helper()
+	r.at = r.at.Add(time.Minute)
+	if err := r.lessons.Confirm(context.Background(), id, "ann"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func TestReviewFlagsRecurringOnlyForAFailureThatCameBackThreeTimesAndNeverResolved(t *testing.T) {
+	current := knowledge.Hash(newInstructions)
 	for _, tc := range []struct {
-		name  string
-		id    int64
-		flags []string
+		name    string
+		history func(r *reviewed, id int64)
+		flagged bool
 	}{
-		{"same instructions and version", current, nil},
-		{"other instructions", oldHash, []string{knowledge.FlagInstructionsChanged}},
-		{"another version", oldVersion, []string{knowledge.FlagUpgraded}},
-		{"both", both, []string{knowledge.FlagInstructionsChanged, knowledge.FlagUpgraded}},
-		{"recording neither", unknown, nil},
-		{"retired", retired, nil},
+		{"served three times and recurred each time", func(r *reviewed, id int64) {
+			for range 3 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+		}, true},
+		{"recurred twice", func(r *reviewed, id int64) {
+			for range 2 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+		}, false},
+		{"recurred three times and resolved once", func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+		}, false},
+		{"recurred three times before a person confirmed it", func(r *reviewed, id int64) {
+			for range 3 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+			r.confirm(id)
+		}, false},
+		{"recurred three times since a person confirmed it", func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+			r.confirm(id)
+			for range 3 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if l := s.get(tc.id); !slices.Equal(l.Flags, tc.flags) {
-				t.Fatalf("flags %v, want %v", l.Flags, tc.flags)
+			r := openReviewed(t)
+			// Written for the running instructions and version: only
+			// recurring can be raised.
+			id := r.lesson(current, "1.3.0")
+			tc.history(r, id)
+			flags := r.review(id)
+			if got := slices.Contains(flags, knowledge.FlagRecurring); got != tc.flagged || len(flags) > btoi(tc.flagged) {
+				t.Fatalf("flags %v, want recurring %v and nothing else", flags, tc.flagged)
+			}
+		})
+	}
+}
+
+func TestReviewFlagsInstructionsChangedOnlyWhenItRecurredTwiceSince(t *testing.T) {
+	old, current := knowledge.Hash(oldInstructions), knowledge.Hash(newInstructions)
+	for _, tc := range []struct {
+		name    string
+		hash    string
+		history func(r *reviewed, id int64)
+		flagged bool
+	}{
+		{"other instructions, recurred twice under the running ones", old, func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+		}, true},
+		{"other instructions, never served", old, func(*reviewed, int64) {}, false},
+		{"other instructions, resolved twice", old, func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+		}, false},
+		{"other instructions, recurred once", old, func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+		}, false},
+		{"other instructions, recurred twice under its own", old, func(r *reviewed, id int64) {
+			r.serve(id, oldInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, oldInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeResolved)
+		}, false},
+		{"other instructions, recurred twice before a person confirmed it", old, func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.confirm(id)
+		}, false},
+		{"the running instructions, recurred twice", current, func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+		}, false},
+		{"no instructions recorded, recurred twice", "", func(r *reviewed, id int64) {
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := openReviewed(t)
+			id := r.lesson(tc.hash, "1.3.0")
+			tc.history(r, id)
+			flags := r.review(id)
+			if got := slices.Contains(flags, knowledge.FlagInstructionsChanged); got != tc.flagged || len(flags) > btoi(tc.flagged) {
+				t.Fatalf("flags %v, want instructions_changed %v and nothing else", flags, tc.flagged)
+			}
+		})
+	}
+}
+
+func TestReviewFlagsAutoappUpgradedOnlyOnALessonNoPersonReviewed(t *testing.T) {
+	current := knowledge.Hash(newInstructions)
+	for _, tc := range []struct {
+		name    string
+		version string
+		confirm bool
+		flagged bool
+	}{
+		{"distilled by another minor version", "1.2.4", false, true},
+		{"distilled by another major version", "0.3.0", false, true},
+		{"distilled by a development build", "dev", false, true},
+		{"distilled by another patch of the same minor version", "1.3.7", false, false},
+		{"distilled by the running version", "1.3.0", false, false},
+		{"distilled by another minor version and confirmed", "1.2.4", true, false},
+		{"recording no version", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := openReviewed(t)
+			id := r.lesson(current, tc.version)
+			if tc.confirm {
+				r.confirm(id)
+			}
+			flags := r.review(id)
+			if got := slices.Contains(flags, knowledge.FlagAutoappUpgraded); got != tc.flagged || len(flags) > btoi(tc.flagged) {
+				t.Fatalf("flags %v, want autoapp_upgraded %v and nothing else", flags, tc.flagged)
 			}
 		})
 	}
 
-	// A person confirms one: the next start does not flag it again for
-	// the same difference, nor anything else.
-	if err := s.lessons.Confirm(ctx, both, "ann"); err != nil {
+	t.Run("a lesson written by a person", func(t *testing.T) {
+		r := openReviewed(t)
+		id := r.write("Keep the heading in site/index.html.", knowledge.Applies{})
+		if flags := r.review(id); len(flags) != 0 {
+			t.Fatalf("flags %v on a lesson its writer reviewed", flags)
+		}
+	})
+}
+
+func TestReviewFlagsOnceAndCountsWhatItFlagged(t *testing.T) {
+	r := openReviewed(t)
+	ctx := context.Background()
+	upgraded := r.lesson(knowledge.Hash(newInstructions), "1.2.0")
+	both := r.lesson(knowledge.Hash(oldInstructions), "1.3.0")
+	for range 3 {
+		r.serve(both, newInstructions, knowledge.OutcomeRecurred)
+	}
+	retired := r.lesson(knowledge.Hash(oldInstructions), "1.2.0")
+	if err := r.lessons.Retire(ctx, retired, "ann"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.lessons.Review(ctx, "h2", "v2"); err != nil || n != 0 {
+	n, err := r.lessons.Review(ctx, knowledge.Hash(newInstructions), "1.3.0")
+	if err != nil || n != 2 {
+		t.Fatalf("review flagged %d lessons (%v), want 2", n, err)
+	}
+	if got := r.get(upgraded).Flags; !slices.Equal(got, []string{knowledge.FlagAutoappUpgraded}) {
+		t.Fatalf("flags %v", got)
+	}
+	if got := r.get(both).Flags; !slices.Equal(got, []string{knowledge.FlagRecurring, knowledge.FlagInstructionsChanged}) {
+		t.Fatalf("flags %v", got)
+	}
+	if got := r.get(retired); got.NeedsReview() || got.Status != knowledge.LessonRetired {
+		t.Fatalf("a retired lesson was flagged: %+v", got)
+	}
+	if n, err := r.lessons.Review(ctx, knowledge.Hash(newInstructions), "1.3.0"); err != nil || n != 0 {
 		t.Fatalf("the same start again flagged %d (%v)", n, err)
 	}
-	if l := s.get(both); l.NeedsReview() {
-		t.Fatalf("a confirmed lesson was flagged again: %v", l.Flags)
+	// A person's confirmation clears the flags, and the next start does
+	// not raise them again from what came before it.
+	r.confirm(upgraded)
+	r.confirm(both)
+	if n, err := r.lessons.Review(ctx, knowledge.Hash(newInstructions), "1.4.0"); err != nil || n != 0 {
+		t.Fatalf("after the review, a start flagged %d (%v)", n, err)
 	}
-	// New instructions flag it again, and the two others written for h2
-	// (the one flagged already is not counted); an empty version raises
-	// nothing.
-	if n, err := s.lessons.Review(ctx, "h3", ""); err != nil || n != 3 {
-		t.Fatalf("new instructions flagged %d (%v), want 3", n, err)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
-	if l := s.get(both); !slices.Equal(l.Flags, []string{knowledge.FlagInstructionsChanged}) {
-		t.Fatalf("flags after new instructions: %v", l.Flags)
-	}
+	return 0
 }
 
 func TestADistilledLessonRecordsTheRunningInstructionsAndVersion(t *testing.T) {
@@ -138,31 +343,47 @@ func TestEveryReviewWritesOneLogLineSayingWhoDidWhatToWhichLesson(t *testing.T) 
 	e := mustOpen(t)
 	ctx := context.Background()
 	lessons := knowledge.NewLessons(e.store.DB(), e.clock.now)
+	distilled, err := lessons.Add(ctx, knowledge.Lesson{Text: "Build before checking the page.", CaseID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, err := lessons.Write(ctx, "Keep the heading in site/index.html.", "ann", knowledge.Applies{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lessons.Confirm(ctx, distilled, "cy"); err != nil {
 		t.Fatal(err)
 	}
 	second, err := lessons.Replace(ctx, first, "Keep the heading and the title in site/index.html.", "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lessons.Retire(ctx, second); err != nil {
+	if err := lessons.Retire(ctx, second, "dee"); err != nil {
 		t.Fatal(err)
 	}
 	events, err := e.store.Log(ctx, knowledge.LogQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for i := len(events) - 1; i >= 0; i-- {
-		got = append(got, events[i].Message)
+	type line struct {
+		message, review, by string
+		lesson              float64
 	}
-	want := []string{
-		fmt.Sprintf("Lesson %d was written by ann.", first),
-		fmt.Sprintf("Lesson %d was replaced by lesson %d, written by bob.", first, second),
-		fmt.Sprintf("Lesson %d was retired.", second),
+	var got []line
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		review, _ := ev.Attrs["review"].(string)
+		by, _ := ev.Attrs["by"].(string)
+		lesson, _ := ev.Attrs["lesson"].(float64)
+		got = append(got, line{ev.Message, review, by, lesson})
+	}
+	want := []line{
+		{fmt.Sprintf("Lesson %d was written by ann.", first), "write", "ann", float64(first)},
+		{fmt.Sprintf("Lesson %d was confirmed by cy.", distilled), "confirm", "cy", float64(distilled)},
+		{fmt.Sprintf("Lesson %d was replaced by lesson %d, written by bob.", first, second), "replace", "bob", float64(first)},
+		{fmt.Sprintf("Lesson %d was retired by dee.", second), "retire", "dee", float64(second)},
 	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("the log says\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Fatalf("the log says\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -74,6 +74,7 @@ func TestLessonTextIsNeverEditedInPlace(t *testing.T) {
 		{"case", `UPDATE lessons SET case_id = 2 WHERE id = ?`},
 		{"created_at", `UPDATE lessons SET created_at = 0 WHERE id = ?`},
 		{"applies", `UPDATE lessons SET applies_files = '[]' WHERE id = ?`},
+		{"method_unclear", `UPDATE lessons SET method_unclear = 1 WHERE id = ?`},
 		{"delete", `DELETE FROM lessons WHERE id = ?`},
 		{"delete a file", `DELETE FROM lesson_files WHERE lesson_id = ?`},
 	} {
@@ -95,11 +96,17 @@ func TestLessonTextIsNeverEditedInPlace(t *testing.T) {
 func TestARetiredLessonStaysRetired(t *testing.T) {
 	s := openLessonStore(t)
 	id := s.add("Declare every route in the router file before using it.", knowledge.Applies{})
-	if err := s.lessons.Retire(context.Background(), id); err != nil {
+	if err := s.lessons.Retire(context.Background(), id, "ann"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.store.DB().Write.Exec(`UPDATE lessons SET status = 'provisional', retired_at = NULL WHERE id = ?`, id); err == nil {
 		t.Fatal("a retired lesson was brought back")
+	}
+	if _, err := s.store.DB().Write.Exec(`UPDATE lessons SET retired_by = 'bob' WHERE id = ?`, id); err == nil {
+		t.Fatal("who retired a lesson was changed")
+	}
+	if got := s.get(id); got.RetiredBy != "ann" {
+		t.Fatalf("retired by %q", got.RetiredBy)
 	}
 }
 
@@ -208,7 +215,7 @@ func TestConfirmAndRetire(t *testing.T) {
 	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), knowledge.EConflict)
 
 	// A flagged confirmed lesson is confirmed again, which clears its flags.
-	if err := s.lessons.Flag(ctx, id, knowledge.FlagUpgraded); err != nil {
+	if err := s.lessons.Flag(ctx, id, knowledge.FlagAutoappUpgraded); err != nil {
 		t.Fatal(err)
 	}
 	if flagged, _ := s.lessons.List(ctx, knowledge.LessonQuery{NeedsReview: true}); len(flagged) != 1 {
@@ -221,15 +228,15 @@ func TestConfirmAndRetire(t *testing.T) {
 		t.Fatalf("reconfirmed: %+v", l)
 	}
 
-	if err := s.lessons.Retire(ctx, id); err != nil {
+	if err := s.lessons.Retire(ctx, id, "ann"); err != nil {
 		t.Fatal(err)
 	}
 	if l := s.get(id); l.Status != knowledge.LessonRetired || !l.RetiredAt.Equal(s.at) {
 		t.Fatalf("retired: %+v", l)
 	}
-	wantCode(t, s.lessons.Retire(ctx, id), knowledge.EConflict)
+	wantCode(t, s.lessons.Retire(ctx, id, "ann"), knowledge.EConflict)
 	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), knowledge.EConflict)
-	wantCode(t, s.lessons.Retire(ctx, 999), knowledge.ENotFound)
+	wantCode(t, s.lessons.Retire(ctx, 999, "ann"), knowledge.ENotFound)
 	if listed, _ := s.lessons.List(ctx, knowledge.LessonQuery{}); len(listed) != 0 {
 		t.Fatalf("a retired lesson is listed by default: %+v", listed)
 	}
@@ -260,7 +267,7 @@ func TestLessonMovesEveryPair(t *testing.T) {
 		case knowledge.LessonConfirmed:
 			return s.lessons.Confirm(ctx, id, "ann")
 		case knowledge.LessonRetired:
-			return s.lessons.Retire(ctx, id)
+			return s.lessons.Retire(ctx, id, "ann")
 		case knowledge.LessonSuperseded:
 			_, err := s.lessons.Replace(ctx, id, "Declare the handler's type before the route uses it.", "ann")
 			return err

@@ -94,8 +94,9 @@ func kindRank(kind string) int {
 // LinksVersion is the version of the derivation this code writes. An
 // index that links_state says an older version wrote is rebuilt whole by
 // the next UpdateLinks; raise it whenever what a source row derives
-// changes.
-const LinksVersion = 1
+// changes. 2: a source.change line that names its action once ("change
+// a, b") links every file it names, not only the first.
+const LinksVersion = 2
 
 // TaskRecords is what the links index reads of the intents store, which
 // owns the tasks and their runs (*intent.Service answers it).
@@ -537,8 +538,9 @@ func (p *linkPass) caseLinks(cases []linkedCase) {
 // editedFiles reads one line of a case's edits, as Cases.AppendEdit writes
 // it ("<time> [<run id>] <summary>"), where the summary is a workspace
 // commit's subject: "source.edit <path> …" or "source.change <action>
-// <path>, <action> <path>[ and N more]". A line of any other shape names no
-// file; the files a "N more" leaves out are not guessed at.
+// <path>, <action> <path>[ and N more]", the builder's naming its action
+// once ("source.change change <path>, <path>"). A line of any other shape
+// names no file; the files a "N more" leaves out are not guessed at.
 func editedFiles(line string) (runID string, files []string) {
 	fields := strings.Fields(line)
 	if len(fields) < 2 {
@@ -561,10 +563,12 @@ func editedFiles(line string) (runID string, files []string) {
 		if i := strings.LastIndex(summary, " and "); i >= 0 && strings.HasSuffix(summary, " more") {
 			summary = summary[:i]
 		}
-		for part := range strings.SplitSeq(summary, ", ") {
-			action, path, ok := strings.Cut(part, " ")
-			if !ok || action == "" {
-				continue
+		for i, part := range strings.Split(summary, ", ") {
+			path := part
+			if action, p, ok := strings.Cut(part, " "); ok && action != "" {
+				path = p
+			} else if i == 0 {
+				continue // the first part names its action
 			}
 			if p, ok := editedPath(path); ok {
 				files = append(files, p)

@@ -252,3 +252,31 @@ func TestConcurrentWritersNeverSeeALockedDatabase(t *testing.T) {
 	t.Logf("%d writers and %d readers for %v: %d write transactions (%.0f/s), %d reads, 0 locked errors, slowest write %v",
 		writers, readers, duration, total, float64(total)/duration.Seconds(), totalReads, worst.Round(time.Millisecond))
 }
+
+// TestTheUpgradedFlagIsRenamedAutoappUpgraded: a store that 0012 finds
+// with lessons flagged "upgraded" keeps them flagged, under the new name.
+func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "knowledge.sqlite")
+	db := open(t, path, migrations.Knowledge)
+	down, err := os.ReadFile("knowledge/0012_review_flags.down.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store as 0011 left it, with a lesson flagged by the old name.
+	for _, stmt := range []string{string(down), `UPDATE schema_migrations SET version = 11`,
+		`INSERT INTO lessons (text, status, origin, case_id, created_at, flags)
+		 VALUES ('Build before checking.', 'provisional', 'distilled', 1, 0, '["recurring","upgraded"]')`} {
+		if _, err := db.Write.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	again := open(t, path, migrations.Knowledge)
+	var flags string
+	if err := again.Read.Get(&flags, `SELECT flags FROM lessons`); err != nil {
+		t.Fatal(err)
+	}
+	if flags != `["recurring","autoapp_upgraded"]` {
+		t.Fatalf("flags %s", flags)
+	}
+}

@@ -95,9 +95,14 @@ type LessonLine struct {
 	ID                            int64
 	Text, Status, Origin, Created string
 	Flags                         string
-	CaseID                        int64
-	CaseProblem, Diagnosis        string
-	ConfirmedBy                   string
+	// Files are the files it applies to, comma-separated; "" for none.
+	Files                  string
+	CaseID                 int64
+	CaseProblem, Diagnosis string
+	ConfirmedBy, RetiredBy string
+	// MethodUnclear marks what a method_unclear answer kept: shown, never
+	// served, and it can only be retired.
+	MethodUnclear bool
 	// Supersedes is the lesson this one supersedes, SupersededBy the one
 	// that superseded it; 0 for none.
 	Supersedes, SupersededBy          int64

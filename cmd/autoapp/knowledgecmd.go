@@ -25,16 +25,17 @@ const knowledgeUsage = `Usage:
         --provisional  only provisional lessons (distilled, not yet confirmed)
         --confirmed    only confirmed lessons
         --review       only lessons carrying a review flag
-        --method       lessons about the way of working rather than a place in the
-                       code. A lesson records no such kind, so this lists the lessons
-                       that apply to no build stage and no files.
+        --method       only what the distiller's method_unclear answers kept: notes
+                       on what about the way of working was unclear, for you to
+                       read. They are never served to a turn; retire one once read.
   autoapp knowledge show ID [--root DIR] [--json]
       One lesson in full, with the case it came from: the problem and the diagnosis.
   autoapp knowledge confirm ID [--root DIR] [--by NAME]
       Confirm a provisional lesson, or a confirmed one carrying review flags (which
       clears them). NAME defaults to the owner's name.
-  autoapp knowledge retire ID [--root DIR]
-      Take a provisional or confirmed lesson out of service for good.
+  autoapp knowledge retire ID [--root DIR] [--by NAME]
+      Take a provisional or confirmed lesson out of service for good. NAME
+      defaults to the owner's name.
   autoapp knowledge export [--root DIR] [--json]
       Every provisional and confirmed lesson in full, with its case, for a backup.
   autoapp knowledge links [--root DIR] [--app ID] [--rebuild] [--json]
@@ -52,6 +53,7 @@ const knowledgeUsage = `Usage:
 
 These read knowledge.sqlite under the data folder directly. confirm and retire
 refuse while a server serves from the same folder: use its Knowledge page then.
+Each confirm and retire writes one line to the log saying who did it.
 `
 
 // lessonCaseJSON is the case a lesson came from, as show and export print it.
@@ -118,12 +120,12 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fs.BoolVar(&provisional, "provisional", false, "only provisional lessons")
 		fs.BoolVar(&confirmed, "confirmed", false, "only confirmed lessons")
 		fs.BoolVar(&review, "review", false, "only lessons needing review")
-		fs.BoolVar(&method, "method", false, "only lessons that apply to no stage and no files")
+		fs.BoolVar(&method, "method", false, "only what method_unclear answers kept")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	case "show", "export":
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "confirm":
-		fs.StringVar(&by, "by", "", "who confirms (default: the owner's name)")
+	case "confirm", "retire":
+		fs.StringVar(&by, "by", "", "who reviews (default: the owner's name)")
 	case "links":
 		fs.StringVar(&appID, "app", "", "only the links of one application")
 		fs.BoolVar(&rebuild, "rebuild", false, "rebuild the index first")
@@ -214,7 +216,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 0
 
 	case "list":
-		q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: review}
+		q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: review, MethodUnclear: method}
 		what := "lessons"
 		switch {
 		case provisional:
@@ -224,19 +226,13 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case review:
 			what = "lessons needing review"
 		case method:
-			what = "lessons that apply to no stage and no files"
+			what = "lessons that say the way of working was unclear"
 		}
 		list, err := lessons.List(ctx, q)
 		if err != nil {
 			return refused(err)
 		}
-		full := len(list) == knowledge.MaxLessonLimit
-		if method {
-			list = slices.DeleteFunc(list, func(l knowledge.Lesson) bool {
-				return l.Applies.Stage != "" || len(l.Applies.Files) > 0
-			})
-		}
-		if full {
+		if len(list) == knowledge.MaxLessonLimit {
 			fmt.Fprintf(stderr, "autoapp knowledge list: only the newest %d lessons were read.\n", knowledge.MaxLessonLimit)
 		}
 		if asJSON {
@@ -253,7 +249,11 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if flags == "" {
 				flags = "-"
 			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", l.ID, l.Status, flags, firstLineOf(l.Text, 70))
+			status := l.Status
+			if l.MethodUnclear {
+				status += " (method unclear)"
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", l.ID, status, flags, firstLineOf(l.Text, 70))
 		}
 		w.Flush()
 		return 0
@@ -274,12 +274,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 0
 
 	case "confirm":
-		if strings.TrimSpace(by) == "" {
-			by = "the owner"
-			if o, err := st.Owners.Get(ctx); err == nil && strings.TrimSpace(o.Name) != "" {
-				by = o.Name
-			}
-		}
+		by = reviewerName(ctx, st, by)
 		if err := lessons.Confirm(ctx, id, by); err != nil {
 			return refused(err)
 		}
@@ -287,7 +282,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 0
 
 	case "retire":
-		if err := lessons.Retire(ctx, id); err != nil {
+		if err := lessons.Retire(ctx, id, reviewerName(ctx, st, by)); err != nil {
 			return refused(err)
 		}
 		fmt.Fprintf(stdout, "Lesson %d is retired; it will not be served again.\n", id)
@@ -359,6 +354,18 @@ func writeLinks(w io.Writer, links []knowledge.Link, appID string, rebuilt bool)
 	tw.Flush()
 }
 
+// reviewerName is who reviews from the terminal: the name given, else the
+// owner's, else "the owner".
+func reviewerName(ctx context.Context, st *launcher.Launcher, by string) string {
+	if by = strings.TrimSpace(by); by != "" {
+		return by
+	}
+	if o, err := st.Owners.Get(ctx); err == nil && strings.TrimSpace(o.Name) != "" {
+		return strings.TrimSpace(o.Name)
+	}
+	return "the owner"
+}
+
 func countTrue(bs ...bool) int {
 	n := 0
 	for _, b := range bs {
@@ -389,10 +396,16 @@ func lessonDetail(ctx context.Context, cases *knowledge.Cases, l knowledge.Lesso
 func writeLesson(w io.Writer, d lessonDetailJSON) {
 	l := d.Lesson
 	fmt.Fprintf(w, "Lesson %d: %s, %s", l.ID, l.Status, l.Origin)
+	if l.MethodUnclear {
+		fmt.Fprint(w, ", method unclear")
+	}
 	if l.Pinned {
 		fmt.Fprint(w, ", pinned")
 	}
 	fmt.Fprintf(w, " (written %s)\n", shownTime(l.CreatedAt))
+	if l.MethodUnclear {
+		fmt.Fprintln(w, "A note for you on what about the way of working was unclear; it is never served to a turn. Retire it once read.")
+	}
 	if len(l.Flags) > 0 {
 		fmt.Fprintf(w, "Needs review: %s\n", strings.Join(l.Flags, ", "))
 	}
@@ -400,7 +413,11 @@ func writeLesson(w io.Writer, d lessonDetailJSON) {
 		fmt.Fprintf(w, "Confirmed by %s on %s\n", l.ConfirmedBy, shownTime(l.ConfirmedAt))
 	}
 	if !l.RetiredAt.IsZero() {
-		fmt.Fprintf(w, "Retired on %s\n", shownTime(l.RetiredAt))
+		fmt.Fprintf(w, "Retired on %s", shownTime(l.RetiredAt))
+		if l.RetiredBy != "" {
+			fmt.Fprintf(w, " by %s", l.RetiredBy)
+		}
+		fmt.Fprintln(w)
 	}
 	if l.SupersededBy != 0 {
 		fmt.Fprintf(w, "Superseded by lesson %d\n", l.SupersededBy)

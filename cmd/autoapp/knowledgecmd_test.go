@@ -21,6 +21,7 @@ type lessonIDs struct {
 	curated     int64 // confirmed, applies to files under views/
 	general     int64 // confirmed, applies to no stage and no files
 	retired     int64 // curated, then retired
+	method      int64 // what a method_unclear answer kept about caseID
 }
 
 // lessonRoot is a data folder with a failed build's case, diagnosed, and
@@ -67,7 +68,11 @@ func lessonRoot(t *testing.T) (string, lessonIDs) {
 	if ids.retired, err = lessons.Write(ctx, "An old habit, given up.", "Ada", knowledge.Applies{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := lessons.Retire(ctx, ids.retired); err != nil {
+	if err := lessons.Retire(ctx, ids.retired, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if ids.method, err = lessons.Add(ctx, knowledge.Lesson{CaseID: ids.caseID, MethodUnclear: true,
+		Text: "It was unclear whether the compile stage runs before the checks."}); err != nil {
 		t.Fatal(err)
 	}
 	return root, ids
@@ -95,11 +100,11 @@ func TestKnowledgeListFilters(t *testing.T) {
 		flag string
 		want []int64
 	}{
-		{"provisional and confirmed", "", []int64{ids.general, ids.curated, ids.provisional}},
-		{"provisional", "--provisional", []int64{ids.provisional}},
+		{"provisional and confirmed", "", []int64{ids.method, ids.general, ids.curated, ids.provisional}},
+		{"provisional", "--provisional", []int64{ids.method, ids.provisional}},
 		{"confirmed", "--confirmed", []int64{ids.general, ids.curated}},
 		{"needing review", "--review", []int64{ids.provisional}},
-		{"about the method", "--method", []int64{ids.general}},
+		{"what method_unclear answers kept", "--method", []int64{ids.method}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"knowledge", "list", "--root", root, "--json"}
@@ -130,10 +135,13 @@ func TestKnowledgeListFilters(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
-			t.Fatalf("want a heading and three lessons:\n%s", out)
+		if len(lines) != 5 || !strings.HasPrefix(lines[0], "ID") {
+			t.Fatalf("want a heading and four lessons:\n%s", out)
 		}
-		row := lines[3]
+		if !strings.Contains(lines[1], "method unclear") || strings.Contains(lines[4], "method unclear") {
+			t.Fatalf("the method_unclear lesson's row, and only it, says so:\n%s", out)
+		}
+		row := lines[4]
 		for _, want := range []string{strconv.FormatInt(ids.provisional, 10), "provisional", "recurring",
 			"Declare a type in the model before a handler uses it. …"} {
 			if !strings.Contains(row, want) {
@@ -189,6 +197,13 @@ func TestKnowledgeShowPrintsTheLessonWithItsCase(t *testing.T) {
 		t.Fatalf("show --json: %s", out)
 	}
 
+	t.Run("what a method_unclear answer kept", func(t *testing.T) {
+		code, out, _ := runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.method, 10), "--root", root)
+		if code != 0 || !strings.Contains(out, "provisional, distilled, method unclear") ||
+			!strings.Contains(out, "It was unclear whether the compile stage runs") || !strings.Contains(out, "never served") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
 	t.Run("a lesson written by hand", func(t *testing.T) {
 		code, out, _ := runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.curated, 10), "--root", root)
 		if code != 0 || !strings.Contains(out, "Confirmed by Ada") || !strings.Contains(out, "Written by hand") {
@@ -199,7 +214,7 @@ func TestKnowledgeShowPrintsTheLessonWithItsCase(t *testing.T) {
 
 func TestKnowledgeExportHoldsEveryServableLesson(t *testing.T) {
 	root, ids := lessonRoot(t)
-	want := []int64{ids.provisional, ids.curated, ids.general}
+	want := []int64{ids.provisional, ids.curated, ids.general, ids.method}
 
 	code, out, errOut := runCLI(t, "", "knowledge", "export", "--root", root, "--json")
 	if code != 0 {
@@ -224,7 +239,7 @@ func TestKnowledgeExportHoldsEveryServableLesson(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("text: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "2 confirmed, 1 provisional") {
+	if !strings.Contains(out, "2 confirmed, 2 provisional") {
 		t.Fatalf("the heading does not count the lessons:\n%s", out)
 	}
 	for _, text := range []string{"The compile stage reads the whole package.", "Templates live under views", "Read the task's criteria"} {
@@ -355,7 +370,7 @@ func TestKnowledgeRefusesUnknownIdsAndBadArguments(t *testing.T) {
 		{"an id that is no number", []string{"show", "tags"}, "give the lesson's id"},
 		{"no id", []string{"confirm"}, "give the lesson's id"},
 		{"an unknown flag", []string{"list", "--stale"}, "flag provided but not defined: -stale"},
-		{"a flag of another verb", []string{"retire", "1", "--by", "Ada"}, "flag provided but not defined: -by"},
+		{"a flag of another verb", []string{"show", "1", "--by", "Ada"}, "flag provided but not defined: -by"},
 		{"two filters", []string{"list", "--provisional", "--review"}, "at most one of"},
 		{"an argument too many", []string{"show", "1", "2"}, `unexpected argument "2"`},
 		{"an unknown verb", []string{"forget"}, `"forget" is not a subcommand`},
@@ -454,5 +469,59 @@ func TestKnowledgeLinksRebuildsAndPrintsTheIndex(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "knowledge", "links", "--root", root, "extra")
 	if code != 2 || !strings.Contains(errOut, "unexpected argument") {
 		t.Fatalf("an extra argument: exit %d %q", code, errOut)
+	}
+}
+
+func TestEveryReviewFromTheCommandLineWritesOneLogLineSayingWho(t *testing.T) {
+	root, ids := lessonRoot(t)
+	lines := func() []string {
+		t.Helper()
+		st, err := open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		events, err := st.Knowledge.Log(context.Background(), knowledge.LogQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i := len(events) - 1; i >= 0; i-- {
+			if review, _ := events[i].Attrs["review"].(string); review != "" {
+				out = append(out, fmt.Sprintf("%s by %v: %s", review, events[i].Attrs["by"], events[i].Message))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"confirm", strconv.FormatInt(ids.provisional, 10), "--by", "Grace"},
+			fmt.Sprintf("confirm by Grace: Lesson %d was confirmed by Grace.", ids.provisional)},
+		{[]string{"retire", strconv.FormatInt(ids.curated, 10), "--by", "Grace"},
+			fmt.Sprintf("retire by Grace: Lesson %d was retired by Grace.", ids.curated)},
+		{[]string{"retire", strconv.FormatInt(ids.method, 10)},
+			fmt.Sprintf("retire by the owner: Lesson %d was retired by the owner.", ids.method)},
+	} {
+		before := lines()
+		if code, _, errOut := runCLI(t, "", append(append([]string{"knowledge"}, tc.args...), "--root", root)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		after := lines()
+		if len(after) != len(before)+1 || after[len(after)-1] != tc.want {
+			t.Fatalf("after %v the review lines are\n%s\nwant one more: %s", tc.args, strings.Join(after, "\n"), tc.want)
+		}
+	}
+	if l := lessonNow(t, root, ids.curated); l.RetiredBy != "Grace" {
+		t.Fatalf("retired by %q", l.RetiredBy)
+	}
+	// A refused review writes nothing.
+	before := lines()
+	if code, _, _ := runCLI(t, "", "knowledge", "confirm", strconv.FormatInt(ids.method, 10), "--root", root); code != 2 {
+		t.Fatalf("confirming a retired lesson: exit %d", code)
+	}
+	if after := lines(); len(after) != len(before) {
+		t.Fatalf("a refused review was logged: %v", after)
 	}
 }

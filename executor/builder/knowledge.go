@@ -109,6 +109,9 @@ func (s *Session) knowledgeShow() ai.Tool {
 			if err != nil {
 				return nil, err
 			}
+			if l.MethodUnclear {
+				return nil, ai.Refuse(ai.Problem{Field: "id", Message: fmt.Sprintf("lesson %d is a note for a person about the way of working, not a lesson to follow; it is never served", in.ID)})
+			}
 			return lessonAnswer{ID: l.ID, Text: l.Text, Status: l.Status, Applies: l.Applies, NeedsReview: l.Flags, SupersededBy: l.SupersededBy}, nil
 		}),
 	}

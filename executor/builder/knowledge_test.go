@@ -56,6 +56,18 @@ func TestKnowledgeShowReadsOneLesson(t *testing.T) {
 			t.Fatalf("the answer names the reviewer: %s", raw)
 		}
 	})
+	t.Run("what a method_unclear answer kept", func(t *testing.T) {
+		method, err := lessons.Add(ctx, knowledge.Lesson{Text: "It was unclear when the checks run.", CaseID: 1, MethodUnclear: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := call(t, s, "knowledge.show", `{"id": `+strconv.FormatInt(method, 10)+`}`)
+		r, ok := errors.AsType[*ai.Refusal](err)
+		if !ok || len(r.Problems) != 1 || r.Problems[0].Field != "id" ||
+			r.Problems[0].Message != "lesson "+strconv.FormatInt(method, 10)+" is a note for a person about the way of working, not a lesson to follow; it is never served" {
+			t.Fatalf("answer: %s %v", raw, err)
+		}
+	})
 	t.Run("no such lesson", func(t *testing.T) {
 		_, err := call(t, s, "knowledge.show", `{"id": 999}`)
 		if r, ok := errors.AsType[*ai.Refusal](err); !ok || len(r.Problems) != 1 || r.Problems[0].Field != "id" {

@@ -1,0 +1,129 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"autoapp/knowledge"
+)
+
+// lessonsServer is the app with its owner signed in, and the launcher's
+// own lessons and knowledge store for fixtures.
+func lessonsServer(t *testing.T) (*server, *browser) {
+	t.Helper()
+	s := newServer(t)
+	b := s.browser(t)
+	b.get("/setup")
+	if r := b.post("/setup", url.Values{"name": {ownerName}, "password": {password}, "again": {password}}); r.StatusCode != fiber.StatusSeeOther {
+		t.Fatalf("setup answered %d: %s", r.StatusCode, r.body)
+	}
+	return s, b
+}
+
+// reviewLines are the log's lines that record a review, oldest first.
+func reviewLines(t *testing.T, s *server) []string {
+	t.Helper()
+	events, err := s.launcher.Knowledge.Log(context.Background(), knowledge.LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(events) - 1; i >= 0; i-- {
+		if review, _ := events[i].Attrs["review"].(string); review != "" {
+			out = append(out, fmt.Sprintf("%s by %v: %s", review, events[i].Attrs["by"], events[i].Message))
+		}
+	}
+	return out
+}
+
+// lessonSection is the part of the Lessons page that shows lesson id.
+func lessonSection(t *testing.T, page string, id int64) string {
+	t.Helper()
+	at := strings.Index(page, fmt.Sprintf(`data-testid="lesson-%d"`, id))
+	if at < 0 {
+		t.Fatalf("the page shows no lesson %d:\n%s", id, page)
+	}
+	end := strings.Index(page[at:], "</section>")
+	return page[at : at+end]
+}
+
+func TestEveryReviewFromThePageWritesOneLogLineSayingWho(t *testing.T) {
+	s, b := lessonsServer(t)
+	ctx := context.Background()
+	lessons := s.launcher.Lessons
+	distilled, err := lessons.Add(ctx, knowledge.Lesson{Text: "Build before checking the page.", CaseID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.get("/knowledge/lessons")
+
+	// Each action answers with the Lessons page and writes one line more.
+	step := func(path string, form url.Values, want string) {
+		t.Helper()
+		before := reviewLines(t, s)
+		wantRedirect(t, b.post(path, form), "/knowledge/lessons")
+		after := reviewLines(t, s)
+		if len(after) != len(before)+1 || after[len(after)-1] != want {
+			t.Fatalf("after %s the review lines are\n%s\nwant one more: %s", path, strings.Join(after, "\n"), want)
+		}
+	}
+	step("/knowledge/lessons", url.Values{"text": {"Keep the greeting in the page's first paragraph."}, "by": {"Bea"},
+		"files": {"site/index.html, site/about.html"}}, "write by Bea: Lesson 2 was written by Bea.")
+	step(fmt.Sprintf("/knowledge/lessons/%d/confirm", distilled), url.Values{"by": {"Cy"}},
+		fmt.Sprintf("confirm by Cy: Lesson %d was confirmed by Cy.", distilled))
+	step("/knowledge/lessons/2/replace", url.Values{"text": {"Keep the greeting in the first paragraph of site/index.html."}, "by": {"Dee"}},
+		"replace by Dee: Lesson 2 was replaced by lesson 3, written by Dee.")
+	// "Reviewing as" left empty: the owner did it.
+	step("/knowledge/lessons/3/retire", url.Values{"by": {""}}, "retire by "+ownerName+": Lesson 3 was retired by "+ownerName+".")
+
+	written, err := lessons.Get(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(written.Applies.Files, []string{"site/index.html", "site/about.html"}) {
+		t.Fatalf("the written lesson applies to %v", written.Applies.Files)
+	}
+	page := b.get("/knowledge/lessons?status=retired").body
+	if section := lessonSection(t, page, 3); !strings.Contains(section, "site/index.html, site/about.html") || !strings.Contains(section, "retired by "+ownerName) {
+		t.Fatalf("the retired replacement's section:\n%s", section)
+	}
+
+	// A refused write writes no line.
+	before := reviewLines(t, s)
+	r := b.post("/knowledge/lessons", url.Values{"text": {"Keep it."}, "by": {"Bea"}, "files": {"/home/bea/site/index.html"}})
+	wantStatus(t, r, fiber.StatusUnprocessableEntity)
+	wantSentence(t, r, "is a path inside the application&#39;s workspace")
+	if after := reviewLines(t, s); len(after) != len(before) {
+		t.Fatalf("a refused write was logged: %v", after)
+	}
+}
+
+func TestTheLessonsViewShowsAMethodUnclearLessonThatCanOnlyBeRetired(t *testing.T) {
+	s, b := lessonsServer(t)
+	ctx := context.Background()
+	method, err := s.launcher.Lessons.Add(ctx, knowledge.Lesson{Text: "It was unclear when the checks run.", CaseID: 1, MethodUnclear: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := lessonSection(t, b.get("/knowledge/lessons").body, method)
+	for _, want := range []string{"It was unclear when the checks run.", "method unclear", "never served", fmt.Sprintf("/knowledge/lessons/%d/retire", method)} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the section lacks %q:\n%s", want, section)
+		}
+	}
+	for _, never := range []string{"/confirm", "/replace"} {
+		if strings.Contains(section, never) {
+			t.Errorf("the section offers %s:\n%s", never, section)
+		}
+	}
+	wantRedirect(t, b.post(fmt.Sprintf("/knowledge/lessons/%d/retire", method), url.Values{"by": {"Bea"}}), "/knowledge/lessons")
+	if l, err := s.launcher.Lessons.Get(ctx, method); err != nil || l.Status != knowledge.LessonRetired || l.RetiredBy != "Bea" {
+		t.Fatalf("after retiring: %+v %v", l, err)
+	}
+}
