@@ -392,40 +392,51 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, subjec
 	if err != nil {
 		return fail(err)
 	}
-	if len(paths) > 0 {
-		if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
-			return fail(fmt.Errorf("workspace: %w", err))
-		}
-		// diff --quiet exits 1 when something is staged, 0 when nothing is.
-		_, err = runGit(ctx, w.dir, sign, append([]string{"diff", "--cached", "--quiet", "--"}, paths...)...)
-		switch {
-		case err == nil:
-			paths = nil
-		case exitCode(err) != 1:
-			return fail(fmt.Errorf("workspace: %w", err))
-		}
-	}
-	if len(paths) == 0 {
+	noChange := func() (EditResult, error) {
 		return fail(Problems{{Field: noChangeField, Message: "the change leaves every file as it is in the last commit"}})
 	}
-
-	args := []string{"commit", "-q", "--no-verify", "-m", subject + meta.suffix()}
+	if len(paths) == 0 {
+		return noChange()
+	}
+	if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
+		return fail(fmt.Errorf("workspace: %w", err))
+	}
+	// commit exits 1 when the paths hold nothing to commit, and otherwise
+	// ends its summary with the shortstat of what it committed.
+	args := []string{"commit", "--no-verify", "--no-status", "-m", subject + meta.suffix()}
 	if body != "" {
 		args = append(args, "-m", body)
 	}
 	args = append(append(args, "--"), paths...)
-	if _, err := runGit(ctx, w.dir, sign, args...); err != nil {
+	out, err := runGit(ctx, w.dir, sign, args...)
+	if exitCode(err) == 1 {
+		return noChange()
+	}
+	if err != nil {
 		return fail(fmt.Errorf("workspace: commit: %w", err))
 	}
 	rev, err := w.Head(ctx)
 	if err != nil {
 		return EditResult{}, err
 	}
-	stat, err := w.ShortStat(ctx, prev, rev)
+	stat, err := commitStat(string(out))
 	if err != nil {
 		return EditResult{}, err
 	}
 	return EditResult{Revision: rev, Previous: prev, Files: paths, Stat: stat}, nil
+}
+
+// commitStat reads the shortstat line of a commit's summary (" 2 files
+// changed, 3 insertions(+)"); a summary without one changed nothing.
+func commitStat(summary string) (Stat, error) {
+	for line := range strings.Lines(summary) {
+		// The first line is "[main 1a2b3c4] <subject>", which the engineer's
+		// words may fill.
+		if !strings.HasPrefix(line, "[") && strings.Contains(line, " changed") && shortStatPart.MatchString(line) {
+			return parseShortStat(line)
+		}
+	}
+	return Stat{}, nil
 }
 
 // pathsToCommit are the written paths git can add: those on disk now and

@@ -254,6 +254,11 @@ func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *P
 		strings.IndexFunc(rev, unicode.IsControl) >= 0:
 		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a revision", rev)}, nil
 	}
+	// A full hash of a commit the repository holds loose (the host's own
+	// commits) needs no git to resolve.
+	if looseCommit(w.root, rev) {
+		return rev, nil, nil
+	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if exitCode(err) == 1 {
 		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a commit in this workspace", rev)}, nil

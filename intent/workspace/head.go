@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"compress/zlib"
+	"io"
 	"os"
 	"strings"
 )
@@ -30,16 +32,39 @@ func headFromFiles(root *os.Root) (string, bool) {
 			return "", false
 		}
 	}
-	if !objectName(hash) {
-		return "", false
-	}
-	// The commit must be there: a loose object (what the host's own
-	// commits are until git packs them).
-	info, err := root.Lstat(".git/objects/" + hash[:2] + "/" + hash[2:])
-	if err != nil || !info.Mode().IsRegular() {
+	if !looseCommit(root, hash) {
 		return "", false
 	}
 	return hash, true
+}
+
+// looseCommit says hash names a commit stored as a loose object (what the
+// host's own commits are until git packs them): the object's file is
+// there and its header says commit. Anything else, git is asked.
+func looseCommit(root *os.Root, hash string) bool {
+	if !objectName(hash) {
+		return false
+	}
+	name := ".git/objects/" + hash[:2] + "/" + hash[2:]
+	info, err := root.Lstat(name)
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return false
+	}
+	defer z.Close()
+	header := make([]byte, len("commit "))
+	if _, err := io.ReadFull(z, header); err != nil {
+		return false
+	}
+	return string(header) == "commit "
 }
 
 // readSmall reads a regular file of at most 64 KiB under root.

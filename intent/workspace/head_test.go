@@ -88,3 +88,16 @@ func TestOpenChecksAgainWhatChanged(t *testing.T) {
 		t.Fatal("a folder holding an empty .git where the workspace was opened as a workspace")
 	}
 }
+
+// A full hash is resolved from the repository's files only when it names
+// a commit: a file's hash is no revision to compare, as git says.
+func TestAHashThatIsNoCommitIsNoRevision(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"index.html": "<h1>Hi</h1>\n"})
+	blob := git(t, w.Dir(), "hash-object", "-w", "index.html")
+	if _, err := w.ShortStat(t.Context(), blob, head(t, w)); err == nil {
+		t.Fatalf("ShortStat from the file's hash %s answered", blob)
+	}
+	if _, err := w.ShortStat(t.Context(), head(t, w), head(t, w)); err != nil {
+		t.Fatalf("ShortStat from the head to itself: %v", err)
+	}
+}
