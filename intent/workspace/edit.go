@@ -120,11 +120,15 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 	if len(content) > MaxFileBytes {
 		return EditResult{}, Problems{{Field: "hunks", Message: fmt.Sprintf("the edit would make %q larger than %d MiB", clean, MaxFileBytes>>20)}}
 	}
-	if ps, err := w.ignoredProblems(ctx, []string{clean}, []string{"path"}); err != nil || len(ps) > 0 {
+	tracked, err := w.tracked(ctx, []string{clean})
+	if err != nil {
+		return EditResult{}, err
+	}
+	if ps, err := w.ignoredProblems(ctx, []string{clean}, []string{"path"}, tracked); err != nil || len(ps) > 0 {
 		return EditResult{}, firstError(err, ps)
 	}
 	writes := []fileWrite{{path: clean, action: Overwrite, content: []byte(content), target: t, old: old}}
-	return w.commitWrites(ctx, writes, "source.edit "+clean, "", "hunks", meta)
+	return w.commitWrites(ctx, writes, tracked, "source.edit "+clean, "", "hunks", meta)
 }
 
 // applyHunks finds each hunk once in content and replaces them all.
@@ -296,11 +300,15 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 	for i, fw := range writes {
 		paths[i] = fw.path
 	}
-	if ps, err := w.ignoredProblems(ctx, paths, fields); err != nil || len(ps) > 0 {
+	tracked, err := w.tracked(ctx, paths)
+	if err != nil {
+		return EditResult{}, err
+	}
+	if ps, err := w.ignoredProblems(ctx, paths, fields, tracked); err != nil || len(ps) > 0 {
 		return EditResult{}, firstError(err, ps)
 	}
 	subject, body := changeMessage(writes)
-	return w.commitWrites(ctx, writes, subject, body, "files", meta)
+	return w.commitWrites(ctx, writes, tracked, subject, body, "files", meta)
 }
 
 // readWhole reads a file a change replaces or deletes, so that the change
@@ -337,10 +345,20 @@ func changeMessage(writes []fileWrite) (string, string) {
 }
 
 // ignoredProblems names the paths git ignores and does not track: the host
-// commits every change, and git will not add those.
-func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string) (Problems, error) {
+// commits every change, and git will not add those. A tracked path is
+// added whatever .gitignore says, so only the others are asked about.
+func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string, tracked map[string]bool) (Problems, error) {
+	var untracked []string
+	for _, p := range paths {
+		if !tracked[p] {
+			untracked = append(untracked, p)
+		}
+	}
+	if len(untracked) == 0 {
+		return nil, nil
+	}
 	// check-ignore reads names, not pathspecs, and refuses literal mode.
-	in := strings.Join(paths, "\x00") + "\x00"
+	in := strings.Join(untracked, "\x00") + "\x00"
 	out, err := runGitInput(ctx, w.dir, hostSign(w.now()), strings.NewReader(in), []string{"GIT_LITERAL_PATHSPECS=0"},
 		"check-ignore", "-z", "--stdin")
 	if exitCode(err) == 1 {
@@ -367,7 +385,7 @@ func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string)
 // when the writes leave every file as git has it. Once it begins, a
 // cancelled ctx does not stop it half-way (a commit cut off, or files left
 // unrestored): only each command's timeout does.
-func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
+func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracked map[string]bool, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	prev, err := w.Head(ctx)
 	if err != nil {
@@ -388,18 +406,19 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, subjec
 	}
 
 	sign := engineerSign(w.now())
-	paths, err := w.pathsToCommit(ctx, writes)
-	if err != nil {
-		return fail(err)
-	}
+	paths := pathsToCommit(writes, tracked)
 	noChange := func() (EditResult, error) {
 		return fail(Problems{{Field: noChangeField, Message: "the change leaves every file as it is in the last commit"}})
 	}
 	if len(paths) == 0 {
 		return noChange()
 	}
-	if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
-		return fail(fmt.Errorf("workspace: %w", err))
+	// commit takes a tracked path's content from the working tree itself;
+	// only a new file must be added first.
+	if !allTracked(paths, tracked) {
+		if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
+			return fail(fmt.Errorf("workspace: %w", err))
+		}
 	}
 	// commit exits 1 when the paths hold nothing to commit, and otherwise
 	// ends its summary with the shortstat of what it committed.
@@ -439,28 +458,41 @@ func commitStat(summary string) (Stat, error) {
 	return Stat{}, nil
 }
 
-// pathsToCommit are the written paths git can add: those on disk now and
-// those it tracks (a deleted file it never tracked has nothing to commit).
-func (w *Workspace) pathsToCommit(ctx context.Context, writes []fileWrite) ([]string, error) {
-	var all []string
-	for _, fw := range writes {
-		all = append(all, fw.path)
+func allTracked(paths []string, tracked map[string]bool) bool {
+	for _, p := range paths {
+		if !tracked[p] {
+			return false
+		}
 	}
-	out, err := runGit(ctx, w.dir, hostSign(w.now()), append([]string{"ls-files", "-z", "--"}, all...)...)
+	return true
+}
+
+// tracked are those of paths git tracks, from one ls-files.
+func (w *Workspace) tracked(ctx context.Context, paths []string) (map[string]bool, error) {
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), append([]string{"ls-files", "-z", "--"}, paths...)...)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	tracked := map[string]bool{}
 	for _, p := range strings.Split(string(out), "\x00") {
-		tracked[p] = true
+		if p != "" {
+			tracked[p] = true
+		}
 	}
+	return tracked, nil
+}
+
+// pathsToCommit are the written paths git can add: those on disk now and
+// those it tracks (a deleted file it never tracked has nothing to commit).
+// Writing changes no path's tracking, so tracked was read before.
+func pathsToCommit(writes []fileWrite, tracked map[string]bool) []string {
 	var paths []string
 	for _, fw := range writes {
 		if fw.action != Delete || tracked[fw.path] {
 			paths = append(paths, fw.path)
 		}
 	}
-	return paths, nil
+	return paths
 }
 
 // write does one planned write. A file is written beside its place and

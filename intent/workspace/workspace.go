@@ -54,7 +54,8 @@ type Workspace struct {
 
 // known is what Open has checked of a directory: that it is the top of a
 // git repository, as it was when checked (the directory and its .git,
-// compared by identity and time), and the lock its writes share. Opening
+// compared by identity: every commit touches .git's time), and the lock
+// its writes share. Opening
 // a workspace again — every turn, cycle and page of an application does —
 // costs a few system calls, not a git process.
 type known struct {
@@ -64,9 +65,10 @@ type known struct {
 
 var opened sync.Map // real directory → *known
 
-// sameEntry says two looks at one path saw the same thing, unchanged.
+// sameEntry says two looks at one path saw the same file or directory,
+// of the same type and mode: one removed and made again is another.
 func sameEntry(a, b os.FileInfo) bool {
-	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+	return os.SameFile(a, b) && a.Mode() == b.Mode()
 }
 
 // Open opens the git workspace at dir, which must be the top of a git
