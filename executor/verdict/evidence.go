@@ -135,11 +135,17 @@ func Evidence(ws *workspace.Workspace, t plan.Task, limit int) (ai.Document, err
 
 	found := map[string]*evidenceLine{}
 	var order []*evidenceLine
-	for _, w := range words {
-		res, err := ws.Search("(?i)"+regexp.QuoteMeta(w), true, "")
-		if err != nil {
-			return ai.Document{}, fmt.Errorf("verdict: evidence: search %q: %w", w, err)
-		}
+	queries := make([]string, len(words))
+	for i, w := range words {
+		queries[i] = "(?i)" + regexp.QuoteMeta(w)
+	}
+	// One walk of the workspace for all the words.
+	results, err := ws.SearchEach(queries, true, "")
+	if len(words) > 0 && err != nil {
+		return ai.Document{}, fmt.Errorf("verdict: evidence: search %s: %w", strings.Join(words, ", "), err)
+	}
+	for i, w := range words {
+		res := results[i]
 		weight := 1 / float64(len(res.Matches)+1)
 		for _, m := range res.Matches {
 			key := fmt.Sprintf("%s:%d", m.Path, m.Line)

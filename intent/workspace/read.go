@@ -270,23 +270,41 @@ type SearchResult struct {
 // files larger than MaxFileBytes, and symbolic links, and returns at most
 // MaxMatches matches in path order.
 func (w *Workspace) Search(query string, regexp bool, under string) (SearchResult, error) {
+	res, err := w.SearchEach([]string{query}, regexp, under)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	return res[0], nil
+}
+
+// SearchEach is Search for several queries at once, in one walk of the
+// workspace: the result of each is what Search would answer for it.
+func (w *Workspace) SearchEach(queries []string, regexp bool, under string) ([]SearchResult, error) {
 	var ps Problems
-	match, prob := matcher(query, regexp)
-	if prob != nil {
-		ps = append(ps, *prob)
+	matches := make([]func(string) bool, len(queries))
+	for i, q := range queries {
+		match, prob := matcher(q, regexp)
+		if prob != nil {
+			ps = append(ps, *prob)
+		}
+		matches[i] = match
 	}
 	start, prob := cleanPath("under", under, forReading, true)
 	if prob != nil {
 		ps = append(ps, *prob)
 	}
 	if len(ps) > 0 {
-		return SearchResult{}, ps
+		return nil, ps
 	}
 	if _, err := w.root.Stat(start); err != nil {
-		return SearchResult{}, Problems{*w.openProblem("under", start, "file or folder", err)}
+		return nil, Problems{*w.openProblem("under", start, "file or folder", err)}
 	}
 
-	res := SearchResult{Matches: []Match{}}
+	res := make([]SearchResult, len(queries))
+	for i := range res {
+		res[i].Matches = []Match{}
+	}
+	open := len(queries) // the queries not capped yet
 	err := fs.WalkDir(w.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == start {
@@ -303,18 +321,18 @@ func (w *Workspace) Search(query string, regexp bool, under string) (SearchResul
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		capped, err := w.searchFile(p, match, &res)
+		capped, err := w.searchFile(p, matches, res)
 		if err != nil {
 			return err
 		}
-		if capped {
-			res.Capped = true
+		open -= capped
+		if open == 0 {
 			return fs.SkipAll
 		}
 		return nil
 	})
 	if err != nil {
-		return SearchResult{}, fmt.Errorf("workspace: search %s: %w", start, err)
+		return nil, fmt.Errorf("workspace: search %s: %w", start, err)
 	}
 	return res, nil
 }
@@ -348,35 +366,39 @@ func matcher(query string, isRegexp bool) (func(string) bool, *Problem) {
 
 // searchFile adds the matching lines of the file at p to res, and says
 // when res is full.
-func (w *Workspace) searchFile(p string, match func(string) bool, res *SearchResult) (bool, error) {
+func (w *Workspace) searchFile(p string, matches []func(string) bool, res []SearchResult) (int, error) {
 	f, prob, err := w.openText("under", p)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	if prob != nil {
-		return false, nil // binary, too large or gone: not searched
+		return 0, nil // binary, too large or gone: not searched
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), MaxFileBytes+1)
-	n := 0
+	n, capped := 0, 0
 	for sc.Scan() {
 		n++
 		line := sc.Text()
-		if !match(line) {
-			continue
+		for i, match := range matches {
+			if res[i].Capped || !match(line) {
+				continue
+			}
+			if len(res[i].Matches) == MaxMatches {
+				res[i].Capped = true
+				capped++
+				continue
+			}
+			text := line
+			if len(text) > MaxMatchText {
+				text = cutUTF8(text, MaxMatchText) + "…"
+			}
+			res[i].Matches = append(res[i].Matches, Match{Path: p, Line: n, Text: text})
 		}
-		if len(res.Matches) == MaxMatches {
-			return true, nil
-		}
-		text := line
-		if len(text) > MaxMatchText {
-			text = cutUTF8(text, MaxMatchText) + "…"
-		}
-		res.Matches = append(res.Matches, Match{Path: p, Line: n, Text: text})
 	}
 	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("read %s: %w", p, err)
+		return 0, fmt.Errorf("read %s: %w", p, err)
 	}
-	return false, nil
+	return capped, nil
 }
