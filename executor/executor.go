@@ -16,7 +16,6 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/intent"
-	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
@@ -46,10 +45,21 @@ type Models interface {
 	DefaultModel() string
 }
 
+// Apps is what the executor needs of the applications: where each one's
+// folder and workspace are, its manifest, and the owner's own writes
+// (*app.Service). A replay gives a run folder of its own instead.
+type Apps interface {
+	Dir(id string) string
+	WorkspaceDir(id string) string
+	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	SaveManifest(ctx context.Context, id string, raw []byte) error
+	Activate(ctx context.Context, id, releaseID string) error
+}
+
 // Deps are what the executor works with.
 type Deps struct {
 	Backlog    *intent.Service
-	Apps       *app.Service
+	Apps       Apps
 	Candidates *candidate.Service
 	Models     Models
 	Log        *slog.Logger
@@ -149,6 +159,10 @@ type run struct {
 	appID    string
 	cancel   context.CancelCauseFunc
 	done     chan struct{}
+	// answer, when set, is what a builder's question is answered with
+	// while the turn goes on: a turn run on its own (RunBuilderTurn) has
+	// no person to wait for.
+	answer string
 
 	mu       sync.Mutex
 	progress Progress

@@ -233,6 +233,9 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
 		PlanMarkdown: markdown,
 		Ask: func(ctx context.Context, question string) (string, error) {
+			if r.answer != "" {
+				return r.answer, nil
+			}
 			if questions >= MaxQuestions {
 				return "You asked about this task twice already: decide with what you have.", nil
 			}

@@ -9,7 +9,9 @@
 // their SHA-256. Beside each turn, what its run did to the application —
 // the edits that landed, the builds, the runs of the checks — is kept as
 // the run's work (Cases writes it as it hears of each), and Work reads a
-// page of runs' work, cases and servings at once.
+// page of runs' work, cases and servings at once. Replays keeps what a
+// replay held still (its manifest, a blob) and one row per run of it that
+// finished; a replay writes no serving, case or context here.
 //
 // Open migrates the store; retention runs in the background once the
 // server starts it (StartRetention), at start and then hourly, in small

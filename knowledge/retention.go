@@ -28,12 +28,15 @@ type Retained struct {
 }
 
 // blobReferences lists every hash the contexts after the one numbered ?
-// refer to (0: every context). A blob in it is kept whatever its age; a
-// table that comes to refer to blobs adds its column here. No row writes
-// NULL into these columns, and NOT IN needs that.
+// refer to (0: every context), and every replay's manifest. A blob in it is
+// kept whatever its age; a table that comes to refer to blobs adds its
+// column here. No row writes NULL into these columns, and NOT IN needs
+// that. Replays are few, and a replay's manifest is written before its
+// first row, so every batch reads them all.
 const blobReferences = `SELECT instructions_hash FROM contexts WHERE id > ?
 	UNION SELECT json_extract(d.value, '$.hash') FROM contexts, json_each(contexts.documents) AS d
-	WHERE contexts.id > ? AND json_extract(d.value, '$.hash') IS NOT NULL`
+	WHERE contexts.id > ? AND json_extract(d.value, '$.hash') IS NOT NULL
+	UNION SELECT manifest_hash FROM replays`
 
 // Retain applies retention: events older than RetainFor, then the oldest
 // (by id, the order they were written) beyond the cap; blobs older than

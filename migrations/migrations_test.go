@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -258,14 +259,28 @@ func TestConcurrentWritersNeverSeeALockedDatabase(t *testing.T) {
 func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "knowledge.sqlite")
 	db := open(t, path, migrations.Knowledge)
-	down, err := os.ReadFile("knowledge/0012_review_flags.down.sql")
+	// The store as 0011 left it: every later migration undone, newest
+	// first, and a lesson flagged by the old name.
+	downs, err := filepath.Glob("knowledge/*.down.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The store as 0011 left it, with a lesson flagged by the old name.
-	for _, stmt := range []string{string(down), `UPDATE schema_migrations SET version = 11`,
+	slices.Sort(downs)
+	slices.Reverse(downs)
+	var stmts []string
+	for _, d := range downs {
+		if filepath.Base(d) < "0012" {
+			break
+		}
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, string(b))
+	}
+	for _, stmt := range append(stmts, `UPDATE schema_migrations SET version = 11`,
 		`INSERT INTO lessons (text, status, origin, case_id, created_at, flags)
-		 VALUES ('Build before checking.', 'provisional', 'distilled', 1, 0, '["recurring","upgraded"]')`} {
+		 VALUES ('Build before checking.', 'provisional', 'distilled', 1, 0, '["recurring","upgraded"]')`) {
 		if _, err := db.Write.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}

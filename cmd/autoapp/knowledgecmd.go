@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"autoapp/executor/replay"
 	"autoapp/knowledge"
 )
 
@@ -30,12 +31,25 @@ const knowledgeUsage = `Usage:
                        read. They are never served to a turn; retire one once read.
   autoapp knowledge show ID [--root DIR] [--json]
       One lesson in full, with the case it came from: the problem and the diagnosis.
-  autoapp knowledge confirm ID [--root DIR] [--by NAME]
+  autoapp knowledge replay CASE [--root DIR] [--with LESSON] [--runs N] [--json]
+      Run the engineer again on the case's request, from the revision its failure
+      was met at, N times with the lesson and N times without it (3 by default,
+      interleaved), each run in a fresh clone under DIR/replay/CASE/, and judge
+      each by what failed. Then the regression set: the application's other
+      resolved cases whose lesson is confirmed, once each with the lesson. Prints
+      the two arms with the verdict beside them; nothing is applied. A line per
+      run goes to stderr; Ctrl-C stops it and keeps the runs that finished.
+        --with LESSON  the lesson under test (default: the one the case taught;
+                       with none, only the without arm runs)
+        --runs N       runs an arm, 1 to 10
+  autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
       Confirm a provisional lesson, or a confirmed one carrying review flags (which
-      clears them). NAME defaults to the owner's name.
+	clears them). NAME defaults to the owner's name. The latest replay of the
+	lesson is printed first and you are asked y/N (--yes does not ask); with no
+	replay it says so and confirms.
   autoapp knowledge retire ID [--root DIR] [--by NAME]
-      Take a provisional or confirmed lesson out of service for good. NAME
-      defaults to the owner's name.
+	Take a provisional or confirmed lesson out of service for good. NAME
+	defaults to the owner's name.
   autoapp knowledge export [--root DIR] [--json]
       Every provisional and confirmed lesson in full, with its case, for a backup.
   autoapp knowledge links [--root DIR] [--app ID] [--rebuild] [--json]
@@ -54,6 +68,8 @@ const knowledgeUsage = `Usage:
 These read knowledge.sqlite under the data folder directly. confirm and retire
 refuse while a server serves from the same folder: use its Knowledge page then.
 Each confirm and retire writes one line to the log saying who did it.
+replay writes its runs under DIR/replay/CASE/, and to knowledge.sqlite only its
+manifest and one row per finished run: no serving, case or turn.
 `
 
 // lessonCaseJSON is the case a lesson came from, as show and export print it.
@@ -88,7 +104,7 @@ type lessonExportJSON struct {
 // knowledgeCmd reviews the lessons from the terminal, reading the knowledge
 // store directly: the same facts and the same two changes the Knowledge page
 // offers.
-func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, knowledgeUsage)
 		return 2
@@ -98,9 +114,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, knowledgeUsage)
 		return 0
-	case "list", "show", "confirm", "retire", "export", "links":
+	case "list", "show", "confirm", "retire", "export", "links", "replay":
 	default:
-		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, confirm, retire, export or links.\n", verb)
+		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, replay, confirm, retire, export or links.\n", verb)
 		return 2
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -113,8 +129,10 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("knowledge "+verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	root := fs.String("root", "./data", "the data folder")
-	var asJSON, provisional, confirmed, review, method, rebuild bool
+	var asJSON, provisional, confirmed, review, method, rebuild, yes bool
 	var by, appID string
+	var with int64
+	var runs int
 	switch verb {
 	case "list":
 		fs.BoolVar(&provisional, "provisional", false, "only provisional lessons")
@@ -126,6 +144,13 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	case "confirm", "retire":
 		fs.StringVar(&by, "by", "", "who reviews (default: the owner's name)")
+		if verb == "confirm" {
+			fs.BoolVar(&yes, "yes", false, "confirm without asking")
+		}
+	case "replay":
+		fs.Int64Var(&with, "with", 0, "the lesson under test")
+		fs.IntVar(&runs, "runs", 0, "runs an arm")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	case "links":
 		fs.StringVar(&appID, "app", "", "only the links of one application")
 		fs.BoolVar(&rebuild, "rebuild", false, "rebuild the index first")
@@ -134,7 +159,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// The lesson's id may come before or after the flags.
 	rest := args[1:]
 	var number string
-	takesID := verb == "show" || verb == "confirm" || verb == "retire"
+	takesID := verb == "show" || verb == "confirm" || verb == "retire" || verb == "replay"
 	if takesID && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		number, rest = rest[0], rest[1:]
 	}
@@ -155,8 +180,14 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if takesID {
 		var err error
 		if id, err = strconv.ParseInt(number, 10, 64); err != nil || id <= 0 {
+			if verb == "replay" {
+				return fail(2, "give the case's id, as the Knowledge page or `knowledge show` prints it.")
+			}
 			return fail(2, "give the lesson's id, as `knowledge list` prints it.")
 		}
+	}
+	if verb == "replay" && (runs < 0 || runs > replay.MaxRuns || with < 0) {
+		return fail(2, "give --runs between 1 and %d, and --with a lesson's id.", replay.MaxRuns)
 	}
 	if n := countTrue(provisional, confirmed, review, method); n > 1 {
 		return fail(2, "give at most one of --provisional, --confirmed, --review and --method.")
@@ -196,6 +227,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	switch verb {
+	case "replay":
+		return replayCmd(ctx, st, id, replay.Options{With: with, Runs: runs}, asJSON, stdout, stderr)
+
 	case "links":
 		if rebuild {
 			if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Backlog); err != nil {
@@ -275,6 +309,19 @@ func knowledgeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	case "confirm":
 		by = reviewerName(ctx, st, by)
+		// The evidence first: the latest replay, and the question.
+		l, err := lessons.Get(ctx, id)
+		if err != nil {
+			return refused(err)
+		}
+		ok, err := confirmWithReplay(ctx, st, l, yes, stdin, stdout)
+		if err != nil {
+			return refused(err)
+		}
+		if !ok {
+			fmt.Fprintf(stdout, "Lesson %d is not confirmed.\n", id)
+			return 1
+		}
 		if err := lessons.Confirm(ctx, id, by); err != nil {
 			return refused(err)
 		}

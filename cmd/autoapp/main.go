@@ -22,7 +22,8 @@ const usage = `Usage:
   autoapp intent show N [--root DIR] [--json]
   autoapp knowledge list [--root DIR] [--provisional|--confirmed|--review|--method] [--json]
   autoapp knowledge show ID [--root DIR] [--json]
-  autoapp knowledge confirm ID [--root DIR] [--by NAME]
+  autoapp knowledge replay CASE [--root DIR] [--with LESSON] [--runs N] [--json]
+  autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
   autoapp knowledge retire ID [--root DIR]
   autoapp knowledge export [--root DIR] [--json]
   autoapp intervention submit --intent N --request-id ID --kind feedback|pause [--text T] [--root DIR] [--json]
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "intent":
 		return intentCmd(ctx, args[1:], stdout, stderr)
 	case "knowledge":
-		return knowledgeCmd(ctx, args[1:], stdout, stderr)
+		return knowledgeCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "intervention":
 		return interventionCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":

@@ -219,7 +219,13 @@ func (s *Service) Get(ctx context.Context, id string) (App, error) {
 // Manifest reads the workspace's autoapp.json: the raw text, the parsed
 // manifest, and its problems (none when it can be used).
 func (s *Service) Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error) {
-	raw, err := os.ReadFile(filepath.Join(s.WorkspaceDir(id), workspace.ManifestFile))
+	return ReadManifest(s.WorkspaceDir(id))
+}
+
+// ReadManifest reads the autoapp.json of the workspace in dir, as Manifest
+// does an application's.
+func ReadManifest(dir string) ([]byte, workspace.Manifest, workspace.Problems, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, workspace.ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, workspace.Manifest{}, workspace.Problems{{Message: "the workspace has no autoapp.json"}}, nil
 	}

@@ -82,6 +82,18 @@ func Clone(ctx context.Context, source, dir string) error {
 		"clone", "--quiet", "--no-hardlinks", "--", source, dir)
 }
 
+// CloneAt is Clone, then the clone's branch reset to the commit rev names:
+// a fresh workspace of its own at that revision.
+func CloneAt(ctx context.Context, source, dir, rev string) error {
+	if err := Clone(ctx, source, dir); err != nil {
+		return err
+	}
+	if _, err := runGit(ctx, dir, hostSign(time.Unix(0, 0)), "reset", "--quiet", "--hard", rev+"^{commit}"); err != nil {
+		return fmt.Errorf("workspace: the clone cannot be set at %s: %w", rev, err)
+	}
+	return nil
+}
+
 // signature is whom a commit names as its author, and when it is made.
 type signature struct {
 	name, email string

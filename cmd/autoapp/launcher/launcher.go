@@ -23,6 +23,7 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/overview"
 	"autoapp/executor/preview"
+	"autoapp/executor/replay"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
@@ -82,6 +83,9 @@ type Launcher struct {
 	Servings   *knowledge.Servings
 	Spend      *spend.Book
 	Overview   *overview.Service
+	// Replays runs the engineer again on a case, with its lesson and
+	// without, for the person who confirms it.
+	Replays *replay.Harness
 
 	limits   func() ai.Limits
 	closed   sync.Once
@@ -204,6 +208,11 @@ func (l *Launcher) build(o Options) error {
 				log.Error("the request's journal could not follow the turn", "request", requestID, "err", err)
 			}
 		}})
+	// A replay runs builder turns as a run does, each in a clone of its
+	// own; the launcher's store keeps only its manifest and its rows.
+	l.Replays = replay.New(replay.Deps{Root: l.Root, Knowledge: l.Knowledge, Replays: knowledge.NewReplays(l.Knowledge.DB(), now),
+		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
+		Limits: l.limits, Now: now, Version: Version})
 	// What the turns cost, what needs the person and what an intent's
 	// page shows: reads only.
 	l.Spend = spend.New(l.Intents, l.Root, now)

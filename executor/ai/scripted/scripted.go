@@ -109,9 +109,10 @@ type Reply struct {
 // Match selects the requests a script answers. The zero Match selects
 // nothing; use Any, Contains or RunID.
 type Match struct {
-	any   bool
-	text  string
-	runID string
+	any      bool
+	text     string
+	runID    string
+	mentions string
 }
 
 // Any matches every chat completion request.
@@ -125,6 +126,10 @@ func Contains(text string) Match { return Match{text: text} }
 // anywhere in its messages.
 func RunID(id string) Match { return Match{runID: id} }
 
+// Mentions matches a request any of whose messages contains text: the
+// documents it was given among them.
+func Mentions(text string) Match { return Match{mentions: text} }
+
 func (m Match) String() string {
 	switch {
 	case m.any:
@@ -133,6 +138,8 @@ func (m Match) String() string {
 		return fmt.Sprintf("a message containing %q", m.text)
 	case m.runID != "":
 		return fmt.Sprintf("run %q", m.runID)
+	case m.mentions != "":
+		return fmt.Sprintf("a request mentioning %q", m.mentions)
 	}
 	return "nothing"
 }
@@ -156,6 +163,12 @@ func (m Match) matches(r Request) bool {
 		}
 		for _, msg := range r.Messages {
 			if strings.Contains(msg.Content, m.runID) {
+				return true
+			}
+		}
+	case m.mentions != "":
+		for _, msg := range r.Messages {
+			if strings.Contains(msg.Content, m.mentions) {
 				return true
 			}
 		}

@@ -59,6 +59,7 @@ func TestScriptsAnswerTheRequestsTheyMatchInOrder(t *testing.T) {
 	s := scripted.New(t)
 	s.On(scripted.RunID("run-7"), scripted.Reply{Text: "run by header"}, scripted.Reply{Text: "run in a message"})
 	s.On(scripted.Contains("footer"), scripted.Reply{Text: "footer 1"}, scripted.Reply{Text: "footer 2"})
+	s.On(scripted.Mentions("[lesson 12]"), scripted.Reply{Text: "a lesson mentioned"})
 	s.On(scripted.Contains("You plan"), scripted.Reply{Text: "planner"})
 	s.On(scripted.Any(), scripted.Reply{Text: "anything"})
 
@@ -71,6 +72,8 @@ func TestScriptsAnswerTheRequestsTheyMatchInOrder(t *testing.T) {
 		{nil, []string{"user", "for run-7: go"}, "run in a message"},
 		{nil, []string{"user", "add a footer"}, "footer 1"},
 		{nil, []string{"user", "the footer again", "assistant", "ok", "user", "a footer, please"}, "footer 2"},
+		// A document mentions it, not the last user message.
+		{nil, []string{"user", "<document>[lesson 12] Keep the page whole.</document>", "user", "Build the task."}, "a lesson mentioned"},
 		// The footer script is used up: the request falls through.
 		{nil, []string{"system", "You plan.", "user", "a footer"}, "planner"},
 		{nil, []string{"user", "an earlier footer", "user", "something else"}, "anything"},
