@@ -102,7 +102,7 @@ func (c CaseRecorder) Built(ctx context.Context, appID, revision string, out bui
 			Signature: build.Signature(p.Stage, p.String())})
 	}
 	if _, _, err := c.Cases.Build(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
-		c.Log.Error("the build's cases could not be kept", "app", appID, "run", id.RunID, "err", err)
+		c.Log.ErrorContext(ctx, "the build's cases could not be kept", "app", appID, "run", id.RunID, "err", err)
 	}
 	c.closeServings(ctx, appID, id.RunID, knowledge.BuildObservation(obs))
 }
@@ -117,7 +117,7 @@ func (c CaseRecorder) Checked(ctx context.Context, appID, revision string, resul
 		obs.Results = append(obs.Results, knowledge.ExampleResult{ID: r.ID, Hash: r.Hash, Passed: r.Passed, Failure: r.Failure})
 	}
 	if _, _, err := c.Cases.Checks(context.WithoutCancel(ctx), obs); err != nil && c.Log != nil {
-		c.Log.Error("the checks' cases could not be kept", "app", appID, "run", id.RunID, "err", err)
+		c.Log.ErrorContext(ctx, "the checks' cases could not be kept", "app", appID, "run", id.RunID, "err", err)
 	}
 	c.closeServings(ctx, appID, id.RunID, knowledge.ChecksObservation(obs))
 }
@@ -128,6 +128,6 @@ func (c CaseRecorder) closeServings(ctx context.Context, appID, runID string, o 
 		return
 	}
 	if err := c.Servings.Close(context.WithoutCancel(ctx), appID, runID, o); err != nil && c.Log != nil {
-		c.Log.Error("the run's servings could not be closed", "app", appID, "run", runID, "err", err)
+		c.Log.ErrorContext(ctx, "the run's servings could not be closed", "app", appID, "run", runID, "err", err)
 	}
 }

@@ -60,7 +60,7 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 	if res.Ended != ai.EndAnswered {
 		t.Fatalf("ended %s: %s", res.Ended, res.Sentence)
 	}
-	if err := executor.RecordContext(ctx, ks, "site", request, turn, res); err != nil {
+	if _, err := executor.RecordContext(ctx, ks, "site", request, turn, res); err != nil {
 		t.Fatal(err)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
 	"autoapp/intent"
+	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
@@ -49,6 +50,7 @@ type Models interface {
 // folder and workspace are, its manifest, and the owner's own writes
 // (*app.Service). A replay gives a run folder of its own instead.
 type Apps interface {
+	Get(ctx context.Context, id string) (app.App, error)
 	Dir(id string) string
 	WorkspaceDir(id string) string
 	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)

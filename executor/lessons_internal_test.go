@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"autoapp/executor/ai"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
 
@@ -69,6 +70,29 @@ func TestReadTaskContext(t *testing.T) {
 			}
 			if got := readTaskContext(path); got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestATasksLabelsPointAtAStageOfItsManifest(t *testing.T) {
+	static := []workspace.Stage{{Name: "check"}}
+	goService := []workspace.Stage{{Name: "vet"}, {Name: "compile"}}
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		stages []workspace.Stage
+		want   string
+	}{
+		{"views on the static site", []string{"views"}, static, "check"},
+		{"a contract on the Go service", []string{"contract", "views"}, goService, "vet"},
+		{"the first label that points at a stage", []string{"acceptance", "host"}, goService, "compile"},
+		{"a label that points at no stage of the manifest", []string{"migration"}, goService, ""},
+		{"no labels", nil, static, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stageForLabels(tc.labels, tc.stages); got != tc.want {
+				t.Fatalf("stage %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -85,8 +85,8 @@ func TestABuilderTurnIsGivenItsLessonsAndTheirServingsAreClosed(t *testing.T) {
 	if at < 0 || !strings.Contains(docs, "- [lesson 1] The home page greets readers") || strings.Contains(docs, "[lesson 2]") {
 		t.Fatalf("the turn's documents:\n%s", docs)
 	}
-	if in, ev := strings.Index(docs, `<document ref="intent:site"`), strings.Index(docs, `<document ref="evidence:site"`); in > at || (ev >= 0 && ev < at) {
-		t.Fatalf("the lessons document is not between the intent and the evidence:\n%s", docs)
+	if in, ev := strings.Index(docs, `<document ref="intent:site"`), strings.Index(docs, `<document ref="evidence:site"`); in < 0 || ev < in || at < ev {
+		t.Fatalf("the lessons document does not come last, after the intent and the evidence:\n%s", docs)
 	}
 
 	got, err := lh.servings.ForRun(ctx, run)

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
@@ -104,20 +103,25 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				Started: e.d.Now(), Stage: "reading", Total: len(task.Criteria), LastEnded: lastAttempt}
 		})
 
-		out := e.turn(ctx, r, d, task, runID, ep, lastAttempt)
+		// Every row the attempt writes carries its run, its call, the
+		// application and where the application stands, moved on by the
+		// turn's edits and builds: the rows of its verdict are <runId>:verdict.
+		pos := PositionAt(bg, e.d.Candidates, e.d.Apps, d.AppID, e.d.Now)
+		vctx := attemptContext(bg, runID, d.AppID, VerdictCall, pos)
+		out := e.turn(ctx, r, d, task, runID, ep, lastAttempt, pos)
 		switch {
 		case out.question != "":
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", RunID: runID,
 				Actor: intent.ActorExecutor, Question: out.question, Outcome: intent.OutcomeAsked}); err != nil {
-				log.Error("the question could not be kept", "err", err)
+				log.ErrorContext(vctx, "the question could not be kept", "err", err)
 			}
 			return t.Slug + " needs an answer"
 		case out.res.Ended == ai.EndProvider:
-			log.Warn("the provider failed a builder's turn", "run", runID, "detail", providerDetail(out.res))
+			log.WarnContext(vctx, "the provider failed a builder's turn", "run", runID, "detail", providerDetail(out.res))
 			note := notAnAttempt + out.res.Sentence
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor,
 				Outcome: intent.OutcomeNotAnAttempt}); err != nil {
-				log.Error("the task could not be interrupted", "err", err)
+				log.ErrorContext(vctx, "the task could not be interrupted", "err", err)
 			}
 			switch {
 			case out.res.Err == nil:
@@ -133,7 +137,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			cause := stopCause(ctx)
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: cause, RunID: runID, Actor: intent.ActorExecutor,
 				Outcome: intent.OutcomeStopped}); err != nil {
-				log.Error("the task could not be interrupted", "err", err)
+				log.ErrorContext(vctx, "the task could not be interrupted", "err", err)
 			}
 			return cause
 		}
@@ -141,17 +145,18 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		// The verdict, from what the host observed.
 		observed, err := e.d.Candidates.ObserveNow(bg, d.AppID)
 		if err != nil {
-			log.Error("the candidate could not be read", "err", err)
+			log.ErrorContext(vctx, "the candidate could not be read", "err", err)
 		}
+		pos.Committed(observed.Head)
 		held, err := e.d.Backlog.CompletedExamples(bg, d.AppID)
 		if err != nil {
-			log.Error("the finished tasks' examples could not be read", "err", err)
+			log.ErrorContext(vctx, "the finished tasks' examples could not be read", "err", err)
 		}
 		v := verdict.Judge(verdict.Facts{Slug: t.Slug, Criteria: len(task.Criteria), RevBefore: revBefore, Observed: observed,
 			EditedAfterBuild: out.record.EditedAfterBuild, CompletedExamples: held, Ending: out.res.Ended,
 			EndingSentence: out.res.Sentence, NothingBuiltRefusals: builder.SummariseRefusals(out.record.Refused), HostBuilt: out.hostBuilt})
 		r.update(func(p *Progress) { p.Passed, p.Total = v.Passed, v.Total })
-		e.recordAttempt(bg, runID, d.AppID, observed, out.record)
+		e.recordAttempt(vctx, runID, d.AppID, observed, out.record)
 		dec := verdict.Decide(attempts, turns, v)
 		attempts = append(attempts, verdict.Attempt{Passed: v.Passed, Counted: dec.Counted})
 		// The advice hears what the tools refused in the last attempt and
@@ -171,10 +176,10 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			}
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskCompleted, intent.Move{Reason: reason, RunID: runID,
 				Actor: intent.ActorExecutor, Completion: c, Outcome: intent.OutcomeCompleted}); err != nil {
-				log.Error("the task could not be completed", "err", err)
+				log.ErrorContext(vctx, "the task could not be completed", "err", err)
 				return "The run could not record that " + t.Slug + " completed; the launcher's log has the detail."
 			}
-			log.Info("the task completed", "run", runID, "app", d.AppID)
+			log.InfoContext(vctx, "the task completed", "run", runID, "app", d.AppID)
 			return ""
 		case verdict.Retry:
 			reasons := strings.Join(v.Reasons, " ")
@@ -184,7 +189,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			}
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInQueue, intent.Move{Reason: note, RunID: runID, Actor: intent.ActorExecutor,
 				Outcome: outcome}); err != nil {
-				log.Error("the task could not be queued again", "err", err)
+				log.ErrorContext(vctx, "the task could not be queued again", "err", err)
 				return "The run could not queue " + t.Slug + " again; the launcher's log has the detail."
 			}
 			lastAttempt = reasons
@@ -195,12 +200,12 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			}
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskFailed, intent.Move{Reason: reasons, RunID: runID, Actor: intent.ActorExecutor,
 				Outcome: intent.OutcomeFailed}); err != nil {
-				log.Error("the task could not be failed", "err", err)
+				log.ErrorContext(vctx, "the task could not be failed", "err", err)
 			} else {
-				log.Warn("the task failed", "run", runID, "app", d.AppID, "reason", reasons)
+				log.WarnContext(vctx, "the task failed", "run", runID, "app", d.AppID, "reason", reasons)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
-			e.advise(ctx, d, task, runID, v.Reasons, refused)
+			e.advise(ctx, d, task, runID, v.Reasons, refused, pos)
 			return t.Slug + " failed."
 		}
 	}
@@ -217,8 +222,13 @@ type turnOutcome struct {
 // turn runs one builder turn and, when it ended on its own with edits that
 // nothing built, builds them once on the host.
 func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail, runID string,
-	ep provider.Endpoint, lastAttempt string) turnOutcome {
-	bg := context.WithoutCancel(ctx)
+	ep provider.Endpoint, lastAttempt string, pos *knowledge.Position) turnOutcome {
+	// What the turn and its tools write carries its identity, never one a
+	// model wrote: its run, its calls (the run loop names each), the
+	// application and where the application stands as each row is written.
+	// The turn's own rows, outside its tool calls, are <runId>:turn.
+	turnCtx := attemptContext(ctx, runID, d.AppID, ai.TurnCall, pos)
+	bg := context.WithoutCancel(turnCtx)
 	var out turnOutcome
 	passed := make([]bool, len(task.Criteria))
 	for n := range passed {
@@ -256,32 +266,32 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	if hb, ok := e.d.Servings.(hintBook); ok {
 		cfg.Hinted = func(ctx context.Context, hints []knowledge.Served) {
 			if err := hb.RecordHints(context.WithoutCancel(ctx), runID, hints); err != nil {
-				e.d.Log.Error("the turn's hints could not be kept as servings", "run", runID, "err", err)
+				e.d.Log.ErrorContext(ctx, "the turn's hints could not be kept as servings", "run", runID, "err", err)
 			}
 		}
 	}
-	cfg.Edited = func(summary string) {
+	cfg.Edited = func(ctx context.Context, summary string) {
 		if e.d.Cases == nil {
 			return
 		}
-		if err := e.d.Cases.AppendEdit(bg, d.AppID, runID, summary); err != nil {
-			e.d.Log.Error("the open cases could not keep an edit", "run", runID, "err", err)
+		if err := e.d.Cases.AppendEdit(context.WithoutCancel(ctx), d.AppID, runID, summary); err != nil {
+			e.d.Log.ErrorContext(ctx, "the open cases could not keep an edit", "run", runID, "err", err)
 		}
 	}
 	session, err := builder.NewSession(cfg)
 	if err != nil {
-		e.d.Log.Error("the builder's tools could not be prepared", "run", runID, "err", err)
+		e.d.Log.ErrorContext(bg, "the builder's tools could not be prepared", "run", runID, "err", err)
 		out.res = ai.Result{Ended: ai.EndProvider, Sentence: "The builder's tools could not be prepared; the launcher's log has the detail."}
 		return out
 	}
 	defer session.Close()
-	docs, lessons := e.documents(bg, d, task)
+	briefing := e.documents(bg, d, task)
 	turn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindBuilder,
 		RunID:        runID,
 		Instructions: builder.Instructions,
-		Documents:    docs,
+		Documents:    briefing.Documents,
 		Message:      builder.Message(d.AppID, task.Task.Task, markdown, task.Answers, lastAttempt),
 		Tools:        session.Tools(),
 		Limits:       e.d.Limits(),
@@ -306,33 +316,27 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 			})
 		},
 	}
-	// What the turn's tools do carries its identity: the knowledge's
-	// cases and log rows are written with this run id, never one a model wrote.
-	// The cases they open record the request, the model and the turn's
-	// contexts row, written as soon as its documents are delivered.
-	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, AppID: d.AppID})
+	// The cases the turn's tools open record the request, the model and the
+	// turn's contexts row, written as soon as its documents are delivered.
 	turnCtx = withCaseTurn(turnCtx, caseTurn{request: request, model: modelRef(turn.Endpoint)})
+	briefing.TellWhy(turnCtx, &turn, e.d.Log)
 	turnCtx = KeepContextAtDelivery(turnCtx, e.d.Turns, d.AppID, request, &turn, e.d.Log)
 	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
-	var contextID int64
-	if e.d.Turns != nil {
-		// The row kept at delivery is answered again (one row a turn); a
-		// turn that ended before its documents were delivered gets it here.
-		book := &keptTurn{book: e.d.Turns}
-		if err := RecordContext(ctx, book, d.AppID, request, turn, out.res); err != nil {
-			e.d.Log.Error("the turn's context could not be kept", "run", runID, "err", err)
-		}
-		contextID = book.id
+	// The row kept at delivery is answered again (one row a turn); a turn
+	// that ended before its documents were delivered gets it here.
+	contextID, err := RecordContext(turnCtx, e.d.Turns, d.AppID, request, turn, out.res)
+	if err != nil {
+		e.d.Log.ErrorContext(bg, "the turn's context could not be kept", "run", runID, "err", err)
 	}
 	if e.d.Servings != nil {
 		// Only now does the turn say what it delivered; its builds so far
 		// were heard by the servings and close what is recorded here.
-		if err := e.d.Servings.Record(bg, runID, contextID, lessons.delivered(out.res.Documents)); err != nil {
-			e.d.Log.Error("the turn's servings could not be kept", "run", runID, "err", err)
+		if err := e.d.Servings.Record(bg, runID, contextID, briefing.Served(out.res.Documents)); err != nil {
+			e.d.Log.ErrorContext(bg, "the turn's servings could not be kept", "run", runID, "err", err)
 		}
 		defer func() {
 			if err := e.d.Servings.End(bg, runID); err != nil {
-				e.d.Log.Error("the turn's servings could not be closed", "run", runID, "err", err)
+				e.d.Log.ErrorContext(bg, "the turn's servings could not be closed", "run", runID, "err", err)
 			}
 		}()
 	}
@@ -347,12 +351,12 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	if out.res.Ended == ai.EndAnswered && out.question == "" && out.record.EditedAfterBuild && ctx.Err() == nil {
 		r.update(func(p *Progress) { p.Stage, p.HostBuild = "building", true })
-		e.d.Log.Info("the host builds what the turn left unbuilt", "run", runID, "request", runID+":host-build")
 		// On the run's context: Stop cuts the host's build too.
-		hostCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":host-build", AppID: d.AppID})
+		hostCtx := attemptContext(ctx, runID, d.AppID, HostBuildCall, pos)
+		e.d.Log.InfoContext(hostCtx, "the host builds what the turn left unbuilt", "run", runID, "request", runID+":"+HostBuildCall)
 		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
-		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":host-build"}}); err != nil {
-			e.d.Log.Error("the host build failed to run", "run", runID, "err", err)
+		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}}); err != nil {
+			e.d.Log.ErrorContext(hostCtx, "the host build failed to run", "run", runID, "err", err)
 		} else {
 			out.hostBuilt = true
 			out.record.EditedAfterBuild = false
@@ -362,35 +366,33 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 }
 
 // documents are what a builder turn is given, in order: the orientation
-// digest, the attempts document, the intent document, the lessons and the
-// evidence. task-context.json can leave out the attempts document and the
-// lessons.
-func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ([]ai.Document, lessonsDocument) {
-	var docs []ai.Document
+// digest, the attempts document, the intent document, the task evidence and
+// the lessons. The AI layer cuts from the end when the budget is short, so
+// the attempts document, worth most to a retry, sits second.
+// task-context.json can leave out the attempts document and the lessons.
+func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) Briefing {
+	var b Briefing
+	src := e.sources()
 	tc := readTaskContext(e.d.TaskContext)
-	_, m, _, _ := e.d.Apps.Manifest(d.AppID)
-	if o, err := e.d.Candidates.Observe(ctx, d.AppID); err == nil {
-		docs = append(docs, verdict.Orientation(d.AppID, o, m.Name))
+	if doc, ok := src.Orientation(ctx, d.AppID); ok {
+		b.Add(doc, WhyApplication)
 	}
 	if len(task.RunIDs) > 0 && tc.Attempts {
-		docs = append(docs, e.attemptsDocument(ctx, d, task))
+		b.Add(e.attemptsDocument(ctx, d, task), WhyAttempts)
 	}
-	docs = append(docs, intentDocument(d))
-	var lessons lessonsDocument
-	if e.d.Lessons != nil && tc.Lessons {
-		lessons = e.lessonsDocument(ctx, d, task, tc.Related)
-		if len(lessons.served) > 0 {
-			docs = append(docs, lessons.doc)
-		}
+	b.Add(intentDocument(d), WhyBacklog)
+	if doc, ok := src.Evidence(ctx, d.AppID, task.Task.Task); ok {
+		b.Add(doc, WhyApplication)
 	}
-	if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
-		if ev, err := verdict.Evidence(ws, task.Task.Task, 0); err == nil {
-			ev.Ref = "evidence:" + d.AppID
-			docs = append(docs, ev)
-		}
-		ws.Close()
+	if tc.Lessons {
+		b.addLessons(src.lessons(ctx, d.AppID, task.Slug, e.lessonQuery(ctx, d, task, tc.Related)))
 	}
-	return docs, lessons
+	return b
+}
+
+// sources are where the executor's turns read their documents from.
+func (e *Executor) sources() Sources {
+	return Sources{Apps: e.d.Apps, Candidates: e.d.Candidates, Lessons: e.d.Lessons, Log: e.d.Log, Now: e.d.Now}
 }
 
 // TaskContextFile is the file in the launcher's folder that turns parts
@@ -438,15 +440,19 @@ type lessonsDocument struct {
 const lessonsPreamble = "Lessons from earlier work in this launcher, each with its id. They are what a person or the host learned from earlier failures: " +
 	"a provisional one is not yet confirmed by a person. knowledge.show with a lesson's id reads it in full.\n"
 
-// lessonsDocument matches the task's lessons on its own words (title,
-// summary, criteria) and, when related is on, the files it locks or an
-// earlier attempt changed.
-func (e *Executor) lessonsDocument(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, related bool) lessonsDocument {
+// lessonQuery is what a task's lessons are matched on: its own words
+// (title, summary, criteria, never the builder's fixed sentences), with
+// lessons about the build stage its labels point at first, and, when
+// related is on, the files it locks or an earlier attempt changed.
+func (e *Executor) lessonQuery(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, related bool) knowledge.MatchQuery {
 	words := []string{task.Title, task.Summary}
 	for _, c := range task.Criteria {
 		words = append(words, c.Text)
 	}
 	q := knowledge.MatchQuery{AppID: d.AppID, Words: strings.Join(words, "\n")}
+	if _, m, _, err := e.d.Apps.Manifest(d.AppID); err == nil {
+		q.Stage = stageForLabels(task.Labels, m.Build)
+	}
 	if related {
 		q.Files = append(q.Files, task.Locks...)
 		if len(task.RunIDs) > 0 {
@@ -459,19 +465,7 @@ func (e *Executor) lessonsDocument(ctx context.Context, d intent.IntentDetail, t
 			}
 		}
 	}
-	served, err := e.d.Lessons.Match(ctx, q)
-	if err != nil {
-		e.d.Log.Error("the task's lessons could not be matched", "task", task.Slug, "err", err)
-		return lessonsDocument{}
-	}
-	out := lessonsDocument{served: served}
-	text := lessonsPreamble
-	for _, sv := range served {
-		text += "- " + sv.Line() + "\n"
-		out.ends = append(out.ends, utf8.RuneCountInString(text))
-	}
-	out.doc = ai.Document{Ref: "lessons:" + d.AppID, Title: "Lessons for " + task.Slug, Text: text}
-	return out
+	return q
 }
 
 // delivered are the lessons whose whole line reached the model, by what
@@ -501,19 +495,6 @@ type hintBook interface {
 	RecordHints(ctx context.Context, runID string, hints []knowledge.Served) error
 }
 
-// keptTurn is a TurnBook that keeps the id of the contexts row it wrote,
-// for the servings to name.
-type keptTurn struct {
-	book TurnBook
-	id   int64
-}
-
-func (k *keptTurn) RecordTurn(ctx context.Context, t knowledge.Turn) (int64, error) {
-	id, err := k.book.RecordTurn(ctx, t)
-	k.id = id
-	return id, err
-}
-
 // attemptsDocument tells a retry what each earlier attempt did. A move
 // marked not an attempt is left out entirely; one the person or the
 // launcher stopped says it stopped before it finished.
@@ -528,7 +509,7 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 	if e.d.Attempts != nil {
 		var err error
 		if facts, err = e.d.Attempts.AttemptFacts(ctx, task.RunIDs); err != nil {
-			e.d.Log.Error("what the earlier attempts left could not be read", "task", task.Slug, "err", err)
+			e.d.Log.ErrorContext(ctx, "what the earlier attempts left could not be read", "task", task.Slug, "err", err)
 		}
 	}
 	var earlier []verdict.AttemptRecord
@@ -570,7 +551,7 @@ func (e *Executor) recordAttempt(ctx context.Context, runID, appID string, obser
 		f.Refused = append(f.Refused, s)
 	}
 	if err := e.d.Attempts.RecordAttempt(ctx, runID, appID, f); err != nil {
-		e.d.Log.Error("what the attempt left could not be kept", "run", runID, "err", err)
+		e.d.Log.ErrorContext(ctx, "what the attempt left could not be kept", "run", runID, "err", err)
 	}
 }
 
@@ -588,18 +569,21 @@ func intentDocument(d intent.IntentDetail) ai.Document {
 }
 
 // advise asks the main model one structured question about a failed task
-// and keeps the answer; an answer that does not come stores nothing.
-func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, runID string, reasons []string, refused []builder.Refused) {
+// and keeps the answer; an answer that does not come stores nothing. Its
+// rows are the attempt's, named <runId>:advice.
+func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, runID string, reasons []string, refused []builder.Refused,
+	pos *knowledge.Position) {
 	ref := e.d.Models.DefaultModel()
 	if ref == "" {
 		return
 	}
+	actx := attemptContext(ctx, runID, d.AppID, AdviceCall, pos)
 	ep, err := e.d.Models.Resolve(ctx, ref)
 	if err != nil {
-		e.d.Log.Warn("no advice: the Settings model cannot be reached", "task", task.Slug, "err", err)
+		e.d.Log.WarnContext(actx, "no advice: the Settings model cannot be reached", "task", task.Slug, "err", err)
 		return
 	}
-	bg := context.WithoutCancel(ctx)
+	bg := context.WithoutCancel(actx)
 	var a verdict.Advice
 	u, err := ai.Ask(ctx, e.d.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
@@ -607,20 +591,20 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	partial := err != nil
 	if rerr := e.d.Backlog.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
 		AppID: d.AppID, Model: ref, Input: u.Input, Output: u.Output, Partial: partial || u.Partial}); rerr != nil {
-		e.d.Log.Error("usage row not written", "err", rerr)
+		e.d.Log.ErrorContext(bg, "usage row not written", "err", rerr)
 	}
 	if err != nil {
-		e.d.Log.Warn("no advice", "task", task.Slug, "err", err)
+		e.d.Log.WarnContext(bg, "no advice", "task", task.Slug, "err", err)
 		return
 	}
 	if err := e.d.Backlog.SetAdvice(bg, task.ID, a.Text()); err != nil {
-		e.d.Log.Error("the advice could not be kept", "task", task.Slug, "err", err)
+		e.d.Log.ErrorContext(bg, "the advice could not be kept", "task", task.Slug, "err", err)
 	} else {
-		e.d.Log.Info("the planning model advised", "run", runID, "app", d.AppID, "task", task.Slug, "advice", a.Advice)
+		e.d.Log.InfoContext(bg, "the planning model advised", "run", runID, "app", d.AppID, "task", task.Slug, "advice", a.Advice)
 	}
 	if e.d.Attempts != nil {
 		if err := e.d.Attempts.RecordDiagnosis(bg, runID, d.AppID, a.Diagnosis); err != nil {
-			e.d.Log.Error("the diagnosis could not be kept for the next attempt", "run", runID, "err", err)
+			e.d.Log.ErrorContext(bg, "the diagnosis could not be kept for the next attempt", "run", runID, "err", err)
 		}
 	}
 }

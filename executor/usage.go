@@ -33,7 +33,7 @@ func RunTurn(ctx context.Context, book UsageBook, appID string, t ai.Turn) ai.Re
 		if log == nil {
 			log = slog.Default()
 		}
-		log.Error("usage row not written", "run", t.RunID, "err", err)
+		log.ErrorContext(ctx, "usage row not written", "run", t.RunID, "err", err)
 	}
 	return res
 }
@@ -65,12 +65,13 @@ type TurnBook interface {
 	RecordTurn(ctx context.Context, t knowledge.Turn) (int64, error)
 }
 
-// RecordContext writes a turn's contexts row: when, application, run id,
-// the instructions, and each document as it was delivered (cut where the
-// budget cut it; a dropped one was not delivered and is not kept).
-func RecordContext(ctx context.Context, book TurnBook, appID, request string, t ai.Turn, res ai.Result) error {
+// RecordContext writes a turn's contexts row and answers its id: when,
+// application, run id, the instructions, and each document as it was
+// delivered (cut where the budget cut it; a dropped one was not delivered
+// and is not kept). With no book it keeps nothing and answers 0.
+func RecordContext(ctx context.Context, book TurnBook, appID, request string, t ai.Turn, res ai.Result) (int64, error) {
 	if book == nil {
-		return nil
+		return 0, nil
 	}
 	texts := make(map[string]string, len(t.Documents))
 	for _, d := range t.Documents {
@@ -89,8 +90,7 @@ func RecordContext(ctx context.Context, book TurnBook, appID, request string, t 
 		turn.Documents = append(turn.Documents, knowledge.DeliveredDoc{Ref: d.Ref, Title: d.Title, Text: string(text),
 			Cut: d.Delivery == ai.DeliveredCut})
 	}
-	_, err := book.RecordTurn(context.WithoutCancel(ctx), turn)
-	return err
+	return book.RecordTurn(context.WithoutCancel(ctx), turn)
 }
 
 // KeepContextAtDelivery makes turn write its contexts row into book as soon
@@ -99,8 +99,8 @@ func RecordContext(ctx context.Context, book TurnBook, appID, request string, t 
 // that row, and the request and model unless ctx names them already. So a
 // build or a check that fails during the turn opens a case naming the
 // turn that met it. Recording the turn again when it ends (RecordContext)
-// answers the same row. With no book, nothing is kept and ctx is returned
-// as it is; a row that cannot be written is logged, and the turn goes on.
+// answers the same row. Whatever turn.OnDelivered did already it still
+// does. With no book, nothing is kept and ctx is returned as it is; a row that cannot be written is logged, and the turn goes on.
 func KeepContextAtDelivery(ctx context.Context, book TurnBook, appID, request string, turn *ai.Turn, log *slog.Logger) context.Context {
 	if book == nil {
 		return ctx
@@ -117,13 +117,17 @@ func KeepContextAtDelivery(ctx context.Context, book TurnBook, appID, request st
 	}
 	ct.delivered = new(atomic.Int64)
 	t := *turn
+	prev := turn.OnDelivered
 	turn.OnDelivered = func(docs []ai.DeliveredDocument) {
-		kept := &keptTurn{book: book}
-		if err := RecordContext(ctx, kept, appID, request, t, ai.Result{Documents: docs}); err != nil {
+		if prev != nil {
+			prev(docs)
+		}
+		id, err := RecordContext(ctx, book, appID, request, t, ai.Result{Documents: docs})
+		if err != nil {
 			log.ErrorContext(ctx, "the turn's context could not be kept as it started", "run", t.RunID, "err", err)
 			return
 		}
-		ct.delivered.Store(kept.id)
+		ct.delivered.Store(id)
 	}
 	return withCaseTurn(ctx, ct)
 }

@@ -149,15 +149,14 @@ type typed struct{ text, mode string }
 
 // talk says the owner's words to the engineer: one call journals them and
 // starts the engineer's turn, or refuses and writes nothing; a refusal is
-// shown on the Request page, which keeps what the person typed.
+// shown on the Request page, which keeps what the person typed. The turn is
+// about the application the words name, else the one selected (the chat
+// service decides, and selects the one they name).
 func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 	ctx := c.UserContext()
 	appID, err := h.apps.Selected(ctx)
 	if err != nil {
 		return err
-	}
-	if appID == "" {
-		return h.renderRequest(c.Status(fiber.StatusConflict), views.Refusal{At: "request", Sentence: "Choose an application first."}, false)
 	}
 	w := request.Say{Text: c.FormValue("text"), Op: c.FormValue("op"), Mode: c.FormValue("mode"), Answer: answer}
 	w.ID, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)

@@ -56,7 +56,7 @@ func (s *Store) RecordDiagnosis(ctx context.Context, runID, appID, diagnosis str
 	if diagnosis == "" {
 		return nil
 	}
-	ctx = WithIdentity(ctx, Identity{RunID: runID, AppID: appID})
+	ctx = WithIdentity(ctx, Identity{RunID: runID, AppID: appID, CallID: IdentityFrom(ctx).CallID})
 	return s.Append(ctx, Event{Level: LevelInfo, Message: MsgDiagnosed, Attrs: map[string]any{"diagnosis": diagnosis}})
 }
 

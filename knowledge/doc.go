@@ -19,8 +19,11 @@
 // and blobs older than thirty days that nothing refers to. Contexts are
 // append-only and never deleted.
 //
-// Identity travels in a context.Context (WithIdentity): a row takes the
-// identity of the context it is written under, never anything a model said.
+// Identity travels in a context.Context (WithIdentity; WithCall names the
+// call of the run loop's envelope; WithPosition the release and revision a
+// turn moves as it edits and builds): a row takes the identity of the
+// context it is written under, as it is at that moment, never anything a
+// model said.
 // Store.Handler makes the server's slog logging write here too, without
 // making the caller wait on the database.
 package knowledge

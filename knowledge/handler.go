@@ -272,15 +272,12 @@ func (s *Store) writeBatch(batch []pending) {
 	}
 }
 
-// identityFromAttrs fills, for a record whose context carries no identity,
-// the identity host code named in its top-level attributes ("run", "call",
-// "app"): those are set by the run loop from its own envelope, never from
-// what a model wrote.
+// identityFromAttrs fills what the record's context leaves empty of its
+// run, call and application from the identity host code named in its
+// top-level attributes ("run", "call", "app"): those are set by the run
+// loop and the host from their own envelope, never from what a model wrote.
 func identityFromAttrs(ctx context.Context, attrs map[string]any) context.Context {
 	id := IdentityFrom(ctx)
-	if id != (Identity{}) {
-		return ctx
-	}
 	str := func(key string) string {
 		switch v := attrs[key].(type) {
 		case string:
@@ -290,9 +287,17 @@ func identityFromAttrs(ctx context.Context, attrs map[string]any) context.Contex
 		}
 		return ""
 	}
-	id = Identity{RunID: str("run"), CallID: str("call"), AppID: str("app")}
-	if id == (Identity{}) {
+	filled := id
+	for _, f := range []struct {
+		field *string
+		key   string
+	}{{&filled.RunID, "run"}, {&filled.CallID, "call"}, {&filled.AppID, "app"}} {
+		if *f.field == "" {
+			*f.field = str(f.key)
+		}
+	}
+	if filled == id {
 		return ctx
 	}
-	return WithIdentity(ctx, id)
+	return WithIdentity(ctx, filled)
 }

@@ -47,3 +47,54 @@ func TestALogLineNamesItsRunByTheHostsAttributes(t *testing.T) {
 		t.Errorf("a line with no origin has run %v app %v; want NULL", e.RunID, e.AppID)
 	}
 }
+
+// TestARowTakesThePositionAndCallItWasWrittenUnder: the rows of a turn
+// take the release and revision its position holds when each is written,
+// the call the envelope set, and the turn's run and application beside it.
+func TestARowTakesThePositionAndCallItWasWrittenUnder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "knowledge.sqlite")
+	st, err := knowledge.Open(path, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(st.Handler(slog.LevelInfo, nil))
+	pos := knowledge.NewPosition("r1", "rev-1")
+	turn := knowledge.WithPosition(knowledge.WithIdentity(context.Background(), knowledge.Identity{RunID: "run-1", CallID: "run-1:turn", AppID: "site"}), pos)
+	log.InfoContext(turn, "the turn starts")
+	call := knowledge.WithCall(turn, "run-1:1")
+	pos.Committed("rev-2")
+	log.InfoContext(call, "an edit landed")
+	pos.Released("r2")
+	log.InfoContext(knowledge.WithCall(call, "run-1:1.build"), "a build passed")
+	if err := st.Append(turn, knowledge.Event{Level: knowledge.LevelInfo, Message: "appended"}); err != nil {
+		t.Fatal(err)
+	}
+	log.Info("no origin")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = knowledge.Open(path, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	events, err := st.Log(context.Background(), knowledge.LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]knowledge.Identity{}
+	for _, e := range events {
+		got[e.Message] = e.Identity()
+	}
+	for message, want := range map[string]knowledge.Identity{
+		"the turn starts": {RunID: "run-1", CallID: "run-1:turn", AppID: "site", ReleaseID: "r1", Revision: "rev-1"},
+		"an edit landed":  {RunID: "run-1", CallID: "run-1:1", AppID: "site", ReleaseID: "r1", Revision: "rev-2"},
+		"a build passed":  {RunID: "run-1", CallID: "run-1:1.build", AppID: "site", ReleaseID: "r2", Revision: "rev-2"},
+		"appended":        {RunID: "run-1", CallID: "run-1:turn", AppID: "site", ReleaseID: "r2", Revision: "rev-2"},
+		"no origin":       {},
+	} {
+		if got[message] != want {
+			t.Errorf("%q: %+v, want %+v", message, got[message], want)
+		}
+	}
+}

@@ -83,6 +83,10 @@ type TurnRow struct {
 	InstructionsHash string
 	Request          string
 	Documents        []DocumentRef
+	// CallID, ReleaseID and Revision are the rest of the identity the row
+	// was written under: the turn's own call (<runId>:turn) and where the
+	// application stood as its documents were delivered; "" for none.
+	CallID, ReleaseID, Revision string
 }
 
 // DocumentText is a delivered document with its text as delivered.
@@ -123,7 +127,8 @@ func (s *Store) Blob(ctx context.Context, hash string) (string, error) {
 }
 
 // RecordTurn writes one contexts row for t, keeping its instructions and
-// each document's text as blobs, in one transaction. It returns the row's id.
+// each document's text as blobs, in one transaction, with the call,
+// release and revision of ctx's identity. It returns the row's id.
 //
 // A turn with a run is recorded once: the executor records it as its
 // documents are delivered, so that what its tools open can name the row,
@@ -164,10 +169,13 @@ func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
 	key := turnKey(t, instructions, documents)
-	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents, turn_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	who := IdentityFrom(ctx)
+	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents, turn_key,
+			call_id, release_id, revision)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (turn_key) WHERE turn_key IS NOT NULL DO NOTHING`,
-		t.At.UnixMilli(), nullable(t.AppID), nullable(t.RunID), t.Kind, instructions, t.Request, string(documents), key)
+		t.At.UnixMilli(), nullable(t.AppID), nullable(t.RunID), t.Kind, instructions, t.Request, string(documents), key,
+		nullable(who.CallID), nullable(who.ReleaseID), nullable(who.Revision))
 	if err != nil {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
@@ -221,12 +229,16 @@ type contextRow struct {
 	InstructionsHash string         `db:"instructions_hash"`
 	Request          string         `db:"request"`
 	Documents        string         `db:"documents"`
+	CallID           sql.NullString `db:"call_id"`
+	ReleaseID        sql.NullString `db:"release_id"`
+	Revision         sql.NullString `db:"revision"`
 }
 
-const contextColumns = `id, at, app_id, run_id, kind, instructions_hash, request, documents`
+const contextColumns = `id, at, app_id, run_id, kind, instructions_hash, request, documents, call_id, release_id, revision`
 
 func (r contextRow) turn() (TurnRow, error) {
 	t := TurnRow{ID: r.ID, At: time.UnixMilli(r.At), AppID: r.AppID.String, RunID: r.RunID.String,
+		CallID: r.CallID.String, ReleaseID: r.ReleaseID.String, Revision: r.Revision.String,
 		Kind: r.Kind, InstructionsHash: r.InstructionsHash, Request: r.Request}
 	if err := json.Unmarshal([]byte(r.Documents), &t.Documents); err != nil {
 		return t, fmt.Errorf("knowledge: turn %d: documents is not the JSON it should be: %w", r.ID, err)

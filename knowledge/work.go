@@ -30,15 +30,20 @@ const (
 	MaxWorkRuns = 500
 )
 
-// Work is one thing a run did to its application, as the host saw it.
+// Work is one thing a run did to its application, as the host saw it,
+// with the call it was done under and where the application stood (""
+// for none, as for the owner's own build).
 type Work struct {
-	ID      int64
-	RunID   string
-	AppID   string
-	At      time.Time
-	Kind    string
-	OK      bool
-	Summary string
+	ID        int64
+	RunID     string
+	AppID     string
+	CallID    string
+	ReleaseID string
+	Revision  string
+	At        time.Time
+	Kind      string
+	OK        bool
+	Summary   string
 }
 
 // CaseRef names a case a run opened or resolved.
@@ -62,10 +67,12 @@ type RunWork struct {
 }
 
 // addWork records one thing runID did to appID, in the caller's
-// transaction.
+// transaction, with the call, release and revision of ctx's identity.
 func addWork(ctx context.Context, tx *sqlx.Tx, at time.Time, runID, appID, kind string, ok bool, summary string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO run_work (run_id, app_id, at, kind, ok, summary) VALUES (?, ?, ?, ?, ?, ?)`,
-		runID, appID, at.UnixMilli(), kind, ok, summary)
+	id := IdentityFrom(ctx)
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_work (run_id, app_id, at, kind, ok, summary, call_id, release_id, revision)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, appID, at.UnixMilli(), kind, ok, summary, nullable(id.CallID), nullable(id.ReleaseID), nullable(id.Revision))
 	if err != nil {
 		return fmt.Errorf("knowledge: record the run's %s: %w", kind, err)
 	}
@@ -158,18 +165,21 @@ func (s *Store) Work(ctx context.Context, runIDs []string, each int) (map[string
 	args = append(args, each)
 
 	var work []struct {
-		ID      int64  `db:"id"`
-		RunID   string `db:"run_id"`
-		AppID   string `db:"app_id"`
-		At      int64  `db:"at"`
-		Kind    string `db:"kind"`
-		OK      bool   `db:"ok"`
-		Summary string `db:"summary"`
-		Total   int    `db:"total"`
+		ID        int64          `db:"id"`
+		RunID     string         `db:"run_id"`
+		AppID     string         `db:"app_id"`
+		At        int64          `db:"at"`
+		Kind      string         `db:"kind"`
+		OK        bool           `db:"ok"`
+		Summary   string         `db:"summary"`
+		CallID    sql.NullString `db:"call_id"`
+		ReleaseID sql.NullString `db:"release_id"`
+		Revision  sql.NullString `db:"revision"`
+		Total     int            `db:"total"`
 	}
 	if err := tx.SelectContext(ctx, &work,
-		`SELECT id, run_id, app_id, at, kind, ok, summary, total FROM (
-			SELECT id, run_id, app_id, at, kind, ok, summary,
+		`SELECT id, run_id, app_id, at, kind, ok, summary, call_id, release_id, revision, total FROM (
+			SELECT id, run_id, app_id, at, kind, ok, summary, call_id, release_id, revision,
 				row_number() OVER (PARTITION BY run_id, kind ORDER BY id DESC) AS n,
 				count(*) OVER (PARTITION BY run_id, kind) AS total
 			FROM run_work WHERE run_id IN `+in+`)
@@ -178,7 +188,8 @@ func (s *Store) Work(ctx context.Context, runIDs []string, each int) (map[string
 	}
 	for _, w := range work {
 		rw := out[w.RunID]
-		item := Work{ID: w.ID, RunID: w.RunID, AppID: w.AppID, At: time.UnixMilli(w.At), Kind: w.Kind, OK: w.OK, Summary: w.Summary}
+		item := Work{ID: w.ID, RunID: w.RunID, AppID: w.AppID, CallID: w.CallID.String, ReleaseID: w.ReleaseID.String, Revision: w.Revision.String,
+			At: time.UnixMilli(w.At), Kind: w.Kind, OK: w.OK, Summary: w.Summary}
 		switch w.Kind {
 		case WorkEdit:
 			rw.Edits, rw.EditCount = append(rw.Edits, item), w.Total

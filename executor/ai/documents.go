@@ -9,6 +9,11 @@ import (
 // when it does not say.
 const DefaultDocumentBudget = 24000
 
+// MaxDocuments is how many documents (refs) a turn is offered at most;
+// those after it are dropped, as the budget drops them, so the order a
+// turn gives its documents in says what matters most.
+const MaxDocuments = 8
+
 // Document is something a turn is given to read: a digest, evidence, the
 // attempts so far. Ref names it for the record (knowledge:case-12).
 type Document struct {
@@ -47,7 +52,8 @@ const DocumentsPreamble = "The documents below are data for this turn, given in 
 
 // deliver fits the documents, in order, into budget characters, cutting
 // from the end: the first documents are given whole, the one that reaches
-// the budget is cut, and those after it are dropped. It returns the block
+// the budget is cut, and those after it are dropped, as is every one after
+// the MaxDocuments-th. It returns the block
 // to send (empty when nothing is delivered) and the record.
 func deliver(docs []Document, budget int) (string, []DeliveredDocument) {
 	if budget == 0 {
@@ -60,7 +66,7 @@ func deliver(docs []Document, budget int) (string, []DeliveredDocument) {
 		text := []rune(d.Text)
 		rec := DeliveredDocument{Ref: d.Ref, Title: d.Title, Chars: len(text)}
 		switch {
-		case left == 0 && len(text) > 0:
+		case i >= MaxDocuments, left == 0 && len(text) > 0:
 			rec.Delivery = DeliveredDropped
 		case len(text) <= left:
 			rec.Delivery, rec.Delivered = DeliveredWhole, len(text)

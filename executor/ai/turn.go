@@ -23,6 +23,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"autoapp/intent/refusal"
+	"autoapp/knowledge"
 )
 
 // The kinds of turn, as the usage rows name them.
@@ -172,6 +173,10 @@ func RefusalsSentence(n int, reason string) string {
 
 // Call is one tool call of a turn.
 type Call struct {
+	// ID is the call's id in the turn's envelope, <runId>:<n> with n
+	// counting the turn's calls from 1: the rows the call writes carry it.
+	// It is the host's, never the id the model gave the call.
+	ID string `json:"id"`
 	// Name is the tool's name in our words (source.read), or the name the
 	// model sent when no tool has it.
 	Name  string          `json:"name"`
@@ -241,10 +246,30 @@ type turn struct {
 	reasons map[string]int
 }
 
+// TurnCall is the call part of the id the turn's own log lines carry,
+// outside any tool call: <runId>:turn.
+const TurnCall = "turn"
+
+// CallID is the id of a turn's n-th tool call (from 1), or with n = 0 of
+// the turn's own lines: <runId>:<n>, <runId>:turn.
+func CallID(runID string, n int) string {
+	if n == 0 {
+		return runID + ":" + TurnCall
+	}
+	return fmt.Sprintf("%s:%d", runID, n)
+}
+
 // Run runs a turn: it asks the model, runs the tool calls it makes, feeds
 // their answers back, and repeats until the model answers without a tool
 // call or a limit ends the turn. Cancelling ctx stops it (EndAborted).
+//
+// The rows written under the turn carry its envelope's call: its own
+// lines <runId>:turn, unless ctx names a call already, and each tool call's
+// handler runs under <runId>:<n>.
 func Run(ctx context.Context, t Turn) Result {
+	if t.RunID != "" && knowledge.IdentityFrom(ctx).CallID == "" {
+		ctx = knowledge.WithCall(ctx, CallID(t.RunID, 0))
+	}
 	r := &turn{
 		ctx:       ctx,
 		t:         t,
@@ -456,6 +481,12 @@ func (r *turn) failed(pe *ProviderError) Result {
 // call ends the turn, it returns the turn's result and true.
 func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage, Result, bool) {
 	c := Call{Name: wireName, Input: inputJSON(args), Started: r.now()}
+	if r.t.RunID != "" {
+		// The call's rows name it by the envelope's count, whatever id the
+		// model gave it.
+		c.ID = CallID(r.t.RunID, len(r.res.Calls)+1)
+		ctx = knowledge.WithCall(ctx, c.ID)
+	}
 	if r.t.OnProgress != nil {
 		r.t.OnProgress(Progress{}) // the model is not asked while a tool runs
 	}

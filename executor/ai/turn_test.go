@@ -3,6 +3,7 @@ package ai_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -452,6 +453,26 @@ func TestDocumentsAreDeliveredInOrderUnderABudgetCutFromTheEnd(t *testing.T) {
 	}
 	if strings.Contains(block, "never delivered") || strings.Contains(block, "fghij") {
 		t.Errorf("the block carries what was cut:\n%s", block)
+	}
+}
+
+func TestATurnIsOfferedAtMostEightDocuments(t *testing.T) {
+	s := scripted.New(t)
+	s.On(scripted.Any(), text("Read."))
+	tr := turn(s, newClock(), &syncBuffer{})
+	for n := 1; n <= ai.MaxDocuments+2; n++ {
+		tr.Documents = append(tr.Documents, ai.Document{Ref: fmt.Sprintf("doc-%d", n), Title: "Doc", Text: fmt.Sprintf("text of document %d.", n)})
+	}
+	res := ai.Run(context.Background(), tr)
+	block := s.Requests()[0].Messages[1].Content
+	for i, d := range res.Documents {
+		offered := strings.Contains(block, fmt.Sprintf("text of document %d.", i+1))
+		if i < ai.MaxDocuments && (d.Delivery != ai.DeliveredWhole || !offered) {
+			t.Errorf("document %d: %s, offered %v; the first eight fit the budget", i+1, d.Delivery, offered)
+		}
+		if i >= ai.MaxDocuments && (d.Delivery != ai.DeliveredDropped || offered) {
+			t.Errorf("document %d: %s, offered %v; a ninth is never offered", i+1, d.Delivery, offered)
+		}
 	}
 }
 

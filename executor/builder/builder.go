@@ -7,8 +7,8 @@
 // source.change, candidate.build, candidate.cycle, spec.read, intent.ask and
 // knowledge.show.
 // Every input is validated and refused with each field named; every edit is
-// committed with the turn's run id and a call id (<runId>:<n>, n counting
-// the turn's calls).
+// committed with the turn's run id and the call id the run loop gave the
+// call (<runId>:<n>, n counting the turn's calls).
 //
 // The gate. Every writing call passes a gate that asks the person; during a
 // run the executor answers it for them: edits, builds and previews yes,
@@ -73,8 +73,9 @@ type Config struct {
 	// to record as servings; nil records none.
 	Hinted func(ctx context.Context, hints []knowledge.Served)
 	// Edited, when set, hears of every edit that landed, as one line
-	// ("source.edit site/index.html"); the open cases keep it.
-	Edited func(summary string)
+	// ("source.edit site/index.html"), under the call's context; the open
+	// cases keep it.
+	Edited func(ctx context.Context, summary string)
 }
 
 // Session is one builder turn's tools and what they saw. Its tools are
@@ -195,7 +196,13 @@ func handler[In any](s *Session, name string, work func(ctx context.Context, met
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.st.calls++
-		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: fmt.Sprintf("%s:%d", s.cfg.RunID, s.st.calls)}
+		// A commit names the call as the run loop's envelope does; a
+		// handler called outside a turn counts its own.
+		callID := knowledge.IdentityFrom(ctx).CallID
+		if callID == "" {
+			callID = fmt.Sprintf("%s:%d", s.cfg.RunID, s.st.calls)
+		}
+		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: callID}
 		var in In
 		result, err := any(nil), decode(input, &in)
 		if err == nil {
@@ -237,15 +244,18 @@ func refusal(err error) error {
 	return err
 }
 
-// landed counts an edit that was committed with the files it changed.
-func (s *Session) landed(tool string, files []string) {
+// landed counts an edit that was committed with the files it changed, and
+// moves the turn's position to its commit.
+func (s *Session) landed(ctx context.Context, tool string, edit workspace.EditResult) {
+	knowledge.PositionFrom(ctx).Committed(edit.Revision)
+	files := edit.Files
 	if s.cfg.Edited != nil && len(files) > 0 {
 		line := tool + " " + strings.Join(files, ", ")
 		if tool == "source.change" {
 			// source.change <action> <paths>, as the links index reads it.
 			line = tool + " change " + strings.Join(files, ", ")
 		}
-		s.cfg.Edited(line)
+		s.cfg.Edited(ctx, line)
 	}
 	s.st.edits++
 	s.st.lastEdit = s.st.calls

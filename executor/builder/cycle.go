@@ -112,7 +112,7 @@ func (s *Session) candidateCycle() ai.Tool {
 				return nil, ai.Refuse(s.withMissNote(res.PatchProblems, in.Path, in.Hunks)...)
 			}
 			if res.Patch != nil {
-				s.landed("candidate.cycle", res.Patch.Files)
+				s.landed(ctx, "candidate.cycle", *res.Patch)
 			}
 			if res.Build != nil {
 				s.buildRan()

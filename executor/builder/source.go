@@ -134,7 +134,7 @@ func (s *Session) sourceEdit() ai.Tool {
 			if err != nil {
 				return nil, err
 			}
-			s.landed("source.edit", r.Files)
+			s.landed(ctx, "source.edit", r)
 			return editAnswer{EditResult: r, Verification: s.verification()}, nil
 		}),
 	}
@@ -157,7 +157,7 @@ func (s *Session) sourceChange() ai.Tool {
 			if err != nil {
 				return nil, refusal(err)
 			}
-			s.landed("source.change", r.Files)
+			s.landed(ctx, "source.change", r)
 			return editAnswer{EditResult: r, Verification: s.verification()}, nil
 		}),
 	}

@@ -7,6 +7,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/intent/app"
 	"autoapp/intent/workspace"
+	"autoapp/knowledge"
 )
 
 // BuiltNext is what comes after a build that passed and was not followed
@@ -142,6 +143,7 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	}
 	out.Release.ID = id
 	rec.Release = out.Release
+	knowledge.PositionFrom(ctx).Released(id)
 	res.Step, res.Next = StepBuilt, next
 	return true, s.record(st, *res, nil)
 }

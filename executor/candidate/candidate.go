@@ -378,7 +378,7 @@ func (s *Service) StopPreview(ctx context.Context, appID string) (Observed, erro
 	if err != nil {
 		return Observed{}, err
 	}
-	if err := s.previews.Stop(appID); err != nil {
+	if err := s.previews.Stop(ctx, appID); err != nil {
 		var pe *preview.Error
 		if !errors.As(err, &pe) || pe.Code != preview.ENotRunning {
 			return Observed{}, err

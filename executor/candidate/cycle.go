@@ -11,6 +11,7 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
 	"autoapp/intent/workspace"
+	"autoapp/knowledge"
 )
 
 // Change is what a cycle applies before it builds: hunks of one file, or
@@ -89,6 +90,7 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		}
 		res.Patch = &edit
 		res.Step, res.Revision = StepPatched, edit.Revision
+		knowledge.PositionFrom(ctx).Committed(edit.Revision)
 		res.Next = "Build the change."
 		if err := s.record(st, res, nil); err != nil {
 			return Result{}, err
@@ -100,14 +102,15 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		}
 	}
 
-	// Build.
-	if built, err := s.buildStep(ctx, j, &res, "Start the preview."); err != nil || !built {
+	// Build, under its own request id (<callId>.build), as the build tool's
+	// own call would be.
+	if built, err := s.buildStep(step(ctx, "build"), j, &res, "Start the preview."); err != nil || !built {
 		return res, err
 	}
 
-	// Preview.
+	// Preview, under <callId>.preview.
 	j.hear(Doing{Step: DoingPreview})
-	info, err := s.startPreview(ctx, st)
+	info, err := s.startPreview(step(ctx, "preview"), st)
 	res.Preview = st.Preview
 	if err != nil {
 		var ce *Error
@@ -160,6 +163,17 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		}
 	}
 	return res, s.record(st, res, checks.Failures)
+}
+
+// step is ctx for one step of a cycle: its rows carry the request id
+// <callId>.<name> of the call the cycle runs under; with no call, ctx as
+// it is.
+func step(ctx context.Context, name string) context.Context {
+	call := knowledge.IdentityFrom(ctx).CallID
+	if call == "" {
+		return ctx
+	}
+	return knowledge.WithCall(ctx, call+"."+name)
 }
 
 // record writes the cycle's step into the state and saves it.

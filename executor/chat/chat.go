@@ -27,9 +27,11 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
+	"autoapp/executor/candidate"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
 	"autoapp/intent"
+	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
@@ -84,8 +86,13 @@ func refuse(code intent.Code, format string, args ...any) *Error {
 // Turn is one chat turn as its row holds it.
 type Turn = intent.ChatTurn
 
-// Apps is what a chat turn reads of an application.
+// Apps is what a chat turn reads of the applications (*app.Service): the
+// one it is about, its workspace and manifest, and the selection it moves
+// when a message is about another one.
 type Apps interface {
+	Get(ctx context.Context, id string) (app.App, error)
+	List(ctx context.Context) ([]app.App, error)
+	Select(ctx context.Context, id string) error
 	WorkspaceDir(id string) string
 	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
 }
@@ -119,6 +126,18 @@ type Deps struct {
 	// Turns, when set, keeps each chat turn's context (its documents as
 	// delivered).
 	Turns executor.TurnBook
+	// Candidates give each turn its orientation (digest:<appId>) and where
+	// the application stands as its rows are written; nil gives neither.
+	Candidates *candidate.Service
+	// Lessons are matched on the person's message for each turn's lessons
+	// document; nil gives none.
+	Lessons executor.LessonBook
+	// Servings records the lessons a turn was delivered and closes them when
+	// it ends; nil records none.
+	Servings executor.ServingBook
+	// TaskContext is the path of task-context.json, read for every turn:
+	// {"lessons": false} gives no lessons. "" reads none.
+	TaskContext string
 	// AfterTurn, when set, is called once a turn has ended and its row is
 	// written: the requests bring their journal up to what the turn did.
 	AfterTurn func(ctx context.Context, appID string, requestID int64)
@@ -179,9 +198,15 @@ func NewService(d Deps) *Service {
 // row recorded as running. It refuses an empty message, a second turn of
 // an application while one runs, and a launcher with no model set up, each
 // with a sentence.
+//
+// appID is the application selected; the turn is about the one the
+// message is about (About), and a request of another is not its own.
 func (s *Service) Send(ctx context.Context, appID string, requestID int64, message string) (Turn, error) {
-	return s.start(ctx, appID, message, func() (Turn, bool, error) {
-		t, err := s.d.Backlog.StartChatTurn(ctx, appID, requestID, message)
+	return s.start(ctx, appID, message, func(about string) (Turn, bool, error) {
+		if about != appID {
+			requestID = 0
+		}
+		t, err := s.d.Backlog.StartChatTurn(ctx, about, requestID, message)
 		return t, err == nil, err
 	})
 }
@@ -190,6 +215,10 @@ func (s *Service) Send(ctx context.Context, appID string, requestID int64, messa
 // request and the engineer's turn that answers them, in one transaction,
 // once every check passed. A refused send writes nothing; a repeated
 // operation answers what the first wrote and starts nothing.
+//
+// appID is the application selected (none: ""). Words about another
+// application (About) are a new request of that one, which becomes the
+// one selected: the request open here is not theirs.
 func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request.State, error) {
 	if s.d.Requests == nil {
 		return request.State{}, fmt.Errorf("chat: no requests to journal the words")
@@ -203,13 +232,20 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 		return st, err
 	}
 	var st request.State
-	_, err := s.start(ctx, appID, w.Text, func() (Turn, bool, error) {
+	_, err := s.start(ctx, appID, w.Text, func(about string) (Turn, bool, error) {
 		var turn Turn
 		var replayed bool
 		var err error
+		if about != appID {
+			w.ID, w.Seen, w.Answer = 0, 0, false
+			if w.Mode == "" {
+				w.Mode = request.ModeAutonomous
+			}
+		}
+		w.AppID = about
 		st, replayed, err = s.d.Requests.Say(ctx, w, func(ctx context.Context, tx *sqlx.Tx, requestID int64) error {
 			var err error
-			turn, err = s.d.Backlog.StartChatTurnIn(ctx, tx, appID, requestID, w.Text)
+			turn, err = s.d.Backlog.StartChatTurnIn(ctx, tx, about, requestID, w.Text)
 			return err
 		})
 		return turn, err == nil && !replayed, err
@@ -217,16 +253,22 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 	return st, err
 }
 
-// start starts the application's turn on message once the checks pass
-// and its turn is held: write writes the turn's row (with whatever it
-// journals, in one transaction) and says whether it did; a write that did
-// not start the turn starts nothing.
-func (s *Service) start(ctx context.Context, appID, message string, write func() (Turn, bool, error)) (Turn, error) {
+// start starts the turn on message of the application it is about, once
+// the checks pass and that application's turn is held: write writes the
+// turn's row for that application (with whatever it journals, in one
+// transaction) and says whether it did; a write that did not start the
+// turn starts nothing. selected is the application selected; one the
+// message is about instead becomes the one selected once its turn started.
+func (s *Service) start(ctx context.Context, selected, message string, write func(appID string) (Turn, bool, error)) (Turn, error) {
 	switch n := utf8.RuneCountInString(message); {
 	case strings.TrimSpace(message) == "":
 		return Turn{}, refuse(intent.EInvalid, EmptySentence)
 	case n > MaxMessage:
 		return Turn{}, refuse(intent.EInvalid, "The message has %d characters; keep it to %d.", n, MaxMessage)
+	}
+	appID, err := s.About(ctx, message, selected)
+	if err != nil {
+		return Turn{}, err
 	}
 	r := &running{done: make(chan struct{})}
 	s.mu.Lock()
@@ -259,12 +301,19 @@ func (s *Service) start(ctx context.Context, appID, message string, write func()
 		}
 		return Turn{}, fmt.Errorf("chat: the Settings model: %w", err)
 	}
-	turn, wrote, err := write()
+	turn, wrote, err := write(appID)
 	if err != nil {
 		return Turn{}, err
 	}
 	if !wrote {
 		return Turn{}, nil
+	}
+	if appID != selected {
+		// The person's page follows the conversation to the application
+		// the message named.
+		if err := s.d.Apps.Select(ctx, appID); err != nil {
+			s.d.Log.Warn("the application a message named could not be selected", "app", appID, "err", err)
+		}
 	}
 
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -369,20 +418,33 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		}
 		tools = append(tools, edits...)
 	}
-	docs, err := s.documents(bg, turn.AppID)
+	// What the turn writes carries its identity, never one a model wrote:
+	// its run, its calls (the run loop names each; its own rows are
+	// <runId>:turn), the application and where the application stands as
+	// each row is written.
+	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: turn.RunID, CallID: ai.CallID(turn.RunID, 0), AppID: turn.AppID})
+	turnCtx = knowledge.WithPosition(turnCtx, s.position(bg, turn.AppID))
+	bg = context.WithoutCancel(turnCtx)
+
+	intentDoc, err := s.intentDocument(bg, turn.AppID)
 	if err != nil {
-		log.Error("the intent document could not be made; the turn goes without it", "err", err)
+		log.ErrorContext(bg, "the intent document could not be made; the turn goes without it", "err", err)
 	}
 	feedback, err := s.d.Backlog.FeedbackForChat(bg, turn.AppID)
 	if err != nil {
-		log.Error("the person's feedback could not be read; the turn goes without it", "err", err)
+		log.ErrorContext(bg, "the person's feedback could not be read; the turn goes without it", "err", err)
 	}
+	var feedbackDoc ai.Document
 	if len(feedback) > 0 {
-		docs = append(docs, feedbackDocument(turn.AppID, feedback))
+		feedbackDoc = feedbackDocument(turn.AppID, feedback)
 	}
+	// Told what a builder's turn is told: where the application stands,
+	// its backlog, what in the workspace the message's words match, and the
+	// lessons that share them.
+	briefing := s.sources().RequestBriefing(bg, turn.AppID, aboutWords(turn.Message), intentDoc, feedbackDoc, s.d.TaskContext)
 	history, err := s.history(bg, turn.AppID, turn.ID)
 	if err != nil {
-		log.Error("the earlier turns could not be read; the turn goes without them", "err", err)
+		log.ErrorContext(bg, "the earlier turns could not be read; the turn goes without them", "err", err)
 	}
 
 	aiTurn := ai.Turn{
@@ -390,7 +452,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		Kind:         ai.KindChat,
 		RunID:        turn.RunID,
 		Instructions: planner.Instructions,
-		Documents:    docs,
+		Documents:    briefing.Documents,
 		History:      history,
 		Message:      turn.Message,
 		Tools:        planner.GuardEdits(tools, session),
@@ -408,17 +470,29 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 			// A planning call the schema refused still makes this a turn that planned.
 			session.Observe(c)
 			if err := s.d.Backlog.AddChatLine(bg, turn.ID, planner.Line(c)); err != nil {
-				log.Error("a tool call's line could not be kept", "err", err)
+				log.ErrorContext(bg, "a tool call's line could not be kept", "err", err)
 			}
 		},
 	}
-	// What the turn's tools do carries its identity, never one a model wrote.
-	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: turn.RunID, AppID: turn.AppID})
-	// Its contexts row is kept as its documents are delivered, so a case its edits' builds open names it.
+	// The search event says why each document reached the model; the
+	// contexts row is kept as the documents are delivered, so a case its
+	// edits' builds open names it.
+	briefing.TellWhy(turnCtx, &aiTurn, log)
 	turnCtx = executor.KeepContextAtDelivery(turnCtx, s.d.Turns, turn.AppID, turn.Message, &aiTurn, log)
 	res := executor.RunTurn(turnCtx, s.d.Usage, turn.AppID, aiTurn)
-	if err := executor.RecordContext(ctx, s.d.Turns, turn.AppID, turn.Message, aiTurn, res); err != nil {
-		log.Error("the turn's context could not be kept", "err", err)
+	contextID, err := executor.RecordContext(turnCtx, s.d.Turns, turn.AppID, turn.Message, aiTurn, res)
+	if err != nil {
+		log.ErrorContext(bg, "the turn's context could not be kept", "err", err)
+	}
+	if s.d.Servings != nil {
+		// The lessons whose line reached the model are served; the turn's
+		// builds so far were heard and close what is recorded here.
+		if err := s.d.Servings.Record(bg, turn.RunID, contextID, briefing.Served(res.Documents)); err != nil {
+			log.ErrorContext(bg, "the turn's servings could not be kept", "err", err)
+		}
+		if err := s.d.Servings.End(bg, turn.RunID); err != nil {
+			log.ErrorContext(bg, "the turn's servings could not be closed", "err", err)
+		}
 	}
 
 	if len(feedback) > 0 && res.Ended != ai.EndProvider {
@@ -427,15 +501,15 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 			orders[n] = f.Order
 		}
 		if err := s.d.Backlog.FeedbackGiven(bg, orders, turn.RunID); err != nil {
-			log.Error("the feedback given to the turn could not be recorded", "err", err)
+			log.ErrorContext(bg, "the feedback given to the turn could not be recorded", "err", err)
 		}
 	}
 	status, sentence := ending(ctx, res)
 	if res.Ended == ai.EndProvider && res.Err != nil {
-		log.Warn("the provider failed a chat turn", "detail", res.Err.Detail())
+		log.WarnContext(bg, "the provider failed a chat turn", "detail", res.Err.Detail())
 	}
 	if err := s.d.Backlog.EndChatTurn(bg, turn.ID, status, res.Text, sentence); err != nil {
-		log.Error("the turn's end could not be kept", "err", err)
+		log.ErrorContext(bg, "the turn's end could not be kept", "err", err)
 	}
 	if s.d.AfterTurn != nil {
 		s.d.AfterTurn(bg, turn.AppID, turn.RequestID)
@@ -456,12 +530,12 @@ func ending(ctx context.Context, res ai.Result) (Status, string) {
 	return StatusFailed, res.Sentence
 }
 
-// documents are what a turn is given to read: intent:<appId>, when the
-// application has an intent in draft, running or stopped.
-func (s *Service) documents(ctx context.Context, appID string) ([]ai.Document, error) {
+// intentDocument is intent:<appId>, when the application has an intent in
+// draft, running or stopped; with none, a document with no Ref.
+func (s *Service) intentDocument(ctx context.Context, appID string) (ai.Document, error) {
 	list, err := s.d.Backlog.List(ctx, appID)
 	if err != nil {
-		return nil, fmt.Errorf("chat: %w", err)
+		return ai.Document{}, fmt.Errorf("chat: %w", err)
 	}
 	var intents []plan.DocIntent
 	for _, sum := range list {
@@ -472,7 +546,7 @@ func (s *Service) documents(ctx context.Context, appID string) ([]ai.Document, e
 		}
 		d, err := s.d.Backlog.Get(ctx, sum.ID)
 		if err != nil {
-			return nil, fmt.Errorf("chat: %w", err)
+			return ai.Document{}, fmt.Errorf("chat: %w", err)
 		}
 		in := plan.DocIntent{ID: d.ID, Status: string(d.Status), Request: d.Request, Questions: d.Questions}
 		for _, t := range d.Tasks {
@@ -485,9 +559,24 @@ func (s *Service) documents(ctx context.Context, appID string) ([]ai.Document, e
 		intents = append(intents, in)
 	}
 	if len(intents) == 0 {
-		return nil, nil
+		return ai.Document{}, nil
 	}
-	return []ai.Document{{Ref: "intent:" + appID, Title: "The backlog for " + appID, Text: plan.Document(appID, intents)}}, nil
+	return ai.Document{Ref: "intent:" + appID, Title: "The backlog for " + appID, Text: plan.Document(appID, intents)}, nil
+}
+
+// sources are where a turn's documents come from, as a builder's turn
+// reads them.
+func (s *Service) sources() executor.Sources {
+	return executor.Sources{Apps: s.d.Apps, Candidates: s.d.Candidates, Lessons: s.d.Lessons, Log: s.d.Log, Now: s.d.Now}
+}
+
+// position is where appID stands as a turn starts.
+func (s *Service) position(ctx context.Context, appID string) *knowledge.Position {
+	var cands executor.CandidateStates
+	if s.d.Candidates != nil {
+		cands = s.d.Candidates
+	}
+	return executor.PositionAt(ctx, cands, s.d.Apps, appID, s.d.Now)
 }
 
 // feedbackDocument gives a turn the feedback the person sent running

@@ -19,6 +19,7 @@ import (
 	"autoapp/executor/planner"
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
+	"autoapp/knowledge"
 )
 
 // directSlug is the task slug of a chat turn's direct edits: the
@@ -45,11 +46,22 @@ type EditConfig struct {
 	// Cases, when set, keeps every edit that lands as the run's work and in
 	// the application's open cases, as a builder turn's edits are kept.
 	Cases executor.CaseBook
+	// Hints, when set, give a failed build's answer the lessons that stand
+	// beside its problems, as a builder's turn gets them; Hinted records
+	// each as a serving of the turn's run.
+	Hints  builder.HintGetter
+	Hinted HintBook
 	// Log gets why a turn goes without edit tools, and an edit the cases
 	// could not keep; nil discards.
 	Log *slog.Logger
 	// Now dates the commits; required.
 	Now func() time.Time
+}
+
+// HintBook records the hints a failed build's answer gave a turn
+// (*knowledge.Servings).
+type HintBook interface {
+	RecordHints(ctx context.Context, runID string, hints []knowledge.Served) error
 }
 
 // GatedEditTools gives a chat turn source.edit, source.change,
@@ -81,6 +93,8 @@ func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, 
 			Ask:    func(context.Context, string) (string, error) { return "Ask the person in your reply.", nil },
 			Now:    cfg.Now,
 			Edited: cfg.edited(appID, runID),
+			Hints:  cfg.Hints,
+			Hinted: cfg.hinted(runID),
 		})
 		if err != nil {
 			cfg.Log.Error("the workspace could not be opened for edits; the turn goes without them", "app", appID, "run", runID, "err", err)
@@ -102,13 +116,26 @@ func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, 
 
 // edited keeps an edit of the turn runID as a builder turn's is kept (up
 // to knowledge.MaxCaseEdits characters a case); nil without Cases.
-func (cfg EditConfig) edited(appID, runID string) func(summary string) {
+func (cfg EditConfig) edited(appID, runID string) func(ctx context.Context, summary string) {
 	if cfg.Cases == nil {
 		return nil
 	}
-	return func(summary string) {
-		if err := cfg.Cases.AppendEdit(context.Background(), appID, runID, summary); err != nil {
-			cfg.Log.Error("the open cases could not keep a chat turn's edit", "app", appID, "run", runID, "err", err)
+	return func(ctx context.Context, summary string) {
+		if err := cfg.Cases.AppendEdit(context.WithoutCancel(ctx), appID, runID, summary); err != nil {
+			cfg.Log.ErrorContext(ctx, "the open cases could not keep a chat turn's edit", "app", appID, "run", runID, "err", err)
+		}
+	}
+}
+
+// hinted records the hints a build's answer gave the turn runID; nil
+// without Hinted.
+func (cfg EditConfig) hinted(runID string) func(ctx context.Context, hints []knowledge.Served) {
+	if cfg.Hinted == nil {
+		return nil
+	}
+	return func(ctx context.Context, hints []knowledge.Served) {
+		if err := cfg.Hinted.RecordHints(context.WithoutCancel(ctx), runID, hints); err != nil {
+			cfg.Log.ErrorContext(ctx, "a chat turn's hints could not be kept as servings", "run", runID, "err", err)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (s *Session) intentOpen() ai.Tool {
 			if err != nil {
 				return nil, fmt.Errorf("planner: %w", err)
 			}
-			s.cfg.Log.Info(fmt.Sprintf("intent %d opened for %s", opened.ID, s.cfg.AppID),
+			s.cfg.Log.InfoContext(ctx, fmt.Sprintf("intent %d opened for %s", opened.ID, s.cfg.AppID),
 				"app", s.cfg.AppID, "intent", opened.ID, "questions", len(opened.Questions))
 			ans := OpenAnswer{Intent: opened.ID, Questions: len(opened.Questions), Tasks: liveTasks(d)}
 			if ans.Questions > 0 {
@@ -198,7 +198,7 @@ func (s *Session) taskAnswer(ctx context.Context, t intent.Task, revised bool) (
 	if revised {
 		verb = "revised"
 	}
-	s.cfg.Log.Info(fmt.Sprintf("task %s %s (%s)", t.Slug, verb, tier),
+	s.cfg.Log.InfoContext(ctx, fmt.Sprintf("task %s %s (%s)", t.Slug, verb, tier),
 		"app", s.cfg.AppID, "intent", t.IntentID, "task", t.Slug, "tier", tier)
 	ans := TaskAnswer{Slug: t.Slug, Status: string(t.Status), Revised: revised, Tier: tier, TierReasons: reasons,
 		Examples: make([]string, len(t.Criteria)), Tasks: liveTasks(d)}
@@ -247,7 +247,7 @@ func (s *Session) intentSubmit() ai.Tool {
 				return nil, fmt.Errorf("planner: %w", err)
 			}
 			n := liveTasks(detail)
-			s.cfg.Log.Info(fmt.Sprintf("intent %d submitted with %s", d.ID, plural(n, "task")),
+			s.cfg.Log.InfoContext(ctx, fmt.Sprintf("intent %d submitted with %s", d.ID, plural(n, "task")),
 				"app", s.cfg.AppID, "intent", d.ID, "tasks", n)
 			return SubmitAnswer{Intent: d.ID, Tasks: n,
 				Next: "Tell the person, in a sentence or two, that the plan is in the Backlog for them to review, and stop."}, nil

@@ -119,7 +119,7 @@ func (s *Session) specRead() ai.Tool {
 			if in.Topic == "" || in.Topic == TopicPlan {
 				a.Plan = PlanReference
 			}
-			s.cfg.Log.Debug("spec.read for "+s.cfg.AppID, "app", s.cfg.AppID, "topic", in.Topic)
+			s.cfg.Log.DebugContext(ctx, "spec.read for "+s.cfg.AppID, "app", s.cfg.AppID, "topic", in.Topic)
 			return a, nil
 		},
 	}

@@ -129,7 +129,7 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 	m.mu.Unlock()
 	defer m.starts.Done()
 
-	m.stopLocked(appID)
+	m.stopLocked(ctx, appID)
 
 	// StopAll ends a start in progress as well.
 	ctx, cancel := context.WithCancel(ctx)
@@ -157,7 +157,8 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 	m.mu.Unlock()
 	go m.watch(appID, r)
 
-	m.log.Info("preview started", "app", appID, "release", release, "url", r.info.URL, "pid", r.info.PID, "static", r.info.Static)
+	// Under the caller's identity: a turn's cycle names its run and call.
+	m.log.InfoContext(ctx, "preview started", "app", appID, "release", release, "url", r.info.URL, "pid", r.info.PID, "static", r.info.Static)
 	return r.info, nil
 }
 
@@ -178,12 +179,13 @@ func (m *Manager) watch(appID string, r *running) {
 
 // Stop ends the application's preview: its whole process group (SIGTERM,
 // then SIGKILL after a short grace) or the host's listener for a static
-// folder. It waits for a start in progress to finish first.
-func (m *Manager) Stop(appID string) error {
+// folder. It waits for a start in progress to finish first. Its log line
+// carries the identity of ctx.
+func (m *Manager) Stop(ctx context.Context, appID string) error {
 	turn := m.turn(appID)
 	turn.Lock()
 	defer turn.Unlock()
-	if !m.stopLocked(appID) {
+	if !m.stopLocked(ctx, appID) {
 		return refuse(ENotRunning, "No preview is running for this application.")
 	}
 	return nil
@@ -191,7 +193,7 @@ func (m *Manager) Stop(appID string) error {
 
 // stopLocked stops the application's preview, if one runs, and reports
 // whether one did. The caller holds the application's turn.
-func (m *Manager) stopLocked(appID string) bool {
+func (m *Manager) stopLocked(ctx context.Context, appID string) bool {
 	m.mu.Lock()
 	r := m.running[appID]
 	delete(m.running, appID)
@@ -200,7 +202,7 @@ func (m *Manager) stopLocked(appID string) bool {
 		return false
 	}
 	r.stop()
-	m.log.Info("preview stopped", "app", appID, "release", r.info.Release, "pid", r.info.PID)
+	m.log.InfoContext(ctx, "preview stopped", "app", appID, "release", r.info.Release, "pid", r.info.PID)
 	return true
 }
 

@@ -138,14 +138,14 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 		t.Errorf("Output = %q, %v; want the server's first line", out, ok)
 	}
 
-	if err := m.Stop("app1"); err != nil {
+	if err := m.Stop(context.Background(), "app1"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the port to stop answering", func() bool { return !answers(info.URL) })
 	if _, ok := m.Status("app1"); ok {
 		t.Error("Status reports a preview after Stop")
 	}
-	if err := m.Stop("app1"); !hasCode(err, preview.ENotRunning) {
+	if err := m.Stop(context.Background(), "app1"); !hasCode(err, preview.ENotRunning) {
 		t.Errorf("Stop again = %v, want %s", err, preview.ENotRunning)
 	}
 }
@@ -163,7 +163,7 @@ func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
 		_, ok := m.Status("app1")
 		return !ok
 	})
-	if err := m.Stop("app1"); !hasCode(err, preview.ENotRunning) {
+	if err := m.Stop(context.Background(), "app1"); !hasCode(err, preview.ENotRunning) {
 		t.Errorf("Stop = %v, want %s", err, preview.ENotRunning)
 	}
 }
@@ -313,7 +313,7 @@ func TestStartStaticServesOnlyItsFolder(t *testing.T) {
 		}
 	})
 
-	if err := m.Stop("app1"); err != nil {
+	if err := m.Stop(context.Background(), "app1"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the static listener to close", func() bool { return !answers(info.URL) })
@@ -483,7 +483,7 @@ func BenchmarkPreviewStart(b *testing.B) {
 				if _, err := m.Start(context.Background(), "app1", dir, command("./server"), "r1"); err != nil {
 					b.Fatal(err)
 				}
-				if err := m.Stop("app1"); err != nil {
+				if err := m.Stop(context.Background(), "app1"); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -43,3 +43,23 @@ func RunChanges(ctx context.Context, ws *workspace.Workspace, runID string) ([]s
 func namesRun(subject, runID string) bool {
 	return strings.Contains(subject, "(run "+runID+",") || strings.Contains(subject, "(run "+runID+")")
 }
+
+// EditedSince are the files changed between the revision from and HEAD,
+// as git diff --name-only names them.
+func EditedSince(ctx context.Context, ws *workspace.Workspace, from string) ([]string, error) {
+	from = strings.TrimSpace(from)
+	if from == "" || strings.HasPrefix(from, "-") || strings.ContainsAny(from, "\r\n") {
+		return nil, fmt.Errorf("verdict: edited since: %q is not a revision", from)
+	}
+	out, err := workspace.Git(ctx, ws.Dir(), "diff", "--name-only", "--no-renames", "--no-ext-diff", from, "HEAD", "--")
+	if err != nil {
+		return nil, fmt.Errorf("verdict: edited since %s: %w", from, err)
+	}
+	var files []string
+	for _, name := range strings.Split(string(out), "\n") {
+		if name = strings.TrimSpace(name); name != "" {
+			files = append(files, name)
+		}
+	}
+	return files, nil
+}

@@ -41,29 +41,31 @@ func TestOrientationIsEightLinesOfTheCandidateState(t *testing.T) {
 	tests := []struct {
 		name     string
 		o        candidate.Observed
+		facts    verdict.AppFacts
 		contains []string
 	}{
-		{"never built", candidate.Observed{State: candidate.State{AppID: "site"}}, []string{
-			"Application: site (Static site)", "Release: none", "Last build: none yet.", "Preview: not running.",
+		{"never built", candidate.Observed{State: candidate.State{AppID: "site"}}, verdict.AppFacts{}, []string{
+			"Application: site (Static site)", "Release: none", "Current release: none activated.", "Last build: none yet.", "Preview: not running.",
 			"Checks: none run yet.", "Last cycle: none.", "Next: candidate.cycle, to build, preview and check the workspace."}},
-		{"checked and passing", checked, []string{
-			"Release: r2, the last build that passed, from revision rev-after.", "Last build: passed, from revision rev-after.",
+		{"checked and passing", checked, verdict.AppFacts{CurrentRelease: "r1"}, []string{
+			"Release: r2, the last build that passed, from revision rev-after. Current release: r1, activated by the person.", "Last build: passed, from revision rev-after.",
 			"Edited since the last build: no.", "Preview: running release r2 at http://127.0.0.1:4100.",
 			"Checks: passed 3 of 3 on the running preview.", "Last cycle: checked at revision rev-after.",
 			"Next: nothing to verify: every check passed on the running preview."}},
-		{"checks of an earlier preview", stale, []string{
+		{"checks of an earlier preview", stale, verdict.AppFacts{}, []string{
 			"Checks: passed 1 of 2 for an earlier preview; run the checks again.",
 			"Next: candidate.cycle with no hunks, to run the checks on the running preview."}},
-		{"edited since the build", edited, []string{
-			"Edited since the last build: yes, HEAD is rev-later-t", "Edited since this build.",
+		{"edited since the build", edited, verdict.AppFacts{EditedFiles: []string{"site/index.html", "site/style.css"}}, []string{
+			"Edited since the last build: yes, HEAD is rev-later-t", "site/index.html, site/style.css. Edited since this build.",
 			"Last cycle: built at revision rev-after, and not checked — it stopped there.",
 			"Next: candidate.cycle with no hunks, to verify the edits since the last build."}},
-		{"a failed build with a long problem", broken, []string{
+		{"a failed build with a long problem", broken, verdict.AppFacts{}, []string{
 			"Last build: failed, from revision rev-broken: site/index.html:3: very long", "Next: fix the build problems, then candidate.cycle."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := verdict.Orientation("site", tt.o, "Static site")
+			tt.facts.Name = "Static site"
+			d := verdict.Orientation("site", tt.o, tt.facts)
 			if d.Ref != "digest:site" {
 				t.Errorf("ref %q", d.Ref)
 			}

@@ -17,18 +17,31 @@ const (
 // maxOrientationLine keeps the eight lines within MaxOrientation.
 const maxOrientationLine = (MaxOrientation - 7) / 8
 
+// AppFacts are what the orientation says of an application beyond its
+// candidate state.
+type AppFacts struct {
+	// Name is the manifest's name, "" for none.
+	Name string
+	// CurrentRelease is the release the person activated, "" for none.
+	CurrentRelease string
+	// EditedFiles are the files changed between the last build's revision
+	// and HEAD, when HEAD moved on.
+	EditedFiles []string
+}
+
 // Orientation is the digest of an application, digest:<appID>: eight
-// lines — the application, the last release built, the last build and its
-// revision, whether HEAD moved on since, the preview, the checks and
-// whether they are verified for the running preview, where the last cycle
-// stopped, and the next verification step — with nothing the candidate
-// state does not say. manifestName is the manifest's name, "" for none.
-func Orientation(appID string, o candidate.Observed, manifestName string) ai.Document {
+// lines — the application, the current release and the last release
+// built, the last build and its revision, whether HEAD moved on since and
+// the files edited, the preview, the checks and whether they are verified
+// for the running preview, where the last cycle stopped, and the next
+// verification step — with nothing the candidate state and the
+// application's own record do not say.
+func Orientation(appID string, o candidate.Observed, app AppFacts) ai.Document {
 	lines := []string{
-		orientApp(appID, manifestName),
-		orientRelease(o),
+		orientApp(appID, app.Name),
+		orientRelease(o, app.CurrentRelease),
 		orientBuild(o),
-		orientEdited(o),
+		orientEdited(o, app.EditedFiles),
 		orientPreview(o),
 		orientChecks(o),
 		orientCycle(o),
@@ -54,12 +67,16 @@ func orientApp(appID, name string) string {
 	return "Application: " + appID
 }
 
-func orientRelease(o candidate.Observed) string {
+func orientRelease(o candidate.Observed, current string) string {
+	now := " Current release: none activated."
+	if current != "" {
+		now = " Current release: " + current + ", activated by the person."
+	}
 	if o.Build == nil || o.Build.Release == nil {
-		return "Release: none; no build has passed yet."
+		return "Release: none; no build has passed yet." + now
 	}
 	r := o.Build.Release
-	return fmt.Sprintf("Release: %s, the last build that passed, from revision %s.", r.ID, short(r.Revision))
+	return fmt.Sprintf("Release: %s, the last build that passed, from revision %s.%s", r.ID, short(r.Revision), now)
 }
 
 func orientBuild(o candidate.Observed) string {
@@ -79,10 +96,12 @@ func orientBuild(o candidate.Observed) string {
 	return fmt.Sprintf("Last build: failed, from revision %s: %s%s", short(b.Revision), clip(oneLine(b.Problems[0].String()), 80), more)
 }
 
-func orientEdited(o candidate.Observed) string {
+func orientEdited(o candidate.Observed, files []string) string {
 	switch {
 	case o.Build == nil:
 		return "Edited since the last build: nothing has been built."
+	case o.Edited && len(files) > 0:
+		return fmt.Sprintf("Edited since the last build: yes, HEAD is %s: %s. %s", short(o.Head), listWithMore(files, 5), candidate.EditedSinceBuild)
 	case o.Edited:
 		return fmt.Sprintf("Edited since the last build: yes, HEAD is %s. %s", short(o.Head), candidate.EditedSinceBuild)
 	}

@@ -195,10 +195,15 @@ func (l *Launcher) build(o Options) error {
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
 	l.Gate = gate.New(now)
+	// A chat turn is told what a builder's turn is told: the orientation,
+	// the evidence for its words and their lessons, and hints beside a
+	// failed build; its servings are kept like a builder turn's.
 	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
-			Busy: l.Runs.Busy, Cases: l.Cases, Log: log, Now: now}),
+			Busy: l.Runs.Busy, Cases: l.Cases, Hints: l.Lessons, Hinted: l.Servings, Log: log, Now: now}),
 		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
+		Candidates: l.Candidates, Lessons: l.Lessons, Servings: l.Servings,
+		TaskContext: filepath.Join(l.Root, "launcher", executor.TaskContextFile),
 		// When a chat turn ends, its request's journal takes what the engineer did.
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
 			if requestID == 0 {

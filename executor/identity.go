@@ -1,0 +1,62 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"autoapp/intent/app"
+	"autoapp/intent/workspace"
+	"autoapp/knowledge"
+)
+
+// The call part of the request ids of what the host does for a builder
+// turn outside the turn's own tool calls, after <runId>:.
+const (
+	// VerdictCall names the rows written as the attempt is judged, before
+	// the turn starts and after it ends.
+	VerdictCall = "verdict"
+	// HostBuildCall names the host's build of what a turn left unbuilt.
+	HostBuildCall = "host-build"
+	// AdviceCall names the planning model's advice on a failed task.
+	AdviceCall = "advice"
+)
+
+// Places is what a turn's identity reads of an application (*app.Service).
+type Places interface {
+	Get(ctx context.Context, id string) (app.App, error)
+	WorkspaceDir(id string) string
+}
+
+// PositionAt is where appID stands as a turn starts: the release its
+// candidate holds (its last build that passed), else the application's
+// current release, and the revision its workspace's HEAD is at, or
+// knowledge.NoGit when the workspace is not a git repository of its own.
+// It asks git once; the turn's edits and builds move it on from there.
+func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID string, now func() time.Time) *knowledge.Position {
+	var release string
+	if cands != nil {
+		if st, err := cands.State(appID); err == nil && st.Build != nil && st.Build.Release != nil {
+			release = st.Build.Release.ID
+		}
+	}
+	if release == "" {
+		if a, err := apps.Get(ctx, appID); err == nil {
+			release = a.CurrentRelease
+		}
+	}
+	revision := knowledge.NoGit
+	if ws, err := workspace.Open(apps.WorkspaceDir(appID), now); err == nil {
+		if head, err := ws.Head(ctx); err == nil {
+			revision = head
+		}
+		ws.Close()
+	}
+	return knowledge.NewPosition(release, revision)
+}
+
+// attemptContext is ctx carrying the identity of the attempt runID at
+// appID, its rows named <runId>:<call>, and its position.
+func attemptContext(ctx context.Context, runID, appID, call string, pos *knowledge.Position) context.Context {
+	ctx = knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":" + call, AppID: appID})
+	return knowledge.WithPosition(ctx, pos)
+}
