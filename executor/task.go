@@ -275,7 +275,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		return out
 	}
 	defer session.Close()
-	docs, lessons := e.documents(bg, d, task)
+	docs, lessons := e.documents(bg, d, task, r.given)
 	turn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindBuilder,
@@ -363,19 +363,27 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 
 // documents are what a builder turn is given, in order: the orientation
 // digest, the attempts document, the intent document, the lessons and the
-// evidence. task-context.json can leave out the attempts document and the
-// lessons.
-func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ([]ai.Document, lessonsDocument) {
+// evidence. given, when set, says which (a turn run on its own, as an
+// evaluation's conditions); otherwise task-context.json can leave out the
+// attempts document and the lessons.
+func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, given *TurnDocuments) ([]ai.Document, lessonsDocument) {
 	var docs []ai.Document
 	tc := readTaskContext(e.d.TaskContext)
+	if given != nil {
+		tc = *given
+	}
 	_, m, _, _ := e.d.Apps.Manifest(d.AppID)
-	if o, err := e.d.Candidates.Observe(ctx, d.AppID); err == nil {
-		docs = append(docs, verdict.Orientation(d.AppID, o, m.Name))
+	if tc.Orientation {
+		if o, err := e.d.Candidates.Observe(ctx, d.AppID); err == nil {
+			docs = append(docs, verdict.Orientation(d.AppID, o, m.Name))
+		}
 	}
 	if len(task.RunIDs) > 0 && tc.Attempts {
 		docs = append(docs, e.attemptsDocument(ctx, d, task))
 	}
-	docs = append(docs, intentDocument(d))
+	if tc.Intent {
+		docs = append(docs, intentDocument(d))
+	}
 	var lessons lessonsDocument
 	if e.d.Lessons != nil && tc.Lessons {
 		lessons = e.lessonsDocument(ctx, d, task, tc.Related)
@@ -383,12 +391,14 @@ func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task in
 			docs = append(docs, lessons.doc)
 		}
 	}
-	if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
-		if ev, err := verdict.Evidence(ws, task.Task.Task, 0); err == nil {
-			ev.Ref = "evidence:" + d.AppID
-			docs = append(docs, ev)
+	if tc.Evidence {
+		if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
+			if ev, err := verdict.Evidence(ws, task.Task.Task, 0); err == nil {
+				ev.Ref = "evidence:" + d.AppID
+				docs = append(docs, ev)
+			}
+			ws.Close()
 		}
-		ws.Close()
 	}
 	return docs, lessons
 }
@@ -400,13 +410,22 @@ func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task in
 // or unreadable file, or a field that is not false, means on.
 const TaskContextFile = "task-context.json"
 
-// taskContext is what task-context.json turns on.
-type taskContext struct {
-	Attempts, Related, Lessons bool
+// TurnDocuments says which documents a builder turn is given: the
+// orientation digest, the attempts document (for a task with earlier
+// runs), the intent document, the lessons (and among them those related by
+// file) and the task's evidence. task-context.json turns off the attempts,
+// the related lessons and the lessons; a turn run on its own may say all
+// of it (BuilderTurn.Documents).
+type TurnDocuments struct {
+	Orientation, Attempts, Intent, Lessons, Related, Evidence bool
 }
 
-func readTaskContext(path string) taskContext {
-	tc := taskContext{Attempts: true, Related: true, Lessons: true}
+// AllDocuments gives a builder turn every document, as a run does with no
+// task-context.json.
+var AllDocuments = TurnDocuments{Orientation: true, Attempts: true, Intent: true, Lessons: true, Related: true, Evidence: true}
+
+func readTaskContext(path string) TurnDocuments {
+	tc := AllDocuments
 	if path == "" {
 		return tc
 	}
