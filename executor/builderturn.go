@@ -10,7 +10,7 @@ import (
 )
 
 // BuilderTurn is one builder turn run on its own, outside any intent's
-// run: a replay's run (executor/replay) and, later, an evaluation's. It is
+// run: a replay's run and an evaluation's (executor/replay). It is
 // the turn a backlog run gives a task — the same documents, tools, limits,
 // sandbox and standing answer (edits, builds and previews yes; there is no
 // activation tool) — over the executor's own Apps, Candidates and stores.
@@ -32,6 +32,9 @@ type BuilderTurn struct {
 	// something (intent.ask refuses with it) while the turn goes on; "" ends
 	// the turn at a question as a run does.
 	Answer string
+	// Documents, when set, says which documents the turn is given, in
+	// place of task-context.json: an evaluation's condition.
+	Documents *TurnDocuments
 }
 
 // BuilderOutcome is what a builder turn left.
@@ -47,7 +50,7 @@ type BuilderOutcome struct {
 // RunBuilderTurn runs t and returns when it ended, as the turn of a run
 // does: cancelling ctx stops it (the result says aborted).
 func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOutcome {
-	r := &run{intentID: t.Intent.ID, appID: t.Intent.AppID, done: make(chan struct{}), answer: t.Answer}
+	r := &run{intentID: t.Intent.ID, appID: t.Intent.AppID, done: make(chan struct{}), answer: t.Answer, given: t.Documents}
 	r.progress = Progress{IntentID: t.Intent.ID, TaskID: t.Task.ID, Slug: t.Task.Slug, Turn: 1, RunID: t.RunID,
 		Started: e.d.Now(), Stage: "reading", Total: len(t.Task.Criteria), LastEnded: t.LastAttempt}
 	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, e.d.Now)

@@ -165,6 +165,9 @@ type run struct {
 	// while the turn goes on: a turn run on its own (RunBuilderTurn) has
 	// no person to wait for.
 	answer string
+	// given, when set, is which documents a turn run on its own is given
+	// in place of task-context.json.
+	given *TurnDocuments
 
 	mu       sync.Mutex
 	progress Progress

@@ -53,15 +53,23 @@ func writeFile(t *testing.T, path, text string) {
 
 func TestReadTaskContext(t *testing.T) {
 	dir := t.TempDir()
+	// off is every document, but for the attempts, the related lessons or
+	// the lessons named.
+	off := func(attempts, related, lessons bool) TurnDocuments {
+		d := AllDocuments
+		d.Attempts, d.Related, d.Lessons = !attempts, !related, !lessons
+		return d
+	}
 	for _, tc := range []struct {
 		name, file string
-		want       taskContext
+		want       TurnDocuments
 	}{
-		{"missing", "", taskContext{true, true, true}},
-		{"unreadable", "{not json", taskContext{true, true, true}},
-		{"attempts and lessons off", `{"attempts": false, "lessons": false}`, taskContext{false, true, false}},
-		{"related off", `{"related": false}`, taskContext{true, false, true}},
-		{"a value that is not false", `{"attempts": "no", "lessons": true}`, taskContext{true, true, true}},
+		{"missing", "", AllDocuments},
+		{"unreadable", "{not json", AllDocuments},
+		{"attempts and lessons off", `{"attempts": false, "lessons": false}`, off(true, false, true)},
+		{"related off", `{"related": false}`, off(false, true, false)},
+		{"a value that is not false", `{"attempts": "no", "lessons": true}`, AllDocuments},
+		{"the file cannot turn off the digest, the intent or the evidence", `{"orientation": false, "intent": false, "evidence": false}`, AllDocuments},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := dir + "/" + tc.name + ".json"

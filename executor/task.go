@@ -285,7 +285,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		return out
 	}
 	defer session.Close()
-	briefing := e.documents(bg, d, task)
+	briefing := e.documents(bg, d, task, r.given)
 	turn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindBuilder,
@@ -368,21 +368,32 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 // documents are what a builder turn is given, in order: the orientation
 // digest, the attempts document, the intent document, the task evidence and
 // the lessons. The AI layer cuts from the end when the budget is short, so
-// the attempts document, worth most to a retry, sits second.
-// task-context.json can leave out the attempts document and the lessons.
-func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) Briefing {
+// the attempts document, worth most to a retry, sits second. given, when
+// set, says which (a turn run on its own, as an evaluation's conditions);
+// otherwise task-context.json can leave out the attempts document and the
+// lessons.
+func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, given *TurnDocuments) Briefing {
 	var b Briefing
 	src := e.sources()
 	tc := readTaskContext(e.d.TaskContext)
-	if doc, ok := src.Orientation(ctx, d.AppID); ok {
-		b.Add(doc, WhyApplication)
+	if given != nil {
+		tc = *given
+	}
+	if tc.Orientation {
+		if doc, ok := src.Orientation(ctx, d.AppID); ok {
+			b.Add(doc, WhyApplication)
+		}
 	}
 	if len(task.RunIDs) > 0 && tc.Attempts {
 		b.Add(e.attemptsDocument(ctx, d, task), WhyAttempts)
 	}
-	b.Add(intentDocument(d), WhyBacklog)
-	if doc, ok := src.Evidence(ctx, d.AppID, task.Task.Task); ok {
-		b.Add(doc, WhyApplication)
+	if tc.Intent {
+		b.Add(intentDocument(d), WhyBacklog)
+	}
+	if tc.Evidence {
+		if doc, ok := src.Evidence(ctx, d.AppID, task.Task.Task); ok {
+			b.Add(doc, WhyApplication)
+		}
 	}
 	if tc.Lessons {
 		b.addLessons(src.lessons(ctx, d.AppID, task.Slug, e.lessonQuery(ctx, d, task, tc.Related)))
@@ -402,13 +413,22 @@ func (e *Executor) sources() Sources {
 // or unreadable file, or a field that is not false, means on.
 const TaskContextFile = "task-context.json"
 
-// taskContext is what task-context.json turns on.
-type taskContext struct {
-	Attempts, Related, Lessons bool
+// TurnDocuments says which documents a builder turn is given: the
+// orientation digest, the attempts document (for a task with earlier
+// runs), the intent document, the lessons (and among them those related by
+// file) and the task's evidence. task-context.json turns off the attempts,
+// the related lessons and the lessons; a turn run on its own may say all
+// of it (BuilderTurn.Documents).
+type TurnDocuments struct {
+	Orientation, Attempts, Intent, Lessons, Related, Evidence bool
 }
 
-func readTaskContext(path string) taskContext {
-	tc := taskContext{Attempts: true, Related: true, Lessons: true}
+// AllDocuments gives a builder turn every document, as a run does with no
+// task-context.json.
+var AllDocuments = TurnDocuments{Orientation: true, Attempts: true, Intent: true, Lessons: true, Related: true, Evidence: true}
+
+func readTaskContext(path string) TurnDocuments {
+	tc := AllDocuments
 	if path == "" {
 		return tc
 	}

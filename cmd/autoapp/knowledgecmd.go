@@ -42,6 +42,21 @@ const knowledgeUsage = `Usage:
         --with LESSON  the lesson under test (default: the one the case taught;
                        with none, only the without arm runs)
         --runs N       runs an arm, 1 to 10
+  autoapp knowledge evaluate [--root DIR] [--runs N] [--out PATH] [--json]
+      Measure what the engineer's documents and lessons are worth: four tasks (two
+      on the static template, two on the Go service template) under four
+      conditions — baseline (no documents, no hints), orientation (the digest
+      alone), orientation+facts (the documents a task's first turn is given) and
+      learned (those and every provisional and confirmed lesson) — N runs each (1
+      by default) on the Settings model, each in a fresh workspace made from the
+      template under DIR/evaluate/<stamp>/<task>/<condition>/<n>/. Prints the table
+      as markdown: working code, workflow completed, calls to the first edit (and
+      to the first attempt), builds, time, tokens and recurring failures. A line
+      per run goes to stderr; Ctrl-C stops it and prints what finished.
+        --runs N     runs of each task under each condition, 1 to 10
+        --out PATH   write the markdown to PATH instead of stdout
+        --json       print the evaluation as JSON on stdout (the markdown then goes
+                     only to --out)
   autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
       Confirm a provisional lesson, or a confirmed one carrying review flags (which
 	clears them). NAME defaults to the owner's name. The latest replay of the
@@ -69,7 +84,8 @@ These read knowledge.sqlite under the data folder directly. confirm and retire
 refuse while a server serves from the same folder: use its Knowledge page then.
 Each confirm and retire writes one line to the log saying who did it.
 replay writes its runs under DIR/replay/CASE/, and to knowledge.sqlite only its
-manifest and one row per finished run: no serving, case or turn.
+manifest and one row per finished run: no serving, case or turn. evaluate writes
+nothing there: each run's turns go to a store in its own folder.
 `
 
 // lessonCaseJSON is the case a lesson came from, as show and export print it.
@@ -114,9 +130,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, knowledgeUsage)
 		return 0
-	case "list", "show", "confirm", "retire", "export", "links", "replay":
+	case "list", "show", "confirm", "retire", "export", "links", "replay", "evaluate":
 	default:
-		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, replay, confirm, retire, export or links.\n", verb)
+		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, replay, evaluate, confirm, retire, export or links.\n", verb)
 		return 2
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -130,7 +146,7 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	fs.SetOutput(io.Discard)
 	root := fs.String("root", "./data", "the data folder")
 	var asJSON, provisional, confirmed, review, method, rebuild, yes bool
-	var by, appID string
+	var by, appID, outPath string
 	var with int64
 	var runs int
 	switch verb {
@@ -150,6 +166,10 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case "replay":
 		fs.Int64Var(&with, "with", 0, "the lesson under test")
 		fs.IntVar(&runs, "runs", 0, "runs an arm")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "evaluate":
+		fs.IntVar(&runs, "runs", 0, "runs of each task under each condition")
+		fs.StringVar(&outPath, "out", "", "where the markdown goes")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
 	case "links":
 		fs.StringVar(&appID, "app", "", "only the links of one application")
@@ -188,6 +208,9 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if verb == "replay" && (runs < 0 || runs > replay.MaxRuns || with < 0) {
 		return fail(2, "give --runs between 1 and %d, and --with a lesson's id.", replay.MaxRuns)
+	}
+	if verb == "evaluate" && (runs < 0 || runs > replay.MaxRuns) {
+		return fail(2, "give --runs between 1 and %d.", replay.MaxRuns)
 	}
 	if n := countTrue(provisional, confirmed, review, method); n > 1 {
 		return fail(2, "give at most one of --provisional, --confirmed, --review and --method.")
@@ -229,6 +252,8 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	switch verb {
 	case "replay":
 		return replayCmd(ctx, st, id, replay.Options{With: with, Runs: runs}, asJSON, stdout, stderr)
+	case "evaluate":
+		return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: runs}, outPath, asJSON, stdout, stderr)
 
 	case "links":
 		if rebuild {

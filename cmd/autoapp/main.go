@@ -23,6 +23,7 @@ const usage = `Usage:
   autoapp knowledge list [--root DIR] [--provisional|--confirmed|--review|--method] [--json]
   autoapp knowledge show ID [--root DIR] [--json]
   autoapp knowledge replay CASE [--root DIR] [--with LESSON] [--runs N] [--json]
+  autoapp knowledge evaluate [--root DIR] [--runs N] [--out PATH] [--json]
   autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
   autoapp knowledge retire ID [--root DIR]
   autoapp knowledge export [--root DIR] [--json]

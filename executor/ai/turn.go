@@ -210,6 +210,10 @@ type Result struct {
 	Calls     []Call
 	Usage     Usage
 	Documents []DeliveredDocument
+	// ModelTime is the time spent waiting on the model: every step's
+	// request, from asking to the last piece of its answer, on the turn's
+	// clock. The tools' time is each call's Took.
+	ModelTime time.Duration
 	// ToolCalledBeforeFailure says the model made a tool call before the
 	// provider failed. A turn that failed without one is not an attempt.
 	ToolCalledBeforeFailure bool
@@ -360,7 +364,9 @@ func Run(ctx context.Context, t Turn) Result {
 
 		r.steps++
 		reqCtx, cancel := r.requestContext(ctx)
+		sent := r.now()
 		a, err := p.send(reqCtx, params, r.now, r.t.OnProgress)
+		r.res.ModelTime += r.now().Sub(sent)
 		cause := context.Cause(reqCtx)
 		cancel()
 		if err != nil {

@@ -107,6 +107,28 @@ func TestAMultiStepTurnRunsEachToolAndRecordsTheCalls(t *testing.T) {
 	}
 }
 
+func TestModelTimeIsTheTimeTheModelWasWaitedOnAndNotTheTools(t *testing.T) {
+	s := scripted.New(t)
+	c := newClock()
+	slow := func(d time.Duration, r scripted.Reply) scripted.Reply {
+		r.Before = func() { c.Advance(d) }
+		return r
+	}
+	s.On(scripted.RunID("run-1"),
+		slow(3*time.Second, call("source.read", `{"path":"main.go"}`)),
+		slow(5*time.Second, text("Read.")))
+	tr := turn(s, c, &syncBuffer{}, readTool(func(context.Context) { c.Advance(2 * time.Second) }))
+
+	res := ai.Run(context.Background(), tr)
+
+	if res.Ended != ai.EndAnswered || len(res.Calls) != 1 {
+		t.Fatalf("ended %s with %d calls", res.Ended, len(res.Calls))
+	}
+	if res.ModelTime != 8*time.Second || res.Calls[0].Took != 2*time.Second {
+		t.Fatalf("model time %s and tool time %s, want 8s and 2s", res.ModelTime, res.Calls[0].Took)
+	}
+}
+
 func TestTheStepCapEndsATurn(t *testing.T) {
 	s := scripted.New(t)
 	s.On(scripted.Any(), call("source.read", `{"path":"a"}`), call("source.read", `{"path":"b"}`), call("source.read", `{"path":"c"}`))

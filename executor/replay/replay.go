@@ -36,6 +36,14 @@
 // engineer itself: the builder's tools ask no one — edits, builds and
 // previews yes, and there is no activation tool — and a question for the
 // person is answered that no one will answer, so the turn goes on.
+//
+// The same harness measures the knowledge path itself (Evaluate): four
+// tasks on the built-in templates, each under four conditions — no
+// documents, the orientation digest, the documents a task's first turn is
+// given, and those with every lesson of the launcher's store — each run a
+// builder turn in a fresh workspace made from the template, judged from
+// the evaluation's own copy of the task's example, and measured by what
+// its turn's calls, builds, time and tokens were.
 package replay
 
 import (
@@ -320,13 +328,15 @@ type caseStore struct {
 	log   *slog.Logger
 }
 
-// openStore opens <root>/replay/<caseId>/knowledge.sqlite; every line
-// logged there says it came from a replay.
-func (h *Harness) openStore(id int64) (*caseStore, error) {
-	ks, err := knowledge.Open(filepath.Join(h.caseDir(id), "knowledge.sqlite"), h.d.Now)
+// openStore opens the store at path, a replay's case's
+// (<root>/replay/<caseId>/knowledge.sqlite) or an evaluation's run's;
+// every line logged there says where it came from: source replay or
+// evaluate.
+func (h *Harness) openStore(path, source string) (*caseStore, error) {
+	ks, err := knowledge.Open(path, h.d.Now)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(ks.Handler(slog.LevelInfo, slog.DiscardHandler)).With("source", "replay")
+	log := slog.New(ks.Handler(slog.LevelInfo, slog.DiscardHandler)).With("source", source)
 	return &caseStore{store: ks, cases: knowledge.NewCases(ks.DB(), h.d.Now), log: log}, nil
 }

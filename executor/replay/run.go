@@ -13,7 +13,6 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/build"
-	"autoapp/executor/candidate"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
@@ -53,7 +52,7 @@ func (r *replayRun) store(id int64) (*caseStore, error) {
 	if err := prune(dir, KeepRuns); err != nil {
 		return nil, err
 	}
-	s, err := r.h.openStore(id)
+	s, err := r.h.openStore(filepath.Join(dir, "knowledge.sqlite"), "replay")
 	if err != nil {
 		return nil, err
 	}
@@ -172,36 +171,41 @@ func (w *world) judgeBuild(ctx context.Context, pc *prepared) (bool, string, err
 // hash and never the workspace's copy, passes on a preview of what the run
 // left.
 func (w *world) judgeCheck(ctx context.Context, pc *prepared) (bool, string, error) {
-	appID := pc.c.AppID
-	res, err := w.cands.Cycle(ctx, appID, candidate.Change{})
+	return w.judgeExample(ctx, pc.c.AppID, *pc.example, "The case's own example")
+}
+
+// judgeExample builds what a run left of application appID, starts a
+// fresh preview of it and runs ex there first and alone: the harness's own
+// copy of an example, never the workspace's, on a preview no other example
+// has changed (an example that adds a note expects the list it finds).
+// whose names the example in the judgement.
+func (w *world) judgeExample(ctx context.Context, appID string, ex acceptance.Example, whose string) (bool, string, error) {
+	lower := strings.ToLower(whose[:1]) + whose[1:]
+	res, err := w.cands.Build(ctx, appID)
 	if isRefusal(err) {
 		return false, "Nothing was built of what the run left: " + err.Error(), nil
 	}
 	if err != nil {
 		return false, "", err
 	}
-	switch res.Step {
-	case candidate.StepBuildFailed:
-		return false, "What the run left does not build, so the case's example was not run.", nil
-	case candidate.StepPreviewFailed:
-		why := "The preview of what the run left would not start, so the case's example was not run."
-		if res.Preview != nil && res.Preview.Problem != "" {
-			why += " " + sentence(res.Preview.Problem)
-		}
-		return false, why, nil
+	if res.Build == nil || !res.Build.OK {
+		return false, "What the run left does not build, so " + lower + " was not run.", nil
 	}
-	o, err := w.cands.Observe(ctx, appID)
+	o, err := w.cands.StartPreview(ctx, appID)
+	if isRefusal(err) {
+		return false, "The preview of what the run left would not start, so " + lower + " was not run. " + sentence(err.Error()), nil
+	}
 	if err != nil {
 		return false, "", err
 	}
 	if !o.PreviewRunning {
-		return false, "The preview of what the run left is not running, so the case's example was not run.", nil
+		return false, "The preview of what the run left is not running, so " + lower + " was not run.", nil
 	}
-	results := acceptance.Run(ctx, o.Live.URL, []acceptance.Example{*pc.example}, nil)
+	results := acceptance.Run(ctx, o.Live.URL, []acceptance.Example{ex}, nil)
 	if len(results) == 1 && results[0].Passed {
-		return true, fmt.Sprintf("The case's own example %s (content %s) passed on a preview of what the run left.", pc.example.ID, short(pc.example.Hash)), nil
+		return true, fmt.Sprintf("%s %s (content %s) passed on a preview of what the run left.", whose, ex.ID, short(ex.Hash)), nil
 	}
-	why := "The case's own example " + pc.example.ID + " failed on a preview of what the run left"
+	why := whose + " " + ex.ID + " failed on a preview of what the run left"
 	if len(results) == 1 && results[0].Failure != "" {
 		why += ": " + results[0].Failure
 	}

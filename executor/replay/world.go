@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,12 +32,19 @@ type world struct {
 	cands    *candidate.Service
 }
 
-// newWorld is the world of the run folder dir, whose workspace is cloned.
+// newWorld is the world of the run folder dir, whose workspace is made.
+// With no store (an evaluation's warm-up build) nothing hears its builds.
 func (h *Harness) newWorld(a app.App, dir string, cs *caseStore) *world {
 	apps := &runApps{app: a, dir: dir, releases: map[string]bool{}}
-	previews := preview.NewManager(h.d.Now, cs.log, h.d.Jail)
+	log := slog.New(slog.DiscardHandler)
+	if cs != nil {
+		log = cs.log
+	}
+	previews := preview.NewManager(h.d.Now, log, h.d.Jail)
 	cands := candidate.NewService(apps, previews, h.d.Jail, h.d.Now)
-	cands.SetObserver(executor.CaseRecorder{Cases: cs.cases, Candidates: cands, Version: h.d.Version, Log: cs.log})
+	if cs != nil {
+		cands.SetObserver(executor.CaseRecorder{Cases: cs.cases, Candidates: cands, Version: h.d.Version, Log: cs.log})
+	}
 	return &world{apps: apps, previews: previews, cands: cands}
 }
 

@@ -114,17 +114,27 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 	if err := CheckID(id); err != nil {
 		return App{}, err
 	}
-	sub, err := fs.Sub(templates, "templates/"+template)
-	if err != nil || !isTemplate(template) {
+	if !isTemplate(template) {
 		return App{}, refuse(EInvalid, "There is no template called %q.", template)
 	}
 	return s.create(ctx, id, name, "template:"+template, func(dir string) error {
-		if err := copyTemplate(sub, dir); err != nil {
+		if err := WriteTemplate(template, dir); err != nil {
 			return err
 		}
 		_, err := workspace.InitRepository(ctx, dir, "Start from the "+template+" template", s.now)
 		return err
 	})
+}
+
+// WriteTemplate writes the files of the built-in template into dir, which
+// is to become a workspace: CreateFromTemplate's, or an evaluation's run
+// that starts where a new application starts.
+func WriteTemplate(template, dir string) error {
+	sub, err := fs.Sub(templates, "templates/"+template)
+	if err != nil || !isTemplate(template) {
+		return refuse(EInvalid, "There is no template called %q.", template)
+	}
+	return copyTemplate(sub, dir)
 }
 
 // Register makes an application from an existing git folder that holds an

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"autoapp/cmd/autoapp/launcher"
+	"autoapp/executor/replay"
+	"autoapp/knowledge"
+)
+
+// evaluateCmd runs `knowledge evaluate`: every task under every condition,
+// a progress line per run on stderr, the table as markdown to out (stdout
+// when out is "" and no JSON is asked for) and, with asJSON, the
+// evaluation as JSON on stdout. A Ctrl-C (ctx) stops it; what finished is
+// printed.
+func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOptions, out string, asJSON bool, stdout, stderr io.Writer) int {
+	// A file the table cannot go to is refused before any turn is spent.
+	var file *os.File
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table cannot be written to %s: %v.\n", out, unwrapPathError(err))
+			return 2
+		}
+		defer f.Close()
+		file = f
+	}
+	progress := func(p replay.EvalProgress) {
+		fmt.Fprintln(stderr, evalProgressLine(p))
+	}
+	ev, err := st.Replays.Evaluate(ctx, o, progress)
+	stopped := errors.Is(err, replay.ErrStopped)
+	if err != nil && !stopped {
+		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: %s\n", ke.Message)
+			if len(ev.Runs) == 0 {
+				return 2
+			}
+		} else {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: %v\n", err)
+			if len(ev.Runs) == 0 {
+				return 1
+			}
+		}
+	}
+	var md bytes.Buffer
+	writeEvaluation(&md, ev)
+	switch {
+	case file != nil:
+		_, werr := file.Write(md.Bytes())
+		if cerr := file.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table could not be written to %s: %v.\n", out, unwrapPathError(werr))
+			return 1
+		}
+	case !asJSON:
+		stdout.Write(md.Bytes())
+	}
+	if asJSON {
+		if code := printJSON(stdout, stderr, ev); code != 0 {
+			return code
+		}
+	}
+	switch {
+	case stopped:
+		fmt.Fprintf(stderr, "autoapp knowledge evaluate: stopped; the %d runs that finished are in the table, the one cut short left nothing.\n", len(ev.Runs))
+		return 1
+	case err != nil:
+		return 1
+	}
+	return 0
+}
+
+// evalProgressLine is one run of an evaluation starting or judged, for stderr.
+func evalProgressLine(p replay.EvalProgress) string {
+	what := fmt.Sprintf("run %d of %d, %s/%s/%d", p.Index, p.Total, p.Task, p.Condition, p.N)
+	if !p.Done || p.Run == nil {
+		return fmt.Sprintf("%s: %s started in %s", what, p.RunID, p.Dir)
+	}
+	r := p.Run
+	return fmt.Sprintf("%s: working code %s, workflow completed %s, %d calls, %s tokens, ended %s",
+		what, yesNo(r.WorkingCode), yesNo(r.Workflow), r.Calls, thousands(r.Tokens()), r.Ended)
+}
+
+// writeEvaluation prints an evaluation as markdown: what ran, the table,
+// the recurring failures and what the columns mean.
+func writeEvaluation(w io.Writer, ev replay.Evaluation) {
+	fmt.Fprintf(w, "# Evaluation %s\n\n", ev.Stamp)
+	runs := "runs"
+	if ev.RunsEach == 1 {
+		runs = "run"
+	}
+	fmt.Fprintf(w, "Started %s on %s (launcher %s): %d %s of each task under each condition, at most %d steps and %d minutes a turn. ",
+		shownTime(ev.StartedAt), ev.Model.Ref, ev.Version, ev.RunsEach, runs, ev.StepCap, ev.TurnMinutes)
+	switch len(ev.Lessons) {
+	case 0:
+		fmt.Fprint(w, "The launcher's store has no provisional or confirmed lesson, so learned is given none.")
+	default:
+		ids := make([]string, len(ev.Lessons))
+		for i, id := range ev.Lessons {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		fmt.Fprintf(w, "Learned is given %d lessons (%s).", len(ev.Lessons), strings.Join(ids, ", "))
+	}
+	fmt.Fprintf(w, " The runs are kept under %s.\n\n", ev.Dir)
+
+	fmt.Fprintln(w, "| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	labels := map[string]string{}
+	for _, f := range ev.Failures {
+		labels[f.Signature] = f.Label()
+	}
+	for _, c := range ev.Cells {
+		if c.Runs == 0 {
+			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition)
+			continue
+		}
+		recurring := "—"
+		if len(c.Recurring) > 0 {
+			names := make([]string, len(c.Recurring))
+			for i, sig := range c.Recurring {
+				names[i] = "`" + labels[sig] + "`"
+			}
+			recurring = strings.Join(names, ", ")
+		}
+		fmt.Fprintf(w, "| %s | %s | %d/%d | %d/%d | %s | %s | %d/%d | %d | %s | %s | %s | %s | %s |\n",
+			c.Task, c.Condition, c.WorkingCode, c.Runs, c.Workflow, c.Runs, meanCalls(c.FirstEdit, c.FirstEditRuns, c.Runs),
+			meanCalls(c.Tried, c.TriedRuns, c.Runs), c.ReachedBuild, c.Runs, c.FailedBuilds, shownSeconds(c.ModelMS), shownSeconds(c.ToolMS),
+			meanTokens(c.MeanTokens, c.Reported, c.Runs), thousands(c.KnownTokens), recurring)
+	}
+
+	var recurred []replay.Failure
+	for _, f := range ev.Failures {
+		if f.Recurred() {
+			recurred = append(recurred, f)
+		}
+	}
+	if len(recurred) > 0 {
+		fmt.Fprintln(w, "\nFailures that recurred from earlier runs:")
+		fmt.Fprintln(w)
+		for _, f := range recurred {
+			fmt.Fprintf(w, "- `%s` (%s): %s — met by %s\n", f.Label(), f.Signature, firstLineOf(f.Message, 160), strings.Join(f.Runs, ", "))
+		}
+	}
+	if ev.Stopped {
+		fmt.Fprintln(w, "\nThe evaluation was stopped before every run finished; the table counts the runs that did.")
+	}
+	fmt.Fprint(w, `
+Working code: the evaluation built and previewed what the turn left, and the task's example — the
+evaluation's own copy, by its content hash — passed. Workflow completed: the engineer itself ran the
+checks (candidate.cycle) on the release it last built, with the example intact, and every example
+passed. First edit counts the calls up to the first edit that landed (a source.edit or source.change
+that succeeded, or a cycle whose change applied); tried, up to the first attempt, refused or not;
+each the mean over the runs that made one, with their count when not every run did. Model time is
+the time a turn waited on the model, tool time the time its tools took, each a mean a run. Mean
+tokens is the mean over the runs whose turn reported every step, with their count; known tokens is
+the mean of what every run is known to have used, a floor. A recurring failure is one an earlier run
+of this evaluation met too.
+`)
+}
+
+// meanCalls is a mean number of calls over the made runs of all that
+// made one: "2", "2.5 (2/3)", or "—".
+func meanCalls(mean *float64, made, runs int) string {
+	if mean == nil {
+		return "—"
+	}
+	s := strconv.FormatFloat(*mean, 'f', -1, 64)
+	if strings.Contains(s, ".") {
+		s = strconv.FormatFloat(*mean, 'f', 1, 64)
+	}
+	if made < runs {
+		s += fmt.Sprintf(" (%d/%d)", made, runs)
+	}
+	return s
+}
+
+// meanTokens is "85,024 (2/3)", or "— (0/3)" when no run reported.
+func meanTokens(mean *int, reported, runs int) string {
+	if mean == nil {
+		return fmt.Sprintf("— (0/%d)", runs)
+	}
+	return fmt.Sprintf("%s (%d/%d)", thousands(*mean), reported, runs)
+}
+
+// thousands writes n with a comma between thousands: 85,024.
+func thousands(n int) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// shownSeconds is a duration in milliseconds as a person reads it: 0.4s,
+// 12.0s, 3m04s.
+func shownSeconds(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// unwrapPathError drops the path an *os.PathError repeats.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

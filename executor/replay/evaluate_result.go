@@ -1,0 +1,335 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"autoapp/executor/ai"
+	"autoapp/executor/candidate"
+	"autoapp/knowledge"
+)
+
+// Evaluation is an evaluation's runs and the table they make: one cell
+// per task and condition. Nothing in it is applied.
+type Evaluation struct {
+	StartedAt time.Time `json:"startedAt"`
+	// Stamp names the evaluation, and Dir, <root>/evaluate/<stamp>, is
+	// where its runs are kept.
+	Stamp   string     `json:"stamp"`
+	Dir     string     `json:"dir"`
+	Version string     `json:"version"`
+	Model   ModelEntry `json:"model"`
+	// RunsEach is how many runs each task makes under each condition.
+	RunsEach    int `json:"runsEach"`
+	StepCap     int `json:"stepCap"`
+	TurnMinutes int `json:"turnMinutes"`
+	// Instructions is the hash of the instructions every turn is given.
+	Instructions string `json:"instructions"`
+	// Lessons are the lessons the learned condition is given: every
+	// provisional and confirmed lesson of the launcher's store as the
+	// evaluation started.
+	Lessons    []int64         `json:"lessons"`
+	Tasks      []EvalTaskEntry `json:"tasks"`
+	Conditions []string        `json:"conditions"`
+	// Cells are the table: every task under every condition, in order.
+	Cells []Cell `json:"cells"`
+	// Runs are the finished runs, in the order they ran.
+	Runs []EvalRun `json:"runs"`
+	// Failures are the failures the runs met, by signature, in the order
+	// first met.
+	Failures []Failure `json:"failures"`
+	// Stopped says the evaluation ended before every run finished.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// EvalTaskEntry is one task as the evaluation ran it.
+type EvalTaskEntry struct {
+	Key      string `json:"key"`
+	Template string `json:"template"`
+	Request  string `json:"request"`
+	Slug     string `json:"slug"`
+	// Example is the evaluation's own copy of the task's example, by its
+	// content hash, as every run is judged with it.
+	Example ExampleEntry `json:"example"`
+}
+
+// EvalRun is one finished run and what it is judged and measured by.
+type EvalRun struct {
+	Task      string `json:"task"`
+	Condition string `json:"condition"`
+	N         int    `json:"n"`
+	RunID     string `json:"runId"`
+	Dir       string `json:"dir"`
+	// Ended is how the turn ended (ai.Ending); Calls how many tool calls
+	// it made.
+	Ended string `json:"ended"`
+	Calls int    `json:"calls"`
+	// WorkingCode: the evaluation built and previewed what the turn left,
+	// and the task's example, the evaluation's copy, passed; Judgement
+	// says why or why not.
+	WorkingCode bool   `json:"workingCode"`
+	Judgement   string `json:"judgement"`
+	// Workflow: the engineer itself checked the release it last built,
+	// with the example intact, and every example passed.
+	Workflow bool `json:"workflowCompleted"`
+	// FirstEdit is the number of calls up to and with the first edit that
+	// landed (a source.edit or source.change that succeeded, or a cycle
+	// whose change applied); Tried up to the first attempted one, refused
+	// or not. 0 for none.
+	FirstEdit int `json:"firstEdit"`
+	Tried     int `json:"tried"`
+	// ReachedBuild says a build ran in the turn; FailedBuilds counts the
+	// turn's builds that failed.
+	ReachedBuild bool `json:"reachedBuild"`
+	FailedBuilds int  `json:"failedBuilds"`
+	// HostBuilt says the host built what the turn left unbuilt.
+	HostBuilt bool `json:"hostBuilt,omitempty"`
+	// ModelMS is the time the turn waited on the model, ToolMS the time
+	// its tools took, in milliseconds.
+	ModelMS int64 `json:"modelMs"`
+	ToolMS  int64 `json:"toolMs"`
+	// The tokens the turn's steps reported; TokensReported says every
+	// step reported and the turn finished, so they are its whole use.
+	InputTokens    int  `json:"inputTokens"`
+	OutputTokens   int  `json:"outputTokens"`
+	TokensReported bool `json:"tokensReported"`
+	// Failures are the signatures of the failures the run met, the
+	// evaluation's own judging included; Recurring those an earlier run
+	// of the evaluation had met.
+	Failures   []string  `json:"failures"`
+	Recurring  []string  `json:"recurring"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+}
+
+// Tokens is what the run is known to have used.
+func (r EvalRun) Tokens() int { return r.InputTokens + r.OutputTokens }
+
+// Cell is one task under one condition: its finished runs' figures.
+type Cell struct {
+	Task      string `json:"task"`
+	Condition string `json:"condition"`
+	Runs      int    `json:"runs"`
+	// WorkingCode and Workflow count the runs that scored.
+	WorkingCode int `json:"workingCode"`
+	Workflow    int `json:"workflowCompleted"`
+	// FirstEdit and Tried are means over the FirstEditRuns and TriedRuns
+	// that made one; nil for none.
+	FirstEdit     *float64 `json:"firstEdit"`
+	FirstEditRuns int      `json:"firstEditRuns"`
+	Tried         *float64 `json:"tried"`
+	TriedRuns     int      `json:"triedRuns"`
+	ReachedBuild  int      `json:"reachedBuild"`
+	// FailedBuilds is every run's failed builds together.
+	FailedBuilds int `json:"failedBuilds"`
+	// ModelMS and ToolMS are means over the runs.
+	ModelMS int64 `json:"modelMs"`
+	ToolMS  int64 `json:"toolMs"`
+	// MeanTokens is the mean over the Reported runs, whose turn reported
+	// every step; nil when none did. KnownTokens is the mean of what every
+	// run is known to have used: a floor.
+	MeanTokens  *int `json:"meanTokens"`
+	Reported    int  `json:"reported"`
+	KnownTokens int  `json:"knownTokens"`
+	// Recurring are the signatures its runs met that an earlier run of
+	// the evaluation had met.
+	Recurring []string `json:"recurring"`
+}
+
+// Failure is one failure the evaluation's runs met: a case their stores
+// opened, by signature.
+type Failure struct {
+	Signature string `json:"signature"`
+	Kind      string `json:"kind"`
+	Stage     string `json:"stage,omitempty"`
+	Example   string `json:"example,omitempty"`
+	// Message is the problem as first met.
+	Message string `json:"message"`
+	// Runs are the runs that met it, in order.
+	Runs []string `json:"runs"`
+}
+
+// Recurred says more than one run met it.
+func (f Failure) Recurred() bool { return len(f.Runs) > 1 }
+
+// Label names the failure in a line: its stage (or the example) and the
+// start of its signature.
+func (f Failure) Label() string {
+	if f.Kind == knowledge.CaseCheck {
+		return "check " + f.Example
+	}
+	stage := f.Stage
+	if stage == "" {
+		stage = "build"
+	}
+	return stage + " " + short8(f.Signature)
+}
+
+func short8(s string) string {
+	if len(s) > 8 {
+		return s[:8]
+	}
+	return s
+}
+
+// meet records that runID met case c's failure.
+func (ev *Evaluation) meet(c knowledge.Case, runID string) {
+	for i := range ev.Failures {
+		if ev.Failures[i].Signature == c.Signature {
+			if !slices.Contains(ev.Failures[i].Runs, runID) {
+				ev.Failures[i].Runs = append(ev.Failures[i].Runs, runID)
+			}
+			return
+		}
+	}
+	ev.Failures = append(ev.Failures, Failure{Signature: c.Signature, Kind: c.Kind, Stage: c.Stage, Example: c.ExampleID,
+		Message: c.Message, Runs: []string{runID}})
+}
+
+// tally works out each run's recurring failures and every cell.
+func (ev Evaluation) tally() Evaluation {
+	if ev.Failures == nil {
+		ev.Failures = []Failure{}
+	}
+	first := map[string]string{}
+	for _, f := range ev.Failures {
+		if len(f.Runs) > 0 {
+			first[f.Signature] = f.Runs[0]
+		}
+	}
+	for i := range ev.Runs {
+		r := &ev.Runs[i]
+		r.Recurring = []string{}
+		for _, sig := range r.Failures {
+			if at, ok := first[sig]; ok && at != r.RunID {
+				r.Recurring = append(r.Recurring, sig)
+			}
+		}
+	}
+	ev.Cells = nil
+	for _, t := range ev.Tasks {
+		for _, c := range ev.Conditions {
+			ev.Cells = append(ev.Cells, cellOf(t.Key, c, ev.Runs))
+		}
+	}
+	return ev
+}
+
+// cellOf is task under condition's figures over its runs among runs.
+func cellOf(task, condition string, runs []EvalRun) Cell {
+	cell := Cell{Task: task, Condition: condition, Recurring: []string{}}
+	var firstEdit, tried, model, tool, reported, known int64
+	for _, r := range runs {
+		if r.Task != task || r.Condition != condition {
+			continue
+		}
+		cell.Runs++
+		if r.WorkingCode {
+			cell.WorkingCode++
+		}
+		if r.Workflow {
+			cell.Workflow++
+		}
+		if r.FirstEdit > 0 {
+			cell.FirstEditRuns++
+			firstEdit += int64(r.FirstEdit)
+		}
+		if r.Tried > 0 {
+			cell.TriedRuns++
+			tried += int64(r.Tried)
+		}
+		if r.ReachedBuild {
+			cell.ReachedBuild++
+		}
+		cell.FailedBuilds += r.FailedBuilds
+		model += r.ModelMS
+		tool += r.ToolMS
+		known += int64(r.Tokens())
+		if r.TokensReported {
+			cell.Reported++
+			reported += int64(r.Tokens())
+		}
+		for _, sig := range r.Recurring {
+			cell.Recurring = appendNew(cell.Recurring, sig)
+		}
+	}
+	mean := func(sum int64, n int) *float64 {
+		if n == 0 {
+			return nil
+		}
+		m := float64(sum) / float64(n)
+		return &m
+	}
+	cell.FirstEdit, cell.Tried = mean(firstEdit, cell.FirstEditRuns), mean(tried, cell.TriedRuns)
+	if cell.Runs > 0 {
+		n := int64(cell.Runs)
+		cell.ModelMS, cell.ToolMS = model/n, tool/n
+		cell.KnownTokens = int((known + n/2) / n)
+	}
+	if cell.Reported > 0 {
+		n := int64(cell.Reported)
+		m := int((reported + n/2) / n)
+		cell.MeanTokens = &m
+	}
+	return cell
+}
+
+// figures are what a turn's calls say: the calls to its first edit and
+// to its first attempt at one, its failed builds, and its tools' time.
+func figures(calls []ai.Call) EvalRun {
+	var r EvalRun
+	var tool time.Duration
+	for i, c := range calls {
+		tool += c.Took
+		if attempted(c) && r.Tried == 0 {
+			r.Tried = i + 1
+		}
+		if attempted(c) && c.OK && r.FirstEdit == 0 {
+			r.FirstEdit = i + 1
+		}
+		if (c.Name == "candidate.build" || c.Name == "candidate.cycle") && c.OK && stepOf(c) == candidate.StepBuildFailed {
+			r.FailedBuilds++
+		}
+	}
+	r.ToolMS = tool.Milliseconds()
+	return r
+}
+
+// attempted says c tried to edit: source.edit or source.change, or a
+// cycle given a change.
+func attempted(c ai.Call) bool {
+	switch c.Name {
+	case "source.edit", "source.change":
+		return true
+	case "candidate.cycle":
+		var in struct {
+			Hunks []json.RawMessage `json:"hunks"`
+			Files []json.RawMessage `json:"files"`
+		}
+		return json.Unmarshal(c.Input, &in) == nil && len(in.Hunks)+len(in.Files) > 0
+	}
+	return false
+}
+
+// stepOf is where a build or cycle the model read back stopped.
+func stepOf(c ai.Call) string {
+	var answer struct {
+		Result struct {
+			Step string `json:"step"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(c.Result), &answer) != nil {
+		return ""
+	}
+	return answer.Result.Step
+}
+
+// appendNew appends s to list unless it holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
