@@ -64,6 +64,23 @@ func accessible(t *testing.T, page playwright.Page, name string) {
 	}
 }
 
+// accessibleWideAndNarrow is accessible, then at 900 px wide, where
+// nothing scrolls sideways, in the dark, where the page is as readable.
+func accessibleWideAndNarrow(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	accessible(t, page, name)
+	must(t, page.SetViewportSize(900, 800))
+	wide, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+	must(t, err)
+	if n, _ := wide.(int); n > 0 {
+		t.Errorf("%s scrolls sideways by %d px at 900 px wide", name, n)
+	}
+	must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}))
+	accessible(t, page, name+"-dark-900")
+	must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}))
+	must(t, page.SetViewportSize(1280, 800))
+}
+
 // TestEveryPageIsAccessible runs axe-core on each page a person meets,
 // first run to a finished intent, and keeps a screenshot of each.
 func TestEveryPageIsAccessible(t *testing.T) {
@@ -110,19 +127,7 @@ func TestEveryPageIsAccessible(t *testing.T) {
 	} {
 		_, err := page.Goto(s.URL + p.path)
 		must(t, err)
-		accessible(t, page, p.name)
-		// At 900 px wide nothing scrolls sideways; in the dark the page is
-		// as readable.
-		must(t, page.SetViewportSize(900, 800))
-		wide, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
-		must(t, err)
-		if n, _ := wide.(int); n > 0 {
-			t.Errorf("%s scrolls sideways by %d px at 900 px wide", p.name, n)
-		}
-		must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}))
-		accessible(t, page, p.name+"-dark-900")
-		must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}))
-		must(t, page.SetViewportSize(1280, 800))
+		accessibleWideAndNarrow(t, page, p.name)
 	}
 	must(t, page.GetByTestId("sign-out").Click())
 	_, err = page.Goto(s.URL + "/signin")

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -10,12 +11,18 @@ import (
 	"autoapp/intent/plan"
 )
 
-// TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs runs a task whose first
-// attempt writes an example the page does not pass yet (a case opens) and
-// whose second attempt repairs it (the case is resolved); the distiller
-// draws a provisional lesson, which the owner sees and confirms in the
-// Knowledge page.
-func TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs(t *testing.T) {
+// lessonText is what the distiller learns from the greeting task's failed
+// check.
+const lessonText = "Make the page say what an example expects before cycling, or the check fails."
+
+// TestKnowledgeLearnsFromAFailureAndTheOwnerConfirmsItOnAReplay runs a task
+// whose first attempt writes an example the page does not pass yet (a case
+// opens) and whose second attempt repairs it (the case is resolved); the
+// distiller draws a provisional lesson. The owner opens it in the
+// Knowledge page, replays it there (the engineer given the lesson makes
+// the page say it, without it does nothing), follows the replay until its
+// table shows, and confirms the lesson with that table in front of them.
+func TestKnowledgeLearnsFromAFailureAndTheOwnerConfirmsItOnAReplay(t *testing.T) {
 	s, model, page := signedInWithModel(t, "engineer")
 
 	in := planFor(t, s, "Greet notes readers.", plan.Task{Title: "Greet the readers", Priority: "high", Labels: []string{"copy"},
@@ -23,16 +30,17 @@ func TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs(t *testing.T) {
 		Criteria: []plan.Criterion{{Text: "The home page says Hello notes"}}, NoFailurePath: "a static page refuses nothing"})
 
 	prefix := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-greet-the-readers-a"
+	sayHello := scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}}
 	model.On(scripted.RunID(prefix+"1"),
 		scripted.Reply{ToolCalls: []scripted.Call{change("acceptance/0001-greet-the-readers-c1.json", example("The home page says Hello notes", "/", "Hello notes"))}},
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "The example is written."})
 	model.On(scripted.RunID(prefix+"2"),
-		scripted.Reply{ToolCalls: []scripted.Call{edit("site/index.html", "<h1>A new site</h1>", "<h1>A new site</h1>\n    <p>Hello notes</p>")}},
+		sayHello,
 		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
 		scripted.Reply{Text: "The page says Hello notes now."})
 	model.On(scripted.Contains("You are the distiller of Autoapp"),
-		scripted.Reply{Text: `{"explanation": "The example expected text the page did not have yet.", "knowable": "lesson", "lesson": "Make the page say what an example expects before cycling, or the check fails.", "same_as": 0}`})
+		scripted.Reply{Text: `{"explanation": "The example expected text the page did not have yet.", "knowable": "lesson", "lesson": "` + lessonText + `", "same_as": 0}`})
 
 	_, err := page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 	must(t, err)
@@ -49,13 +57,65 @@ func TestKnowledgeLearnsFromAFailureTheNextAttemptRepairs(t *testing.T) {
 	must(t, expect.Locator(cases.GetByTestId("case-resolved")).ToHaveCount(1))
 	must(t, expect.Locator(cases).ToContainText(prefix+"2"))
 
-	// The provisional lesson, confirmed through the page by the reviewer named.
+	// The provisional lesson, opened from the list: nothing has replayed it.
 	must(t, page.GetByTestId("tab-lessons").Click())
 	lesson := page.Locator("section.lesson").First()
 	must(t, expect.Locator(lesson).ToContainText("Make the page say what an example expects before cycling"))
 	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("provisional"))
 	must(t, page.GetByTestId("reviewing-as").Fill("Ada the reviewer"))
-	must(t, lesson.GetByTestId("confirm-lesson").Click())
+	must(t, lesson.GetByTestId("open-lesson").Click())
+	must(t, expect.Locator(page.GetByTestId("replay-none")).ToHaveText("No replay has been run."))
+
+	// Replay this lesson asks first, saying what it spends; given the
+	// lesson, the engineer makes the page say it, and without it does nothing.
+	// The first run waits on the model until the page has seen it go.
+	gate := scripted.NewGate(t)
+	var with []scripted.Reply
+	for range 3 {
+		with = append(with, sayHello, scripted.Reply{ToolCalls: []scripted.Call{cycle}}, scripted.Reply{Text: "Done."})
+	}
+	with[0].Before = gate.Hold
+	model.On(scripted.Mentions(lessonText), with...)
+	model.On(scripted.Any(), scripted.Reply{Text: "Nothing to do."}, scripted.Reply{Text: "Nothing to do."}, scripted.Reply{Text: "Nothing to do."})
+	replay := page.GetByTestId("replay")
+	must(t, replay.Locator("summary").Click())
+	must(t, expect.Locator(replay.GetByTestId("replay-spend")).ToContainText("It spends 6 turns of the engineer: 3 with the lesson and 3 without it"))
+	accessible(t, page, "knowledge-lesson-replay-asks")
+	must(t, replay.GetByTestId("replay-confirm").Click())
+
+	// It goes in the background; the page follows it, and the table shows
+	// when it ends, without a reload.
+	gate.Wait(t)
+	must(t, expect.Locator(page.GetByTestId("replay-now")).ToHaveText("Now: run 1 of 6, with the lesson."))
+	must(t, expect.Locator(page.GetByTestId("replay-live")).ToHaveAttribute("data-polling", "true"))
+	_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "knowledge-lesson-replay-going.png")), FullPage: playwright.Bool(true)})
+	must(t, err)
+	_, err = page.Evaluate(`() => { window.autoappSamePage = true; }`)
+	must(t, err)
+	gate.Open()
+	must(t, expect.Locator(page.GetByTestId("replay-live")).ToHaveAttribute("data-polling", "false", playwright.LocatorAssertionsToHaveAttributeOptions{Timeout: playwright.Float(120000)}))
+	same, err := page.Evaluate(`() => window.autoappSamePage === true`)
+	must(t, err)
+	if same != true {
+		t.Fatal("the page was reloaded to show the replay's table")
+	}
+	live := page.GetByTestId("replay-live")
+	arms := live.GetByTestId("replay-arms")
+	// Runs and passed of each arm; the verdict is the cell beside them.
+	must(t, expect.Locator(arms.GetByTestId("arm-with").Locator("td:not([data-testid])")).ToHaveText([]string{"3", "3"}))
+	must(t, expect.Locator(arms.GetByTestId("arm-without").Locator("td")).ToHaveText([]string{"3", "0"}))
+	must(t, expect.Locator(live.GetByTestId("replay-verdict")).ToContainText("The lesson helped: with it 3 of 3 runs passed, without it 0 of 3."))
+	must(t, expect.Locator(live.GetByTestId("replay-runs").Locator("tbody tr")).ToHaveCount(6))
+	must(t, expect.Locator(live.GetByTestId("replay-regression")).ToHaveText("Regression: no other resolved case of site has a confirmed lesson."))
+	accessibleWideAndNarrow(t, page, "knowledge-lesson-replayed")
+
+	// Confirm shows the same table first; the reviewer named confirms it.
+	confirm := page.GetByTestId("confirm")
+	must(t, confirm.Locator("summary").Click())
+	must(t, expect.Locator(confirm.GetByTestId("replay-verdict")).ToContainText("The lesson helped"))
+	_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "knowledge-lesson-confirm.png")), FullPage: playwright.Bool(true)})
+	must(t, err)
+	must(t, confirm.GetByTestId("confirm-yes").Click())
 	lesson = page.Locator("section.lesson").First()
 	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("confirmed"))
 	must(t, expect.Locator(lesson).ToContainText("confirmed by Ada the reviewer"))

@@ -153,6 +153,9 @@ type Executor struct {
 	closed bool
 	// actions are the owner's actions by application (see OwnerAction).
 	actions map[string]*action
+	// replay is the replay going, or nil: it holds the executor as a run
+	// does (see StartReplay).
+	replay *replaying
 }
 
 // run is one intent running.
@@ -236,6 +239,9 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if e.run != nil {
 		return refuse(intent.EConflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
 	}
+	if e.replay != nil {
+		return refuse(intent.EConflict, "%s is going; an intent can run once it ends.", e.replay.what)
+	}
 	if a := e.actions[d.AppID]; a != nil && a.Going() {
 		return candidate.AlreadyRunning(d.AppID)
 	}
@@ -304,14 +310,15 @@ func (e *Executor) Stop(intentID int64) error {
 }
 
 // Shutdown interrupts the task in hand and stops the intent, as stopping
-// the launcher does, stops the owner's actions going, and refuses new
-// runs and actions.
+// the launcher does, stops the owner's actions and the replay going (what
+// finished of it is kept), and refuses new runs, actions and replays.
 func (e *Executor) Shutdown() {
 	e.mu.Lock()
 	e.closed = true
 	r := e.run
 	e.mu.Unlock()
 	e.stopActions()
+	e.stopReplay()
 	if r == nil {
 		return
 	}

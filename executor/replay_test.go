@@ -446,3 +446,61 @@ func TestTheRegressionSetReplaysTheConfirmedCasesOnceWithTheNewLesson(t *testing
 		t.Fatalf("arms %+v", res.Arms)
 	}
 }
+
+// TestAReplayFromThePageHoldsTheExecutorUntilShutdownStopsIt starts a
+// replay as the Knowledge page does: it goes on in the background, no run
+// and no second replay can start while it goes, and a shutdown stops it
+// with the runs that finished kept.
+func TestAReplayFromThePageHoldsTheExecutorUntilShutdownStopsIt(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t)
+	_, lesson := buildCase(t, h)
+	other := h.plan(t, heading())
+	// The second with run, the third of the replay, waits on the model.
+	g := scripted.NewGate(t)
+	scriptArms(h, 1, scripted.Reply{Before: g.Hold, Text: "Thinking."})
+	page := h.launcher.LessonReplays
+	if err := page.Start(ctx, lesson.ID); err != nil {
+		t.Fatal(err)
+	}
+	g.Wait(t)
+
+	going := fmt.Sprintf("A replay of lesson %d is going", lesson.ID)
+	if err := h.exec.Start(ctx, other); err == nil || err.Error() != going+"; an intent can run once it ends." {
+		t.Fatalf("a run while the replay goes: %v", err)
+	}
+	if err := page.Start(ctx, lesson.ID); err == nil || err.Error() != going+"; one replay runs at a time, so wait for it to end." {
+		t.Fatalf("a second replay: %v", err)
+	}
+	p, err := page.Lesson(ctx, lesson.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Going == nil || !p.Going.Going() || p.Going.Total != 6 || len(p.Going.Judged) != 2 || p.Going.Now == nil || p.Going.Now.Index != 3 {
+		t.Fatalf("the replay going: %+v", p.Going)
+	}
+	if p.Plan.Turns() != 6 || p.Plan.Cannot != "" {
+		t.Fatalf("the plan: %+v", p.Plan)
+	}
+
+	stopped := make(chan struct{})
+	go func() {
+		h.exec.Shutdown()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shutdown waited on the replay's model")
+	}
+	p, err = page.Lesson(ctx, lesson.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Going == nil || p.Going.Going() || p.Going.Problem != "The launcher stopped during the replay; the 2 runs that finished are kept, the one cut short left nothing." {
+		t.Fatalf("the replay after the shutdown: %+v", p.Going)
+	}
+	if p.Latest == nil || !p.Latest.Stopped || len(p.Latest.Runs) != 2 || p.Latest.Verdict.Outcome != replay.Helped {
+		t.Fatalf("the latest replay: %+v", p.Latest)
+	}
+}

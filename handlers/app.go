@@ -86,6 +86,9 @@ type Deps struct {
 	Cases      Cases
 	Lessons    Lessons
 	Servings   Servings
+	// LessonReplays reads a lesson's page and replays it; nil shows no
+	// lesson's page.
+	LessonReplays LessonReplays
 	// Overview answers what needs the person and what the turns cost;
 	// nil shows neither.
 	Overview Overview
@@ -123,14 +126,16 @@ type Handlers struct {
 	cases      Cases
 	lessons    Lessons
 	servings   Servings
-	overview   Overview
-	prices     Prices
-	sandbox    Sandbox
-	limits     Limits
-	now        func() time.Time
-	quit       func()
-	log        *slog.Logger
-	version    string
+	// lessonReplays reads a lesson's page, with its replay.
+	lessonReplays LessonReplays
+	overview      Overview
+	prices        Prices
+	sandbox       Sandbox
+	limits        Limits
+	now           func() time.Time
+	quit          func()
+	log           *slog.Logger
+	version       string
 	// intentPages reads an intent's page in one call.
 	intentPages IntentPages
 	// ownerExists is remembered once true: the owner is never deleted.
@@ -139,7 +144,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, lessonReplays: d.LessonReplays, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -213,6 +218,9 @@ func New(d Deps) *fiber.App {
 	app.Get("/knowledge/cases/:id", h.knowledgeCase)
 	app.Get("/knowledge/lessons", h.knowledgeLessons)
 	app.Post("/knowledge/lessons", h.lessonNew)
+	app.Get("/knowledge/lessons/:id", h.lessonPage)
+	app.Get("/knowledge/lessons/:id/replay", h.lessonReplayLive)
+	app.Post("/knowledge/lessons/:id/replay", h.lessonReplay)
 	app.Post("/knowledge/lessons/:id/confirm", h.lessonConfirm)
 	app.Post("/knowledge/lessons/:id/retire", h.lessonRetire)
 	app.Post("/knowledge/lessons/:id/replace", h.lessonReplace)

@@ -321,12 +321,7 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 			return err
 		}
 		for _, l := range list {
-			line := views.LessonLine{ID: l.ID, Text: l.Text, Status: l.Status, Origin: l.Origin, Created: clock(l.CreatedAt),
-				Flags: strings.Join(l.Flags, ", "), Files: strings.Join(l.Applies.Files, ", "), CaseID: l.CaseID,
-				ConfirmedBy: l.ConfirmedBy, RetiredBy: l.RetiredBy, MethodUnclear: l.MethodUnclear,
-				Supersedes: l.Supersedes, SupersededBy: l.SupersededBy,
-				CanConfirm: l.Servable() && (l.Status == knowledge.LessonProvisional || l.NeedsReview()),
-				CanRetire:  l.InService(), CanReplace: l.Servable()}
+			line := lessonLine(l)
 			if l.CaseID != 0 && h.cases != nil {
 				if k, err := h.cases.Get(ctx, l.CaseID); err == nil {
 					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)
@@ -347,25 +342,37 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 	return render(c, views.KnowledgePageView(s, v))
 }
 
-// lessonWrite runs an owner's write on the lessons and shows them, with a
-// refusal beside what it refused.
-func (h *Handlers) lessonWrite(c *fiber.Ctx, at string, write func(ctx context.Context) error) error {
+// lessonWrite runs an owner's write on lesson id (0 for a new one) and
+// shows the lessons, with a refusal beside what it refused; a form sent
+// from the lesson's own page (from=lesson) comes back to it.
+func (h *Handlers) lessonWrite(c *fiber.Ctx, id int64, write func(ctx context.Context) error) error {
 	if h.lessons == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no lessons.")
 	}
+	at := "write"
+	if id != 0 {
+		at = fmt.Sprintf("lesson-%d", id)
+	}
+	back := id != 0 && c.FormValue("from") == "lesson"
 	err := write(c.UserContext())
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
+		if back {
+			return h.renderLesson(c, id, views.Refusal{At: at, Sentence: sentence}, false)
+		}
 		return h.renderLessons(c, views.Refusal{At: at, Sentence: sentence})
 	}
 	if err != nil {
 		return err
 	}
+	if back {
+		return c.Redirect(lessonPath(id), fiber.StatusSeeOther)
+	}
 	return c.Redirect("/knowledge/lessons", fiber.StatusSeeOther)
 }
 
 func (h *Handlers) lessonNew(c *fiber.Ctx) error {
-	return h.lessonWrite(c, "write", func(ctx context.Context) error {
+	return h.lessonWrite(c, 0, func(ctx context.Context) error {
 		_, err := h.lessons.Write(ctx, c.FormValue("text"), reviewer(c),
 			knowledge.Applies{Stage: strings.TrimSpace(c.FormValue("stage")), Files: listed(c.FormValue("files"))})
 		return err
@@ -377,7 +384,7 @@ func (h *Handlers) lessonConfirm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Confirm(ctx, id, reviewer(c)) })
+	return h.lessonWrite(c, id, func(ctx context.Context) error { return h.lessons.Confirm(ctx, id, reviewer(c)) })
 }
 
 func (h *Handlers) lessonRetire(c *fiber.Ctx) error {
@@ -385,7 +392,7 @@ func (h *Handlers) lessonRetire(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error { return h.lessons.Retire(ctx, id, reviewer(c)) })
+	return h.lessonWrite(c, id, func(ctx context.Context) error { return h.lessons.Retire(ctx, id, reviewer(c)) })
 }
 
 // listed are the entries of a field that lists them separated by commas
@@ -399,7 +406,7 @@ func (h *Handlers) lessonReplace(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.lessonWrite(c, fmt.Sprintf("lesson-%d", id), func(ctx context.Context) error {
+	return h.lessonWrite(c, id, func(ctx context.Context) error {
 		_, err := h.lessons.Replace(ctx, id, c.FormValue("text"), reviewer(c))
 		return err
 	})

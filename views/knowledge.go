@@ -121,14 +121,109 @@ type CaseDetail struct {
 	TurnID int64
 }
 
+// LessonDetail is one lesson opened: what its card in the list shows, and
+// what it applies to, every serving, and its replay.
+type LessonDetail struct {
+	LessonLine
+	// Applies says what the lesson is given for: its stage, files, routes
+	// and signature, as a sentence.
+	Applies string
+	// CaseWhere is where its case failed (a stage or an example).
+	CaseWhere string
+	Replay    ReplayPanel
+	// ConfirmOpen opens the confirmation at once: the person pressed
+	// Confirm in the list.
+	ConfirmOpen bool
+}
+
+// ReplayPanel is a lesson's replay: the latest table, the replay of it
+// going, and Replay this lesson.
+type ReplayPanel struct {
+	LessonID int64
+	// Latest is the newest replay's table; nil when none has been run.
+	Latest *ReplayTable
+	// Going is the replay of the lesson that goes; nil when none does.
+	Going *ReplayGoing
+	// Problem says why the last replay started from the page ended
+	// before every run finished.
+	Problem string
+	// Cannot says why the lesson cannot be replayed from the page; "" when
+	// Replay this lesson is offered, with Spend, the confirmation's
+	// sentence of what it will spend.
+	Cannot, Spend string
+	// Confirmable says the page offers Confirm, whose confirmation shows
+	// the table first; NoReplay is what it says when no replay has been run.
+	Confirmable bool
+	NoReplay    string
+	Refusal     Refusal
+}
+
+// ReplayTable is one replay as the page shows it, as `knowledge show`
+// prints it: the two arms with the verdict beside them, each run, and the
+// regression set.
+type ReplayTable struct {
+	// About says what was replayed; Under the lesson under test and the
+	// replay's numbers.
+	About, Under string
+	Arms         []ReplayArm
+	// Outcome is the verdict in a word (helped, no difference, worse,
+	// untested), Verdict in a sentence.
+	Outcome, Verdict string
+	Runs             []ReplayRunLine
+	// Regression says what the regression set did; RegressionRuns are its
+	// runs.
+	Regression     string
+	RegressionRuns []ReplayRunLine
+	// Notes are the cases not replayed and a replay stopped half-way.
+	Notes []string
+	// Kept names the manifest and where the runs are kept.
+	Kept string
+}
+
+// ReplayArm is one arm's tally.
+type ReplayArm struct {
+	Name         string
+	Runs, Passed int
+}
+
+// ReplayRunLine is one finished run of a replay.
+type ReplayRunLine struct {
+	RunID, Arm string
+	CaseID     int64
+	Passed     bool
+	// Ended is how its turn ended; Calls the tool calls it made.
+	Ended     string
+	Calls     int
+	Judgement string
+	// Folder is where the run is kept, under the data folder.
+	Folder string
+}
+
+// ReplayGoing is a replay that goes: what runs now and what was judged.
+type ReplayGoing struct {
+	// Headline says what goes since when; Now the run in hand ("" between
+	// two runs).
+	Headline, Now string
+	Judged        []ReplayJudged
+}
+
+// ReplayJudged is one run of a replay that goes, judged.
+type ReplayJudged struct {
+	What      string
+	Passed    bool
+	Judgement string
+}
+
 // KnowledgeView is the Knowledge page: the Log, the Turns, the Cases or the Lessons.
 type KnowledgeView struct {
+	// Lesson is the lesson opened.
+	Lesson       *LessonDetail
 	Case         *CaseDetail
 	Lessons      []LessonLine
 	LessonStatus string
 	Review       bool
 	Refusal      Refusal
-	Tab          string // log, turns, turn, cases
+	Tab          string // log, turns, turn, cases, case, lessons, lesson
 	Cases        []CaseLine
 	Log          KnowledgeLog
 	Turns        []TurnLine

@@ -30,7 +30,9 @@ const knowledgeUsage = `Usage:
                        on what about the way of working was unclear, for you to
                        read. They are never served to a turn; retire one once read.
   autoapp knowledge show ID [--root DIR] [--json]
-      One lesson in full, with the case it came from: the problem and the diagnosis.
+      One lesson in full, with the case it came from (the problem and the
+      diagnosis) and its latest replay: the two arms with the verdict beside
+      them, each run and the regression set.
   autoapp knowledge replay CASE [--root DIR] [--with LESSON] [--runs N] [--json]
       Run the engineer again on the case's request, from the revision its failure
       was met at, N times with the lesson and N times without it (3 by default,
@@ -103,10 +105,12 @@ type lessonCaseJSON struct {
 	ResolvedAt time.Time `json:"resolvedAt,omitzero"`
 }
 
-// lessonDetailJSON is a lesson with its case, as show and export print it.
+// lessonDetailJSON is a lesson with its case, as show and export print it;
+// show adds its latest replay.
 type lessonDetailJSON struct {
 	knowledge.Lesson
-	Case *lessonCaseJSON `json:"case,omitempty"`
+	Case   *lessonCaseJSON `json:"case,omitempty"`
+	Replay *replay.Result  `json:"replay,omitempty"`
 }
 
 // lessonExportJSON is what `knowledge export --json` prints.
@@ -326,10 +330,23 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if err != nil {
 			return refused(err)
 		}
+		res, replayed, err := st.Replays.Latest(ctx, l.ID)
+		if err != nil {
+			return refused(err)
+		}
+		if replayed {
+			d.Replay = &res
+		}
 		if asJSON {
 			return printJSON(stdout, stderr, d)
 		}
 		writeLesson(stdout, d)
+		fmt.Fprintln(stdout)
+		if replayed {
+			writeReplay(stdout, res, st.Root)
+		} else {
+			fmt.Fprintf(stdout, "No replay has been run; %s first.\n", replayFirst(l))
+		}
 		return 0
 
 	case "confirm":

@@ -164,13 +164,7 @@ func confirmWithReplay(ctx context.Context, st *launcher.Launcher, l knowledge.L
 		return false, err
 	}
 	if !ok {
-		first := "knowledge replay " + strconv.FormatInt(l.CaseID, 10)
-		if l.CaseID == 0 {
-			// A lesson written by hand comes from no case: any case it is
-			// for can test it.
-			first = "knowledge replay <caseId> --with " + strconv.FormatInt(l.ID, 10)
-		}
-		fmt.Fprintf(stdout, "no replay has been run; %s first\n", first)
+		fmt.Fprintf(stdout, "no replay has been run; %s first\n", replayFirst(l))
 		return true, nil
 	}
 	writeReplay(stdout, res, st.Root)
@@ -185,6 +179,16 @@ func confirmWithReplay(ctx context.Context, st *launcher.Launcher, l knowledge.L
 		return true, nil
 	}
 	return false, nil
+}
+
+// replayFirst is the command that replays lesson l.
+func replayFirst(l knowledge.Lesson) string {
+	if l.CaseID == 0 {
+		// A lesson written by hand comes from no case: any case it is for
+		// can test it.
+		return "knowledge replay <caseId> --with " + strconv.FormatInt(l.ID, 10)
+	}
+	return "knowledge replay " + strconv.FormatInt(l.CaseID, 10)
 }
 
 func shortHash(s string) string {

@@ -132,6 +132,24 @@ func TestKnowledgeReplayPrintsTheArmsAndConfirmShowsThemFirst(t *testing.T) {
 		t.Fatalf("replay --json: %s", out)
 	}
 
+	t.Run("show prints the latest replay", func(t *testing.T) {
+		code, out, errOut := runCLI(t, "", "knowledge", "show", l, "--root", root)
+		if code != 0 || !strings.Contains(out, "Lesson "+l+": provisional") || !strings.Contains(out, "Replay of case "+c+": a build failure of notes") ||
+			!strings.Contains(out, "Verdict: The lesson helped") || !strings.Contains(out, "replay-"+c+"-with-2") ||
+			strings.Contains(out, "replay-"+c+"-with-1") || !strings.Contains(out, "Regression: no other resolved case") {
+			t.Fatalf("show: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = runCLI(t, "", "knowledge", "show", l, "--root", root, "--json")
+		var d struct {
+			ID     int64          `json:"id"`
+			Replay *replay.Result `json:"replay"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.ID != lessonID || d.Replay == nil ||
+			d.Replay.Verdict.Outcome != replay.Helped || d.Replay.ManifestHash != res.ManifestHash {
+			t.Fatalf("show --json: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+
 	t.Run("confirm shows the latest replay and asks", func(t *testing.T) {
 		code, out, _ := runCLI(t, "n\n", "knowledge", "confirm", l, "--root", root)
 		if code != 1 || !strings.Contains(out, "replay-"+c+"-with-2") || strings.Contains(out, "replay-"+c+"-with-1") ||
@@ -152,6 +170,10 @@ func TestKnowledgeReplayPrintsTheArmsAndConfirmShowsThemFirst(t *testing.T) {
 	})
 
 	t.Run("with no replay it says so and confirms", func(t *testing.T) {
+		code, out, _ := runCLI(t, "", "knowledge", "show", strconv.FormatInt(unreplayed, 10), "--root", root)
+		if other := lessonNow(t, root, unreplayed).CaseID; code != 0 || !strings.HasSuffix(out, fmt.Sprintf("\nNo replay has been run; knowledge replay %d first.\n", other)) {
+			t.Fatalf("show of a lesson never replayed: exit %d\n%s", code, out)
+		}
 		code, out, errOut := runCLI(t, "", "knowledge", "confirm", strconv.FormatInt(unreplayed, 10), "--root", root)
 		other := lessonNow(t, root, unreplayed).CaseID
 		if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("no replay has been run; knowledge replay %d first\n", other)) ||

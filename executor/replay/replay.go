@@ -44,6 +44,10 @@
 // builder turn in a fresh workspace made from the template, judged from
 // the evaluation's own copy of the task's example, and measured by what
 // its turn's calls, builds, time and tokens were.
+//
+// From the Knowledge page (Service) a replay goes on in the background,
+// held by the executor as a run is: one run or one replay at a time per
+// launcher, stopped when the launcher stops, with what finished kept.
 package replay
 
 import (
@@ -167,89 +171,115 @@ func refuse(code refusal.Code, format string, args ...any) error {
 // with ErrStopped. progress, which may be nil, hears of each run as it
 // starts and as it is judged.
 func (h *Harness) Replay(ctx context.Context, caseID int64, o Options, progress func(Progress)) (Result, error) {
-	if progress == nil {
-		progress = func(Progress) {}
+	b, err := h.begin(ctx, caseID, o)
+	if err != nil {
+		return Result{}, err
 	}
+	return h.run(ctx, b, progress)
+}
+
+// begun is a replay checked and planned, nothing of it written yet: what
+// a replay refuses, begin has refused.
+type begun struct {
+	c      knowledge.Case
+	lesson *knowledge.Lesson
+	ep     provider.Endpoint
+	m      Manifest
+	plan   []step
+}
+
+// begin reads and checks what replaying case caseID as o says needs, and
+// plans its runs; it writes nothing.
+func (h *Harness) begin(ctx context.Context, caseID int64, o Options) (*begun, error) {
 	runs := o.Runs
 	switch {
 	case runs == 0:
 		runs = DefaultRuns
 	case runs < 0 || runs > MaxRuns:
-		return Result{}, refuse(refusal.Invalid, "Give between 1 and %d runs an arm.", MaxRuns)
+		return nil, refuse(refusal.Invalid, "Give between 1 and %d runs an arm.", MaxRuns)
 	}
 	c, err := h.d.Cases.Get(ctx, caseID)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	lesson, err := h.lessonUnderTest(ctx, c, o.With)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if err := h.d.Jail.Ready(); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	main, err := h.prepare(ctx, c)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	ref := c.Model
 	if ref == "" {
 		ref, _ = main.task.RunsOnWith(h.d.Models.DefaultModel())
 	}
 	if ref == "" {
-		return Result{}, refuse(refusal.Conflict, "Case %d records no model and none is chosen in Settings: choose the Settings model first.", c.ID)
+		return nil, refuse(refusal.Conflict, "Case %d records no model and none is chosen in Settings: choose the Settings model first.", c.ID)
 	}
 	ep, err := h.d.Models.Resolve(ctx, ref)
 	if err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) {
-			return Result{}, refuse(refusal.Conflict, "The model case %d ran on, %s, cannot be used: %s", c.ID, ref, pe.Message)
+			return nil, refuse(refusal.Conflict, "The model case %d ran on, %s, cannot be used: %s", c.ID, ref, pe.Message)
 		}
-		return Result{}, err
+		return nil, err
 	}
 
-	m := Manifest{StartedAt: h.d.Now(), Version: h.d.Version, Case: main.entry, Runs: runs, StepCap: StepCap,
+	b := &begun{c: c, lesson: lesson, ep: ep}
+	b.m = Manifest{StartedAt: h.d.Now(), Version: h.d.Version, Case: main.entry, Runs: runs, StepCap: StepCap,
 		TurnMinutes: int(TurnLimit / time.Minute), Model: ModelEntry{Ref: ref, Provider: ep.Provider, Model: ep.Model},
 		Instructions: InstructionsEntry{Hash: builder.InstructionsHash(), Text: builder.Instructions}, Regression: []CaseEntry{}}
-	var plan []step
 	var given []knowledge.Lesson
 	if lesson != nil {
-		m.Lesson = &LessonEntry{ID: lesson.ID, Status: lesson.Status, Origin: lesson.Origin, Text: lesson.Text}
+		b.m.Lesson = &LessonEntry{ID: lesson.ID, Status: lesson.Status, Origin: lesson.Origin, Text: lesson.Text}
 		given = []knowledge.Lesson{*lesson}
 	}
 	for range runs {
 		if lesson != nil {
-			plan = append(plan, step{pc: main, arm: knowledge.ArmWith, given: given})
+			b.plan = append(b.plan, step{pc: main, arm: knowledge.ArmWith, given: given})
 		}
-		plan = append(plan, step{pc: main, arm: knowledge.ArmWithout})
+		b.plan = append(b.plan, step{pc: main, arm: knowledge.ArmWithout})
 	}
-	if lesson != nil {
-		set, err := h.d.Replays.RegressionSet(ctx, c.AppID, c.ID)
+	if lesson == nil {
+		return b, nil
+	}
+	set, err := h.d.Replays.RegressionSet(ctx, c.AppID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, rc := range set {
+		pc, err := h.prepare(ctx, rc.Case)
+		if ke, ok := errors.AsType[*refusal.Error](err); ok {
+			b.m.Skipped = append(b.m.Skipped, SkippedCase{ID: rc.Case.ID, Why: ke.Message})
+			continue
+		}
 		if err != nil {
-			return Result{}, err
+			return nil, err
 		}
-		for _, rc := range set {
-			pc, err := h.prepare(ctx, rc.Case)
-			if ke, ok := errors.AsType[*refusal.Error](err); ok {
-				m.Skipped = append(m.Skipped, SkippedCase{ID: rc.Case.ID, Why: ke.Message})
-				continue
-			}
-			if err != nil {
-				return Result{}, err
-			}
-			ids := []int64{lesson.ID}
-			lessons := []knowledge.Lesson{*lesson}
-			if rc.Lesson.ID != lesson.ID {
-				ids, lessons = append(ids, rc.Lesson.ID), append(lessons, rc.Lesson)
-			}
-			pc.entry.Given = ids
-			m.Regression = append(m.Regression, pc.entry)
-			plan = append(plan, step{pc: pc, arm: knowledge.ArmRegression, given: lessons})
+		ids := []int64{lesson.ID}
+		lessons := []knowledge.Lesson{*lesson}
+		if rc.Lesson.ID != lesson.ID {
+			ids, lessons = append(ids, rc.Lesson.ID), append(lessons, rc.Lesson)
 		}
+		pc.entry.Given = ids
+		b.m.Regression = append(b.m.Regression, pc.entry)
+		b.plan = append(b.plan, step{pc: pc, arm: knowledge.ArmRegression, given: lessons})
 	}
+	return b, nil
+}
 
+// run keeps b's manifest, then runs its plan run by run until it is done
+// or ctx ends.
+func (h *Harness) run(ctx context.Context, b *begun, progress func(Progress)) (Result, error) {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
 	// The manifest is kept before anything runs.
-	text, err := json.MarshalIndent(m, "", "  ")
+	text, err := json.MarshalIndent(b.m, "", "  ")
 	if err != nil {
 		return Result{}, fmt.Errorf("replay: the manifest: %w", err)
 	}
@@ -257,17 +287,17 @@ func (h *Harness) Replay(ctx context.Context, caseID int64, o Options, progress 
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{ManifestHash: hash, Manifest: m}
+	res := Result{ManifestHash: hash, Manifest: b.m}
 	var lessonID int64
-	if lesson != nil {
-		lessonID = lesson.ID
+	if b.lesson != nil {
+		lessonID = b.lesson.ID
 	}
 	limits := h.d.Limits()
 	limits.Steps, limits.Wall = StepCap, TurnLimit
-	r := &replayRun{h: h, hash: hash, of: c.ID, lesson: lessonID, ep: ep, limits: limits, total: len(plan),
+	r := &replayRun{h: h, hash: hash, of: b.c.ID, lesson: lessonID, ep: b.ep, limits: limits, total: len(b.plan),
 		stores: map[int64]*caseStore{}, progress: progress}
 	defer r.close()
-	for i, st := range plan {
+	for i, st := range b.plan {
 		if ctx.Err() != nil {
 			res.Stopped = true
 			break

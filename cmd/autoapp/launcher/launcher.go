@@ -86,6 +86,10 @@ type Launcher struct {
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
 	Replays *replay.Harness
+	// LessonReplays is replay as the Knowledge page offers it: a lesson's
+	// evidence, and Replay this lesson in the background, held by the
+	// executor as a run is (one run or one replay at a time).
+	LessonReplays *replay.Service
 
 	limits   func() ai.Limits
 	closed   sync.Once
@@ -218,6 +222,7 @@ func (l *Launcher) build(o Options) error {
 	l.Replays = replay.New(replay.Deps{Root: l.Root, Knowledge: l.Knowledge, Replays: knowledge.NewReplays(l.Knowledge.DB(), now),
 		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
 		Limits: l.limits, Now: now, Version: Version})
+	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
 	// What the turns cost, what needs the person and what an intent's
 	// page shows: reads only.
 	l.Spend = spend.New(l.Intents, l.Root, now)
@@ -227,9 +232,10 @@ func (l *Launcher) build(o Options) error {
 	return nil
 }
 
-// Close stops what runs (the run, the chat turns, the previews) and closes
-// the stores, the intents store first: the knowledge store keeps the log
-// to the end. A second Close answers what the first did.
+// Close stops what runs (the run or the replay, the chat turns, the
+// previews) and closes the stores, the intents store first: the knowledge
+// store keeps the log to the end. A second Close answers what the first
+// did.
 func (l *Launcher) Close() error {
 	l.closed.Do(func() { l.closeErr = l.close() })
 	return l.closeErr

@@ -19,14 +19,14 @@ const ShutdownGrace = 10 * time.Second
 func (l *Launcher) App(hosts []string, quit func()) *fiber.App {
 	return handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
 		Actions: l.Runs, Backlog: l.Backlog, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
-		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, Overview: l.Overview, IntentPages: l.Overview,
+		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, LessonReplays: l.LessonReplays, Overview: l.Overview, IntentPages: l.Overview,
 		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Now: l.Now, Log: l.Log, Version: Version})
 }
 
 // Serve answers on ln at hosts until ctx ends or Quit is pressed, then
-// stops the run and the chat turns, gives the requests in flight
-// ShutdownGrace to finish and stops the previews; stopping, when set, hears
-// that the stop began. It does not close the stores. Call Recover first.
+// stops the run or the replay and the chat turns, gives the requests in
+// flight ShutdownGrace to finish and stops the previews; stopping, when
+// set, hears that the stop began. It does not close the stores. Call Recover first.
 func (l *Launcher) Serve(ctx context.Context, ln net.Listener, hosts []string, stopping func()) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()

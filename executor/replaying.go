@@ -1,0 +1,84 @@
+package executor
+
+import (
+	"context"
+
+	"autoapp/intent"
+)
+
+// A replay (executor/replay) runs the engineer's builder turns as a run
+// does, on the same models and within the same sandbox, so the executor
+// holds it as it holds a run: one run or one replay at a time per
+// launcher, decided under the executor's lock. The replay's own work is
+// the harness's, which builds on the executor; it is handed here as a
+// function to run in the background, until it ends or the launcher stops.
+
+// replaying is the replay going.
+type replaying struct {
+	// what names it in a refusal: "A replay of lesson 4".
+	what   string
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// CanReplay refuses, with a sentence, a replay that could not start now:
+// a run or another replay goes, or the launcher is stopping.
+func (e *Executor) CanReplay() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.replayRefusedLocked()
+}
+
+// StartReplay runs replay in the background, refused as CanReplay
+// refuses; what names it in the sentence that refuses a run while it goes
+// ("A replay of lesson 4"). replay's context ends when the launcher stops.
+func (e *Executor) StartReplay(ctx context.Context, what string, replay func(ctx context.Context)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.replayRefusedLocked(); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &replaying{what: what, cancel: cancel, done: make(chan struct{})}
+	e.replay = r
+	go func() {
+		defer close(r.done)
+		defer cancel(nil)
+		defer func() {
+			e.mu.Lock()
+			if e.replay == r {
+				e.replay = nil
+			}
+			e.mu.Unlock()
+		}()
+		replay(rctx)
+	}()
+	return nil
+}
+
+// replayRefusedLocked is why a replay cannot start now, or nil; the
+// caller holds e.mu.
+func (e *Executor) replayRefusedLocked() error {
+	switch {
+	case e.closed:
+		return refuse(intent.EConflict, "The launcher is shutting down; nothing can start.")
+	case e.run != nil:
+		return refuse(intent.EConflict, "Intent #%d is running; a replay can start once it ends, or once you stop it.", e.run.intentID)
+	case e.replay != nil:
+		return refuse(intent.EConflict, "%s is going; one replay runs at a time, so wait for it to end.", e.replay.what)
+	}
+	return nil
+}
+
+// stopReplay cancels the replay going, as the launcher stops, and waits
+// for it to end: what finished is kept.
+func (e *Executor) stopReplay() {
+	e.mu.Lock()
+	r := e.replay
+	e.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.cancel(errShutdown)
+	<-r.done
+}
