@@ -2,6 +2,7 @@ package intent_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"autoapp/intent"
@@ -80,5 +81,41 @@ func TestAnIntentReadAgainShowsEveryChangeSinceTheLast(t *testing.T) {
 	d.Tasks[0].RunsOn = "changed by a reader"
 	if got := read().Tasks[0].RunsOn; got == "changed by a reader" {
 		t.Fatal("a reader's change reached the next read")
+	}
+}
+
+// The examples the finished tasks hold are read from each completed
+// task's hashes: a task still going, or one completed before hashes were
+// kept, holds none.
+func TestCompletedExamplesAreTheFinishedTasksHashes(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in, tasks := e.draft(t, "notes", "Add tags", "Filter by tag", "Colour the tags")
+	if err := e.svc.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.moveIntent(t, in.ID, intent.IntentRunning)
+	for i, task := range tasks {
+		e.move(t, task.ID, intent.TaskInQueue, "")
+		e.move(t, task.ID, intent.TaskInProgress, "run-"+task.Slug)
+		hashes := map[int]string{}
+		switch i {
+		case 0:
+			hashes = map[int]string{1: "h-tags-1", 2: "h-tags-2"}
+		case 2:
+			continue // still in progress
+		}
+		if err := e.svc.MoveTask(ctx, task.ID, intent.TaskCompleted, intent.Move{Reason: "completed", RunID: "run-" + task.Slug,
+			Actor: intent.ActorExecutor, Completion: &intent.Completion{ExampleHashes: hashes}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.svc.CompletedExamples(ctx, "notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{tasks[0].Slug + "-c1": "h-tags-1", tasks[0].Slug + "-c2": "h-tags-2"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("CompletedExamples = %v, want %v", got, want)
 	}
 }

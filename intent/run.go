@@ -3,10 +3,8 @@ package intent
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"autoapp/intent/plan"
 )
@@ -15,26 +13,23 @@ import (
 // completed tasks are held to: example id (<slug>-c<n>) → the hash of its
 // steps when its task completed.
 func (s *Service) CompletedExamples(ctx context.Context, appID string) (map[string]string, error) {
+	// SQLite reads the hashes out of each row's object, walking the
+	// completed tasks' index; a task completed before hashes were kept
+	// holds none.
 	var rows []struct {
-		Slug   string `db:"slug"`
-		Hashes string `db:"example_hashes"`
+		ID   string `db:"id"`
+		Hash string `db:"hash"`
 	}
 	if err := s.db.Read.SelectContext(ctx, &rows,
-		`SELECT slug, example_hashes FROM tasks WHERE app_id = ? AND status = 'completed'`, appID); err != nil {
+		`SELECT t.slug || '-c' || h.key AS id, h.value AS hash
+		 FROM tasks t, json_each(t.example_hashes) h
+		 WHERE t.app_id = ? AND t.status = 'completed' AND t.example_hashes <> '{}'
+		   AND h.type = 'text' AND h.value <> '' AND h.key GLOB '[0-9]*' AND NOT h.key GLOB '*[^0-9]*'`, appID); err != nil {
 		return nil, fmt.Errorf("intent: completed examples: %w", err)
 	}
-	out := map[string]string{}
+	out := make(map[string]string, len(rows))
 	for _, r := range rows {
-		var hashes map[string]string
-		if err := json.Unmarshal([]byte(r.Hashes), &hashes); err != nil {
-			return nil, fmt.Errorf("intent: completed examples of %s: %w", r.Slug, err)
-		}
-		for n, h := range hashes {
-			if _, err := strconv.Atoi(n); err != nil || h == "" {
-				continue
-			}
-			out[r.Slug+"-c"+n] = h
-		}
+		out[r.ID] = r.Hash
 	}
 	return out, nil
 }

@@ -146,31 +146,13 @@ func Start(cmd *exec.Cmd, m Machine, p Policy) error {
 	if !m.Confines() {
 		return fmt.Errorf("sandbox: %s", m.Why)
 	}
-	cfg := landlock.Config{
-		HandledAccessFS: landlock.V9.HandledAccessFS,
-		Scoped:          landlock.V6.Scoped,
-	}
-	switch p.Net {
-	case NetBindOne:
-		cfg.HandledAccessNet = ll.AccessNetBindTCP
-	case NetNone:
-		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
-	}
-	rules := append(systemRules(), landlock.RODirs(p.Read...), landlock.RWDirs(p.Write...).WithRefer())
-	if p.Net == NetBindOne {
-		if p.Port <= 0 || p.Port > 65535 {
-			return fmt.Errorf("sandbox: port %d is not a port to listen on", p.Port)
-		}
-		rules = append(rules, landlock.BindTCP(uint16(p.Port)))
-	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	fd, flags, err := rulesetOf(p)
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return err
 	}
-	if fd < 0 {
-		return errors.New("sandbox: Landlock would restrict nothing here, so nothing was started")
+	if fd.close {
+		defer unix.Close(fd.n)
 	}
-	defer unix.Close(fd)
 
 	started := make(chan error, 1)
 	go func() {
@@ -190,13 +172,107 @@ func Start(cmd *exec.Cmd, m Machine, p Policy) error {
 			started <- fmt.Errorf("sandbox: no_new_privs: %w", err)
 			return
 		}
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		if err := ll.LandlockRestrictSelf(fd.n, flags); err != nil {
 			started <- fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
 			return
 		}
 		started <- cmd.Start()
 	}()
 	return <-started
+}
+
+// rulesetFD is a Landlock ruleset's descriptor, and whether the caller
+// closes it after use (one the cache keeps stays open).
+type rulesetFD struct {
+	n     int
+	close bool
+}
+
+// rulesets keeps the rulesets made for the policies met so far, keyed by
+// the policy and the identity of each folder it names: a ruleset holds
+// those folders as they were opened, so a folder removed and made again
+// is another key. Making one opens every system folder and public file of
+// /etc, which was most of what starting a git process cost here. A ruleset
+// may confine any number of threads; a cached one is never closed.
+var rulesets = struct {
+	sync.Mutex
+	m map[string]cachedRuleset
+}{m: map[string]cachedRuleset{}}
+
+type cachedRuleset struct {
+	fd    int
+	flags uint32
+}
+
+// rulesetsKept bounds the cache: an application's git, builds and
+// previews each have a policy of their own.
+const rulesetsKept = 64
+
+func rulesetOf(p Policy) (rulesetFD, uint32, error) {
+	key, cacheable := policyKey(p)
+	if cacheable {
+		rulesets.Lock()
+		defer rulesets.Unlock()
+		if c, ok := rulesets.m[key]; ok {
+			return rulesetFD{n: c.fd}, c.flags, nil
+		}
+	}
+	fd, flags, err := newRuleset(p)
+	if err != nil {
+		return rulesetFD{}, 0, err
+	}
+	if cacheable && len(rulesets.m) < rulesetsKept {
+		rulesets.m[key] = cachedRuleset{fd: fd, flags: flags}
+		return rulesetFD{n: fd}, flags, nil
+	}
+	return rulesetFD{n: fd, close: true}, flags, nil
+}
+
+// policyKey names a policy and the folders it names as they are now; a
+// folder that cannot be looked at makes it one not to keep.
+func policyKey(p Policy) (string, bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "net=%d port=%d", p.Net, p.Port)
+	for _, group := range [][]string{p.Read, p.Write} {
+		b.WriteString(" |")
+		for _, path := range group {
+			var st unix.Stat_t
+			if err := unix.Stat(path, &st); err != nil {
+				return "", false
+			}
+			fmt.Fprintf(&b, " %q@%d:%d", path, st.Dev, st.Ino)
+		}
+	}
+	return b.String(), true
+}
+
+// newRuleset makes the ruleset of p.
+func newRuleset(p Policy) (int, uint32, error) {
+	cfg := landlock.Config{
+		HandledAccessFS: landlock.V9.HandledAccessFS,
+		Scoped:          landlock.V6.Scoped,
+	}
+	switch p.Net {
+	case NetBindOne:
+		cfg.HandledAccessNet = ll.AccessNetBindTCP
+	case NetNone:
+		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	rules := append(systemRules(), landlock.RODirs(p.Read...), landlock.RWDirs(p.Write...).WithRefer())
+	if p.Net == NetBindOne {
+		if p.Port <= 0 || p.Port > 65535 {
+			return 0, 0, fmt.Errorf("sandbox: port %d is not a port to listen on", p.Port)
+		}
+		rules = append(rules, landlock.BindTCP(uint16(p.Port)))
+	}
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sandbox: %w", err)
+	}
+	if fd < 0 {
+		return 0, 0, errors.New("sandbox: Landlock would restrict nothing here, so nothing was started")
+	}
+	return fd, flags, nil
 }
 
 // dropCapabilities empties this thread's bounding, ambient and

@@ -274,3 +274,32 @@ func TestADamagedSettingKeepsTheSandboxOn(t *testing.T) {
 		t.Errorf("State = %+v, want confined with the problem said", st)
 	}
 }
+
+// The same policy confines alike every time (its ruleset is made once),
+// and a workspace removed and made again where it was is reached again: a
+// ruleset holds folders as they were when it was made, so the new folder
+// gets one of its own rather than one that names the old.
+func TestAPolicyConfinesAlikeAgainAndFollowsAFolderMadeAgain(t *testing.T) {
+	m := machine(t)
+	r := newRoot(t)
+	start := func(c *exec.Cmd) error { return sandbox.Start(c, m, sandbox.ForApp(r.ws)) }
+	for i := range 3 {
+		got := lines(run(t, r, start, probeScript(r)))
+		if got["write own workspace"] != "yes" || got["read the owner's keys"] != "no" || got["write another application"] != "no" {
+			t.Fatalf("start %d under the same policy: %v", i+1, got)
+		}
+	}
+	if err := os.RemoveAll(r.ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(r.ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "main.go"), []byte("package main\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := lines(run(t, r, start, probeScript(r)))
+	if got["read own workspace"] != "yes" || got["write own workspace"] != "yes" || got["read the owner's keys"] != "no" {
+		t.Fatalf("in the workspace made again: %v", got)
+	}
+}
