@@ -97,9 +97,11 @@ func (s *Service) Outlooks(ctx context.Context) (map[string]Outlook, error) {
 		N     int    `db:"n"`
 	}
 	if err := s.db.Read.SelectContext(ctx, &left,
-		`SELECT t.app_id, COUNT(*) AS n FROM tasks t JOIN intents i ON i.id = t.intent_id
+		// From the open intents (their partial index) to their tasks: the
+		// done and withdrawn years of history are never walked.
+		`SELECT i.app_id, COUNT(*) AS n FROM intents i CROSS JOIN tasks t ON t.intent_id = i.id
 		 WHERE i.status IN ('draft', 'running', 'stopped') AND t.status NOT IN ('completed', 'removed')
-		 GROUP BY t.app_id`); err != nil {
+		 GROUP BY i.app_id`); err != nil {
 		return nil, fmt.Errorf("intent: outlooks: %w", err)
 	}
 	for _, l := range left {
@@ -114,8 +116,11 @@ func (s *Service) Outlooks(ctx context.Context) (map[string]Outlook, error) {
 		CreatedAt   int64         `db:"created_at"`
 	}
 	if err := s.db.Read.SelectContext(ctx, &latest,
+		// Each application's newest intent not withdrawn: a walk down its
+		// index from the newest, one step unless it withdrew some.
 		`SELECT id, app_id, status, stop_reason, submitted_at, created_at FROM intents
-		 WHERE id IN (SELECT MAX(id) FROM intents WHERE status != 'withdrawn' GROUP BY app_id)`); err != nil {
+		 WHERE id IN (SELECT (SELECT i.id FROM intents i WHERE i.app_id = a.id AND i.status != 'withdrawn' ORDER BY i.id DESC LIMIT 1)
+		              FROM apps a)`); err != nil {
 		return nil, fmt.Errorf("intent: outlooks: %w", err)
 	}
 	for _, l := range latest {
