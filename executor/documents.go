@@ -80,9 +80,16 @@ func (b *Briefing) addLessons(l lessonsDocument) {
 }
 
 // Served are the lessons whose whole line reached the model, by what the
-// turn reported of its documents: the servings to record.
+// turn reported of its documents: the servings to record as included.
 func (b Briefing) Served(delivered []ai.DeliveredDocument) []knowledge.Served {
 	return b.lessons.delivered(delivered)
+}
+
+// Cut are the lessons chosen for the turn whose line the budget cut or
+// dropped, by what the turn reported of its documents: the servings to
+// record as not included, never scored.
+func (b Briefing) Cut(delivered []ai.DeliveredDocument) []knowledge.Served {
+	return b.lessons.cut(delivered)
 }
 
 // Why is one entry of the search event: a document, or a lesson, that
@@ -112,18 +119,11 @@ func (b Briefing) Why(delivered []ai.DeliveredDocument) []Why {
 	return out
 }
 
-// notIncluded are the lessons chosen for the turn whose line the budget
-// cut: never served, never scored.
+// notIncluded are the refs of the lessons the budget cut.
 func (b Briefing) notIncluded(delivered []ai.DeliveredDocument) []string {
-	reached := map[int64]bool{}
-	for _, sv := range b.lessons.delivered(delivered) {
-		reached[sv.Lesson.ID] = true
-	}
 	var out []string
-	for _, sv := range b.lessons.served {
-		if !reached[sv.Lesson.ID] {
-			out = append(out, lessonRef(sv.Lesson.ID))
-		}
+	for _, sv := range b.lessons.cut(delivered) {
+		out = append(out, lessonRef(sv.Lesson.ID))
 	}
 	return out
 }

@@ -90,8 +90,9 @@ type Deps struct {
 	// lessons:<appId> document, and read by its knowledge.show; nil gives
 	// none.
 	Lessons LessonBook
-	// Servings records the lessons a builder turn was actually delivered,
-	// and closes them when the turn ends; nil records none.
+	// Servings records the lessons a builder turn was going to give, each
+	// included or cut by the budget, and closes the included ones when the
+	// turn ends; nil records none.
 	Servings ServingBook
 	// Attempts keeps what each attempt at a task left (still wrong, reads,
 	// refusals, the planning model's diagnosis) for the next attempt's
@@ -112,7 +113,7 @@ type LessonBook interface {
 
 // ServingBook records servings (*knowledge.Servings).
 type ServingBook interface {
-	Record(ctx context.Context, runID string, contextID int64, served []knowledge.Served) error
+	Record(ctx context.Context, runID string, contextID int64, included, cut []knowledge.Served) error
 	End(ctx context.Context, runID string) error
 }
 

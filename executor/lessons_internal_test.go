@@ -22,23 +22,29 @@ func TestOnlyDeliveredLessonsAreServed(t *testing.T) {
 		doc.ends = append(doc.ends, len([]rune(text)))
 	}
 	for _, tc := range []struct {
-		name string
-		docs []ai.DeliveredDocument
-		want []int64
+		name      string
+		docs      []ai.DeliveredDocument
+		want, cut []int64
 	}{
-		{"whole", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredWhole, Delivered: doc.ends[1]}}, []int64{1, 2}},
-		{"cut inside the second line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[1] - 3}}, []int64{1}},
-		{"cut inside the first line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[0] - 1}}, nil},
-		{"dropped", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredDropped}}, nil},
-		{"not reported", []ai.DeliveredDocument{{Ref: "intent:site", Delivery: ai.DeliveredWhole}}, nil},
+		{"whole", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredWhole, Delivered: doc.ends[1]}}, []int64{1, 2}, nil},
+		{"cut inside the second line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[1] - 3}}, []int64{1}, []int64{2}},
+		{"cut inside the first line", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredCut, Delivered: doc.ends[0] - 1}}, nil, []int64{1, 2}},
+		{"dropped", []ai.DeliveredDocument{{Ref: "lessons:site", Delivery: ai.DeliveredDropped}}, nil, []int64{1, 2}},
+		{"not reported", []ai.DeliveredDocument{{Ref: "intent:site", Delivery: ai.DeliveredWhole}}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []int64
-			for _, sv := range doc.delivered(tc.docs) {
-				got = append(got, sv.Lesson.ID)
+			ids := func(served []knowledge.Served) []int64 {
+				var out []int64
+				for _, sv := range served {
+					out = append(out, sv.Lesson.ID)
+				}
+				return out
 			}
-			if !slices.Equal(got, tc.want) {
+			if got := ids(doc.delivered(tc.docs)); !slices.Equal(got, tc.want) {
 				t.Fatalf("served %v, want %v", got, tc.want)
+			}
+			if got := ids(doc.cut(tc.docs)); !slices.Equal(got, tc.cut) {
+				t.Fatalf("not included %v, want %v", got, tc.cut)
 			}
 		})
 	}

@@ -330,8 +330,9 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	if e.d.Servings != nil {
 		// Only now does the turn say what it delivered; its builds so far
-		// were heard by the servings and close what is recorded here.
-		if err := e.d.Servings.Record(bg, runID, contextID, briefing.Served(out.res.Documents)); err != nil {
+		// were heard by the servings and close what is recorded here as
+		// included. A lesson the budget cut is kept, never scored.
+		if err := e.d.Servings.Record(bg, runID, contextID, briefing.Served(out.res.Documents), briefing.Cut(out.res.Documents)); err != nil {
 			e.d.Log.ErrorContext(bg, "the turn's servings could not be kept", "run", runID, "err", err)
 		}
 		defer func() {
@@ -507,6 +508,27 @@ func (l lessonsDocument) delivered(docs []ai.DeliveredDocument) []knowledge.Serv
 		return out
 	}
 	return nil
+}
+
+// cut are the lessons of the document whose line the budget cut, or all of
+// them when it dropped the document, by what the turn reported; none when
+// the turn reported nothing of it.
+func (l lessonsDocument) cut(docs []ai.DeliveredDocument) []knowledge.Served {
+	i := slices.IndexFunc(docs, func(d ai.DeliveredDocument) bool { return d.Ref == l.doc.Ref })
+	if len(l.served) == 0 || i < 0 {
+		return nil
+	}
+	reached := map[int64]bool{}
+	for _, sv := range l.delivered(docs[i : i+1]) {
+		reached[sv.Lesson.ID] = true
+	}
+	var out []knowledge.Served
+	for _, sv := range l.served {
+		if !reached[sv.Lesson.ID] {
+			out = append(out, sv)
+		}
+	}
+	return out
 }
 
 // hintBook records the hints a failed build's answer gave a turn

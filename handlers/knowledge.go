@@ -201,11 +201,7 @@ func turnLine(r knowledge.TurnRow, w knowledge.RunWork) views.TurnLine {
 	cases("opened", "opened", w.Opened, w.OpenedCount)
 	cases("resolved", "resolved", w.Resolved, w.ResolvedCount)
 	for _, sv := range w.Served {
-		outcome := sv.Outcome
-		if outcome == "" {
-			outcome = "open"
-		}
-		l.Lessons = append(l.Lessons, fmt.Sprintf("lesson %d: %s", sv.LessonID, outcome))
+		l.Lessons = append(l.Lessons, views.ServedChip{Text: fmt.Sprintf("lesson %d: %s", sv.LessonID, servingOutcome(sv)), NotIncluded: !sv.Included})
 	}
 	return l
 }
@@ -252,11 +248,20 @@ type Servings interface {
 }
 
 func servingLine(sv knowledge.Serving) string {
-	outcome := sv.Outcome
-	if outcome == "" {
-		outcome = "open"
+	return fmt.Sprintf("%s to %s (%s): %s", clock(sv.ServedAt), sv.RunID, sv.Reason, servingOutcome(sv))
+}
+
+// servingOutcome is what came of a serving in a word or two: its outcome,
+// open while it waits for one, or not included when the budget cut the
+// lesson's line and it is never scored.
+func servingOutcome(sv knowledge.Serving) string {
+	switch {
+	case !sv.Included:
+		return "not included"
+	case sv.Outcome == "":
+		return "open"
 	}
-	return fmt.Sprintf("%s to %s (%s): %s", clock(sv.ServedAt), sv.RunID, sv.Reason, outcome)
+	return sv.Outcome
 }
 
 func (h *Handlers) knowledgeCase(c *fiber.Ctx) error {

@@ -96,3 +96,45 @@ func TestTheTurnsViewShowsWhatEachTurnDid(t *testing.T) {
 		t.Errorf("the case's page does not link its turn:\n%s", c)
 	}
 }
+
+func TestTheTurnsViewSaysWhichLessonTheBudgetCut(t *testing.T) {
+	ks, b := knowledgeServer(t)
+	s := b.s
+	ctx := context.Background()
+	const run = "intent-1-0001-greet-a1"
+	var lessons []knowledge.Lesson
+	for _, text := range []string{"Keep the greeting in the first paragraph.", "Say hello once, in the heading."} {
+		id, err := s.launcher.Lessons.Write(ctx, text, "Bea", knowledge.Applies{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.launcher.Lessons.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lessons = append(lessons, l)
+	}
+	turn, err := ks.RecordTurn(ctx, knowledge.Turn{AppID: "site", RunID: run, Kind: knowledge.TurnBuilder, Instructions: "Build.",
+		Request: "0001-greet: Greet", Documents: []knowledge.DeliveredDoc{{Ref: "lessons:site", Text: "- [lesson 1] Keep the greeting", Cut: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.launcher.Servings.Record(ctx, run, turn, []knowledge.Served{{Lesson: lessons[0], Reason: knowledge.ReasonWords}},
+		[]knowledge.Served{{Lesson: lessons[1], Reason: knowledge.ReasonWords}}); err != nil {
+		t.Fatal(err)
+	}
+
+	page := b.get("/knowledge/turns").body
+	for _, want := range []string{`<span class="chip" data-testid="served">lesson 1: open</span>`, `data-testid="served">lesson 2: not included</span>`,
+		`class="chip cut" title="The budget cut this lesson's line before the model read it; it is never scored."`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the Turns view lacks %q:\n%s", want, page)
+		}
+	}
+	if detail := b.get("/knowledge/turns/1").body; !strings.Contains(detail, "lesson 2: not included") {
+		t.Errorf("the turn's page does not say lesson 2 was not included:\n%s", detail)
+	}
+	if lesson := b.get("/knowledge/lessons/2").body; !strings.Contains(lesson, "to "+run+" (words): not included") {
+		t.Errorf("the lesson's page does not say its serving was not included:\n%s", lesson)
+	}
+}

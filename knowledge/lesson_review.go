@@ -60,7 +60,8 @@ func (s *Lessons) Review(ctx context.Context, instructionsHash, serverVersion st
 	}
 	defer tx.Rollback()
 	// A serving's turn is its contexts row; a hint names none, and its
-	// turn is the run's.
+	// turn is the run's. A serving the budget cut was never read and
+	// counts for nothing.
 	var rows []struct {
 		lessonRow
 		Recurred          int `db:"recurred"`
@@ -76,7 +77,7 @@ func (s *Lessons) Review(ctx context.Context, instructionsHash, serverVersion st
 		            (SELECT c.instructions_hash FROM contexts c WHERE c.run_id = s.run_id ORDER BY c.id LIMIT 1),
 		            l.instructions_hash) <> l.instructions_hash), 0) AS recurred_elsewhere
 		 FROM lessons l
-		 LEFT JOIN servings s ON s.lesson_id = l.id AND s.outcome IN ('recurred', 'resolved')
+		 LEFT JOIN servings s ON s.lesson_id = l.id AND s.included = 1 AND s.outcome IN ('recurred', 'resolved')
 		       AND s.served_at > coalesce(l.confirmed_at, -1)
 		 WHERE l.status IN ('provisional', 'confirmed') AND l.method_unclear = 0
 		 GROUP BY l.id ORDER BY l.id`); err != nil {

@@ -58,7 +58,7 @@ func (r *reviewed) serve(id int64, instructions, outcome string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.servings.Record(ctx, run, turn, []knowledge.Served{{Lesson: r.get(id), Reason: knowledge.ReasonWords}}); err != nil {
+	if err := r.servings.Record(ctx, run, turn, []knowledge.Served{{Lesson: r.get(id), Reason: knowledge.ReasonWords}}, nil); err != nil {
 		r.t.Fatal(err)
 	}
 	obs := knowledge.BuildObservation(passedBuild("notes", run))
@@ -70,6 +70,38 @@ func (r *reviewed) serve(id int64, instructions, outcome string) {
 	}
 	if got, err := r.servings.ForRun(ctx, run); err != nil || len(got) != 1 || got[0].Outcome != outcome {
 		r.t.Fatalf("the serving closed as %+v, want %s", got, outcome)
+	}
+}
+
+// serveCut chooses lesson id for a new builder turn whose budget cut its
+// line, and lets the turn's first build meet the lesson's failure again
+// (recurred) or pass (resolved): the serving is kept not included and
+// nothing closes it.
+func (r *reviewed) serveCut(id int64, outcome string) {
+	r.t.Helper()
+	ctx := context.Background()
+	r.runs++
+	r.at = r.at.Add(time.Minute)
+	run := fmt.Sprintf("intent-1-0001-tags-a%d", r.runs)
+	turn, err := r.store.RecordTurn(ctx, knowledge.Turn{AppID: "notes", RunID: run, Kind: knowledge.TurnBuilder, Instructions: newInstructions})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.servings.Record(ctx, run, turn, nil, []knowledge.Served{{Lesson: r.get(id), Reason: knowledge.ReasonWords}}); err != nil {
+		r.t.Fatal(err)
+	}
+	obs := knowledge.BuildObservation(passedBuild("notes", run))
+	if outcome == knowledge.OutcomeRecurred {
+		obs = knowledge.BuildObservation(failedBuild("notes", run, sigCompile))
+	}
+	if err := r.servings.Close(ctx, "notes", run, obs); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.servings.End(ctx, run); err != nil {
+		r.t.Fatal(err)
+	}
+	if got, err := r.servings.ForRun(ctx, run); err != nil || len(got) != 1 || got[0].Included || got[0].Outcome != "" {
+		r.t.Fatalf("the cut serving is %+v, want it not included and open", got)
 	}
 }
 
@@ -120,6 +152,18 @@ func TestReviewFlagsRecurringOnlyForAFailureThatCameBackThreeTimesAndNeverResolv
 			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
 			r.serve(id, newInstructions, knowledge.OutcomeRecurred)
 		}, false},
+		{"recurred twice, and came back a third time in a turn whose budget cut it", func(r *reviewed, id int64) {
+			for range 2 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+			r.serveCut(id, knowledge.OutcomeRecurred)
+		}, false},
+		{"recurred three times, and the build passed in a turn whose budget cut it", func(r *reviewed, id int64) {
+			for range 3 {
+				r.serve(id, newInstructions, knowledge.OutcomeRecurred)
+			}
+			r.serveCut(id, knowledge.OutcomeResolved)
+		}, true},
 		{"recurred three times before a person confirmed it", func(r *reviewed, id int64) {
 			for range 3 {
 				r.serve(id, newInstructions, knowledge.OutcomeRecurred)

@@ -609,8 +609,9 @@ func readLessonLinks(ctx context.Context, tx *sqlx.Tx, p *linkPass, seen linkMar
 }
 
 // readServingLinks adds lesson served-to run for every serving written
-// after seen, when the store has a servings table with the columns it
-// needs; otherwise it adds nothing. What a serving links never changes.
+// after seen whose lesson reached the model, when the store has a
+// servings table with the columns it needs; otherwise it adds nothing.
+// What a serving links never changes.
 func readServingLinks(ctx context.Context, tx *sqlx.Tx, p *linkPass, seen linkMarks) error {
 	var columns []string
 	if err := tx.SelectContext(ctx, &columns,
@@ -626,6 +627,11 @@ func readServingLinks(ctx context.Context, tx *sqlx.Tx, p *linkPass, seen linkMa
 	if slices.Contains(columns, "app_id") {
 		app = `coalesce(s.app_id, c.app_id, '')`
 	}
+	// A lesson the budget cut was not served to the run.
+	included := ``
+	if slices.Contains(columns, "included") {
+		included = ` AND s.included = 1`
+	}
 	var rows []struct {
 		ID       int64  `db:"id"`
 		LessonID int64  `db:"lesson_id"`
@@ -634,7 +640,7 @@ func readServingLinks(ctx context.Context, tx *sqlx.Tx, p *linkPass, seen linkMa
 	}
 	if err := tx.SelectContext(ctx, &rows, `SELECT s.id, s.lesson_id, s.run_id, `+app+` AS app_id
 		FROM servings s LEFT JOIN lessons l ON l.id = s.lesson_id LEFT JOIN cases c ON c.id = l.case_id
-		WHERE s.id > ? AND s.run_id IS NOT NULL AND s.run_id <> '' AND s.lesson_id IS NOT NULL ORDER BY s.id`, seen.Servings); err != nil {
+		WHERE s.id > ? AND s.run_id IS NOT NULL AND s.run_id <> '' AND s.lesson_id IS NOT NULL`+included+` ORDER BY s.id`, seen.Servings); err != nil {
 		return fmt.Errorf("knowledge: links: servings: %w", err)
 	}
 	for _, s := range rows {

@@ -319,6 +319,10 @@ func TestUpdateLinksWritesOnlyTheRowsOfTheRunThatEnded(t *testing.T) {
 	if _, err := kdb.Write.Exec(`INSERT INTO servings (lesson_id, run_id, served_at, reason) VALUES (?, ?, 0, 'words')`, lesson, run2); err != nil {
 		t.Fatal(err)
 	}
+	// The same lesson chosen again and cut by the budget was not served.
+	if _, err := kdb.Write.Exec(`INSERT INTO servings (lesson_id, run_id, served_at, reason, included) VALUES (?, ?, 0, 'words', 0)`, lesson, run2); err != nil {
+		t.Fatal(err)
+	}
 	u, err := knowledge.UpdateLinks(ctx, kdb, s.backlog, run2)
 	if err != nil {
 		t.Fatal(err)

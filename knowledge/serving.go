@@ -37,8 +37,8 @@ const (
 // ended are kept in memory.
 const forgetAfter = 24 * time.Hour
 
-// Serving is one lesson given to one turn, and what came of it. An empty
-// Outcome means it is open.
+// Serving is one lesson a turn was going to give, and what came of it. An
+// empty Outcome means it is open; one not Included stays so for good.
 type Serving struct {
 	ID        int64     `json:"id"`
 	LessonID  int64     `json:"lessonId"`
@@ -47,8 +47,11 @@ type Serving struct {
 	ServedAt  time.Time `json:"servedAt"`
 	// Reason is pinned, related, words or hint; RelatedFile is the file
 	// a related serving shares with the turn.
-	Reason      string    `json:"reason"`
-	RelatedFile string    `json:"relatedFile,omitempty"`
+	Reason      string `json:"reason"`
+	RelatedFile string `json:"relatedFile,omitempty"`
+	// Included says the lesson's whole line reached the model; a lesson
+	// the budget cut is not included and is never scored.
+	Included    bool      `json:"included"`
 	Outcome     string    `json:"outcome,omitempty"`
 	ClosedAt    time.Time `json:"closedAt,omitzero"`
 	ClosedByRun string    `json:"closedByRun,omitempty"`
@@ -77,8 +80,9 @@ func ChecksObservation(c ChecksObserved) Observation {
 	return Observation{Kind: CaseCheck, Results: c.Results}
 }
 
-// Servings records which lessons each turn was given and closes each
-// serving once with what came of it.
+// Servings records which lessons each turn was going to give, each
+// included or cut by the budget, and closes each included serving once
+// with what came of it; one not included is never closed.
 //
 // A turn reports what it delivered only when it ends, while its builds and
 // checks happen during it; so Close both closes the run's open servings
@@ -125,11 +129,13 @@ func NewServings(db *migrations.DB, now func() time.Time) *Servings {
 	return &Servings{db: db, now: now, first: map[string]*firstSeen{}}
 }
 
-// Record writes one serving per lesson the turn of runID was given, with
-// its contexts row (0 for none). Give it only lessons the turn actually
-// delivered whole: a lesson the budget cut or dropped is not served. The
-// run's builds and checks seen so far close the new servings at once.
-func (s *Servings) Record(ctx context.Context, runID string, contextID int64, served []Served) error {
+// Record writes one serving per lesson the turn of runID was going to
+// give, with its contexts row (0 for none), once the turn reported what it
+// delivered: included are the lessons whose whole line reached the model,
+// cut those the budget cut or dropped. A cut one is kept not included and
+// is never scored. The run's builds and checks seen so far close the new
+// included servings at once.
+func (s *Servings) Record(ctx context.Context, runID string, contextID int64, included, cut []Served) error {
 	runID = strings.TrimSpace(runID)
 	if runID == "" {
 		return refuse(EInvalid, "A serving needs the run it was given to.")
@@ -137,9 +143,10 @@ func (s *Servings) Record(ctx context.Context, runID string, contextID int64, se
 	type row struct {
 		lessonID     int64
 		reason, file string
+		included     bool
 	}
-	rows := make([]row, 0, len(served))
-	for _, sv := range served {
+	rows := make([]row, 0, len(included)+len(cut))
+	for n, sv := range slices.Concat(included, cut) {
 		reason, file, _ := strings.Cut(sv.Reason, ":")
 		switch {
 		case sv.Lesson.ID <= 0:
@@ -147,7 +154,7 @@ func (s *Servings) Record(ctx context.Context, runID string, contextID int64, se
 		case !slices.Contains([]string{ReasonPinned, ReasonRelated, ReasonWords, ReasonHint}, reason):
 			return refuse(EInvalid, "%q is not a reason a lesson is served for.", sv.Reason)
 		}
-		rows = append(rows, row{sv.Lesson.ID, reason, file})
+		rows = append(rows, row{sv.Lesson.ID, reason, file, n < len(included)})
 	}
 	if len(rows) == 0 {
 		return nil
@@ -164,8 +171,8 @@ func (s *Servings) Record(ctx context.Context, runID string, contextID int64, se
 	ctxRow := sql.NullInt64{Int64: contextID, Valid: contextID > 0}
 	for _, r := range rows {
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO servings (lesson_id, run_id, context_id, served_at, reason, related_file)
-			 VALUES (?, ?, ?, ?, ?, ?)`, r.lessonID, runID, ctxRow, at.UnixMilli(), r.reason, r.file); err != nil {
+			`INSERT INTO servings (lesson_id, run_id, context_id, served_at, reason, related_file, included)
+			 VALUES (?, ?, ?, ?, ?, ?, ?)`, r.lessonID, runID, ctxRow, at.UnixMilli(), r.reason, r.file, r.included); err != nil {
 			return fmt.Errorf("knowledge: record the serving of lesson %d to %s: %w", r.lessonID, runID, err)
 		}
 	}
@@ -202,7 +209,7 @@ func (s *Servings) Close(ctx context.Context, appID, runID string, o Observation
 	return s.closeRun(ctx, runID, at, func(l servedLesson) (string, bool) { return judge(l, o) })
 }
 
-// End closes every serving of runID still open, as its turn is over:
+// End closes every included serving of runID still open, as its turn is over:
 // inconclusive when the run built or checked anything, none when it did
 // neither. It forgets what the run observed.
 func (s *Servings) End(ctx context.Context, runID string) error {
@@ -237,19 +244,20 @@ func listServings(ctx context.Context, q sqlx.QueryerContext, where string, args
 		ServedAt    int64          `db:"served_at"`
 		Reason      string         `db:"reason"`
 		RelatedFile string         `db:"related_file"`
+		Included    bool           `db:"included"`
 		Outcome     sql.NullString `db:"outcome"`
 		ClosedAt    sql.NullInt64  `db:"closed_at"`
 		ClosedByRun sql.NullString `db:"closed_by_run"`
 	}
 	if err := sqlx.SelectContext(ctx, q, &rows,
-		`SELECT id, lesson_id, run_id, context_id, served_at, reason, related_file, outcome, closed_at, closed_by_run
+		`SELECT id, lesson_id, run_id, context_id, served_at, reason, related_file, included, outcome, closed_at, closed_by_run
 		 FROM servings WHERE `+where+` ORDER BY id`, args...); err != nil {
 		return nil, fmt.Errorf("knowledge: servings: %w", err)
 	}
 	out := make([]Serving, len(rows))
 	for i, r := range rows {
 		out[i] = Serving{ID: r.ID, LessonID: r.LessonID, RunID: r.RunID, ContextID: r.ContextID.Int64,
-			ServedAt: time.UnixMilli(r.ServedAt), Reason: r.Reason, RelatedFile: r.RelatedFile,
+			ServedAt: time.UnixMilli(r.ServedAt), Reason: r.Reason, RelatedFile: r.RelatedFile, Included: r.Included,
 			Outcome: r.Outcome.String, ClosedByRun: r.ClosedByRun.String}
 		if r.ClosedAt.Valid {
 			out[i].ClosedAt = time.UnixMilli(r.ClosedAt.Int64)
@@ -301,12 +309,12 @@ type servedLesson struct {
 }
 
 // closeOpen closes, in tx, each open serving of runID that decide has an
-// outcome for.
+// outcome for. A serving not included is never closed: it was not read.
 func closeOpen(ctx context.Context, tx *sqlx.Tx, runID string, at time.Time, decide func(servedLesson) (string, bool)) error {
 	var open []servedLesson
 	if err := tx.SelectContext(ctx, &open,
 		`SELECT s.id, l.applies_stage, l.applies_signature FROM servings s JOIN lessons l ON l.id = s.lesson_id
-		 WHERE s.run_id = ? AND s.outcome IS NULL ORDER BY s.id`, runID); err != nil {
+		 WHERE s.run_id = ? AND s.outcome IS NULL AND s.included = 1 ORDER BY s.id`, runID); err != nil {
 		return fmt.Errorf("knowledge: close the servings of %s: %w", runID, err)
 	}
 	for _, l := range open {

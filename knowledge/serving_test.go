@@ -3,6 +3,7 @@ package knowledge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,7 +81,7 @@ func TestServingOutcomes(t *testing.T) {
 				// The turn's builds come before the turn reports what it
 				// delivered; a serving recorded first is closed as they come.
 				if recordFirst {
-					if err := sv.Record(ctx, servedRun, 7, served); err != nil {
+					if err := sv.Record(ctx, servedRun, 7, served, nil); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -90,7 +91,7 @@ func TestServingOutcomes(t *testing.T) {
 					}
 				}
 				if !recordFirst {
-					if err := sv.Record(ctx, servedRun, 7, served); err != nil {
+					if err := sv.Record(ctx, servedRun, 7, served, nil); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -116,7 +117,7 @@ func TestAServingIsClosedOnce(t *testing.T) {
 	sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
 	sig := build.Signature("typecheck", typeMessage)
 	id := s.add("Declare the tag field on the Note type before using it.", knowledge.Applies{Stage: "typecheck", Signature: sig})
-	if err := sv.Record(ctx, servedRun, 0, []knowledge.Served{{Lesson: s.get(id), Reason: "related:src/tags.ts"}}); err != nil {
+	if err := sv.Record(ctx, servedRun, 0, []knowledge.Served{{Lesson: s.get(id), Reason: "related:src/tags.ts"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The first build closes it; the later ones, and the end, change nothing.
@@ -149,6 +150,58 @@ func TestAServingIsClosedOnce(t *testing.T) {
 	}
 }
 
+func TestALessonTheBudgetCutIsKeptNotIncludedAndNeverScored(t *testing.T) {
+	ctx := context.Background()
+	sig := build.Signature("typecheck", typeMessage)
+	for _, recordFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("recorded before the builds: %v", recordFirst), func(t *testing.T) {
+			s := openLessonStore(t)
+			sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
+			read := s.add("Declare the tag field on the Note type before using it.", knowledge.Applies{Stage: "typecheck", Signature: sig})
+			cut := s.add("Declare every field of the Note type in src/types.ts.", knowledge.Applies{Stage: "typecheck", Signature: sig})
+			record := func() {
+				if err := sv.Record(ctx, servedRun, 7, []knowledge.Served{{Lesson: s.get(read), Reason: knowledge.ReasonWords}},
+					[]knowledge.Served{{Lesson: s.get(cut), Reason: knowledge.ReasonWords}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if recordFirst {
+				record()
+			}
+			// The build meets both lessons' failure, and the checks run.
+			for _, o := range []knowledge.Observation{built(false, []string{"install", "typecheck"}, problem("typecheck", typeMessage)),
+				checked(knowledge.ExampleResult{ID: "0001-tags-c1", Hash: "abc123", Passed: true})} {
+				if err := sv.Close(ctx, "notes", servedRun, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !recordFirst {
+				record()
+			}
+			if err := sv.End(ctx, servedRun); err != nil {
+				t.Fatal(err)
+			}
+			got := servingsOf(t, sv, servedRun)
+			if len(got) != 2 || got[0].LessonID != read || !got[0].Included || got[0].Outcome != knowledge.OutcomeRecurred ||
+				got[1].LessonID != cut || got[1].Included || got[1].Outcome != "" || !got[1].ClosedAt.IsZero() || got[1].ContextID != 7 {
+				t.Fatalf("servings: %+v", got)
+			}
+			// Nothing scores the cut one or makes it included after the fact.
+			for _, stmt := range []string{
+				`UPDATE servings SET included = 1 WHERE id = ?`,
+				`UPDATE servings SET outcome = 'recurred', closed_at = 1, closed_by_run = 'x' WHERE id = ?`,
+			} {
+				if _, err := s.store.DB().Write.ExecContext(ctx, stmt, got[1].ID); err == nil {
+					t.Errorf("%s was allowed", stmt)
+				}
+			}
+			if _, err := s.store.DB().Write.ExecContext(ctx, `UPDATE servings SET included = 0 WHERE id = ?`, got[0].ID); err == nil {
+				t.Errorf("a served lesson was made not included")
+			}
+		})
+	}
+}
+
 func TestServingsRecordRefuses(t *testing.T) {
 	ctx := context.Background()
 	s := openLessonStore(t)
@@ -164,7 +217,7 @@ func TestServingsRecordRefuses(t *testing.T) {
 		{"an unknown reason", servedRun, []knowledge.Served{{Lesson: s.get(id), Reason: "liked"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := sv.Record(ctx, tc.run, 0, tc.served)
+			err := sv.Record(ctx, tc.run, 0, tc.served, nil)
 			if e, ok := errors.AsType[*knowledge.Error](err); !ok || e.Code != knowledge.EInvalid {
 				t.Fatalf("Record: %v", err)
 			}

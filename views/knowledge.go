@@ -49,8 +49,17 @@ type TurnLine struct {
 	// Work is what the turn's run did: its edits, builds and checks, and
 	// the cases it opened and resolved.
 	Work []WorkChip
-	// Lessons are the lessons served to the turn, each with its outcome.
-	Lessons []string
+	// Lessons are the lessons the turn was going to give, each with what
+	// came of it.
+	Lessons []ServedChip
+}
+
+// ServedChip is one lesson a turn was going to give and what came of it
+// (lesson 3: resolved). NotIncluded marks one the budget cut, shown struck
+// through as a cut document is.
+type ServedChip struct {
+	Text        string
+	NotIncluded bool
 }
 
 // WorkChip is one thing a turn did, or a count of those not shown.

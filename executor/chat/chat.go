@@ -486,8 +486,9 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 	if s.d.Servings != nil {
 		// The lessons whose line reached the model are served; the turn's
-		// builds so far were heard and close what is recorded here.
-		if err := s.d.Servings.Record(bg, turn.RunID, contextID, briefing.Served(res.Documents)); err != nil {
+		// builds so far were heard and close what is recorded here. Those
+		// the budget cut are kept as not included, never scored.
+		if err := s.d.Servings.Record(bg, turn.RunID, contextID, briefing.Served(res.Documents), briefing.Cut(res.Documents)); err != nil {
 			log.ErrorContext(bg, "the turn's servings could not be kept", "err", err)
 		}
 		if err := s.d.Servings.End(bg, turn.RunID); err != nil {
