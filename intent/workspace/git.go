@@ -111,6 +111,11 @@ var gitOptions = []string{
 	"-c", "core.quotePath=false",
 	"-c", "commit.gpgSign=false",
 	"-c", "init.defaultBranch=main",
+	// A commit would start git maintenance as a process of its own after
+	// every commit: the host's commits are small and many, and the owner
+	// can pack the repository when they like.
+	"-c", "maintenance.auto=false",
+	"-c", "gc.auto=0",
 }
 
 // gitEnv is the environment of every git command: nothing of the host's
