@@ -339,6 +339,11 @@ func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 				}
 				for _, sv := range served {
 					line.Servings = append(line.Servings, servingLine(sv))
+					if sv.Included {
+						line.Served++
+					} else {
+						line.Cut++
+					}
 				}
 			}
 			v.Lessons = append(v.Lessons, line)

@@ -137,4 +137,12 @@ func TestTheTurnsViewSaysWhichLessonTheBudgetCut(t *testing.T) {
 	if lesson := b.get("/knowledge/lessons/2").body; !strings.Contains(lesson, "to "+run+" (words): not included") {
 		t.Errorf("the lesson's page does not say its serving was not included:\n%s", lesson)
 	}
+	// The Lessons list counts what reached a model apart from what the
+	// budget cut.
+	list := b.get("/knowledge/lessons").body
+	for _, want := range []string{"Served 1 time<", "Served 0 times; cut by the budget from 1 more turn<"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the Lessons list lacks %q:\n%s", want, list)
+		}
+	}
 }

@@ -116,8 +116,21 @@ type LessonLine struct {
 	// that superseded it; 0 for none.
 	Supersedes, SupersededBy          int64
 	CanConfirm, CanRetire, CanReplace bool
-	// Servings say where the lesson was given and what came of it.
-	Servings []string
+	// Servings say where the lesson was given and what came of it;
+	// Served counts those whose line reached the model, Cut those the
+	// budget cut.
+	Servings    []string
+	Served, Cut int
+}
+
+// ServedText is the summary of a lesson's servings: "Served 3 times" and,
+// when the budget cut it from some turns, how many.
+func (l LessonLine) ServedText() string {
+	t := "Served " + Count(l.Served, "time", "times")
+	if l.Cut > 0 {
+		t += "; cut by the budget from " + Count(l.Cut, "more turn", "more turns")
+	}
+	return t
 }
 
 // CaseDetail is one case opened.
