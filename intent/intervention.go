@@ -187,18 +187,28 @@ func acceptance(r Receipt) Receipt {
 // Interventions reads an intent's receipts, pending and applied, in order.
 // It writes nothing.
 func (s *Service) Interventions(ctx context.Context, intentID int64) (pending, applied []Receipt, err error) {
-	var exists int
-	if err := s.db.Read.GetContext(ctx, &exists, `SELECT count(*) FROM intents WHERE id = ?`, intentID); err != nil {
+	// One read says both whether the intent is there (a row) and its
+	// receipts (none: the one row has no order): an intent's page asks
+	// every two seconds.
+	var rows []struct {
+		receiptRow
+		Present int64 `db:"present"`
+	}
+	if err := s.db.Read.SelectContext(ctx, &rows,
+		`SELECT n.id AS present, coalesce(i.ord, 0) AS ord, coalesce(i.intent_id, 0) AS intent_id, coalesce(i.request_id, '') AS request_id,
+		        coalesce(i.kind, '') AS kind, coalesce(i.text, '') AS text, coalesce(i.submitted_at, 0) AS submitted_at,
+		        coalesce(i.boundary_pause, 0) AS boundary_pause, a.applied_at, a.held, a.resumed_at
+		 FROM intents n LEFT JOIN interventions i ON i.intent_id = n.id LEFT JOIN intervention_applied a ON a.ord = i.ord
+		 WHERE n.id = ? ORDER BY i.ord`, intentID); err != nil {
 		return nil, nil, fmt.Errorf("intent: interventions: %w", err)
 	}
-	if exists == 0 {
+	if len(rows) == 0 {
 		return nil, nil, refuse(ENotFound, "There is no intent %d.", intentID)
 	}
-	var rows []receiptRow
-	if err := s.db.Read.SelectContext(ctx, &rows, `SELECT `+receiptColumns+` WHERE i.intent_id = ? ORDER BY i.ord`, intentID); err != nil {
-		return nil, nil, fmt.Errorf("intent: interventions: %w", err)
-	}
 	for _, r := range rows {
+		if r.Order == 0 {
+			continue // the intent has no receipt
+		}
 		if rc := r.receipt(); rc.Pending() {
 			pending = append(pending, rc)
 		} else {
