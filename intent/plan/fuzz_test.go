@@ -76,8 +76,8 @@ func FuzzValidate(f *testing.F) {
 			if !strings.HasPrefix(md, "---\n") || !strings.Contains(md, plan.HostCriterion+"\n") {
 				t.Fatalf("markdown:\n%s", md)
 			}
-			if !plan.IsSlug(plan.NextSlug(existing, k.Title)) {
-				t.Fatalf("NextSlug(%q) is not a slug", k.Title)
+			if !plan.IsSlug(plan.Slug(len(existing)+1, k.Title)) {
+				t.Fatalf("Slug(%d, %q) is not a slug", len(existing)+1, k.Title)
 			}
 			_, _, _ = plan.ParseModelRef(k.Title)
 			doc = append(doc, plan.DocTask{Slug: k.Slug, Status: "failed", Tier: tier, Title: k.Title, Reason: k.Summary})
@@ -97,7 +97,7 @@ func tasksFromText(text string) []plan.Task {
 	for i, line := range lines[:min(len(lines), 64)] {
 		words := strings.Fields(line)
 		tasks = append(tasks, plan.Task{
-			Slug:           plan.NextSlug(slugs(tasks), line),
+			Slug:           plan.Slug(len(tasks)+1, line),
 			Title:          line,
 			Priority:       pick(plan.Priorities, i, line),
 			Labels:         words,

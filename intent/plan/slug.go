@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 )
@@ -61,37 +60,10 @@ func Words(title string) string {
 	return strings.Join(words, "-")
 }
 
-// NextSlug is the slug for a new task of an application: the number after
-// the highest across all the application's slugs (existing, from every
-// intent), then the title's words: 0007-add-tags-to-notes. Numbers start at
-// 0001 and are never reused; past 9999 they have more digits (10000-…).
-func NextSlug(existing []string, title string) string {
-	top := 0
-	for _, s := range existing {
-		if n, ok := slugNumber(s); ok {
-			top = max(top, n)
-		}
-	}
-	return Slug(top+1, title)
-}
-
 // Slug is the slug of task number n of its application: the number in at
-// least four digits, then the title's words.
+// least four digits, then the title's words: 0007-add-tags-to-notes. The
+// numbers come from the application's counter (task_numbers), start at
+// 0001 and are never reused; past 9999 they have more digits (10000-…).
 func Slug(n int, title string) string {
 	return fmt.Sprintf("%04d-%s", n, Words(title))
-}
-
-// slugNumber reads the number, four digits or more, a slug starts with.
-func slugNumber(s string) (int, bool) {
-	digits, _, _ := strings.Cut(s, "-")
-	if len(digits) < 4 {
-		return 0, false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(digits)
-	return n, err == nil
 }

@@ -1,7 +1,6 @@
 package plan_test
 
 import (
-	"fmt"
 	"testing"
 
 	"autoapp/intent/plan"
@@ -32,27 +31,26 @@ func TestWords(t *testing.T) {
 	}
 }
 
-func TestNextSlug(t *testing.T) {
-	var taken []string // 0001 to 9999
-	for i := 1; i <= 9999; i++ {
-		taken = append(taken, fmt.Sprintf("%04d-t", i))
-	}
+func TestSlug(t *testing.T) {
 	cases := []struct {
-		name     string
-		existing []string
-		want     string
+		name string
+		n    int
+		want string
 	}{
-		{"first of the application", nil, "0001-add-tags-to-notes"},
-		{"after the highest, not the last", []string{"0001-a", "0006-b", "0003-c"}, "0007-add-tags-to-notes"},
-		{"gaps are not reused", []string{"0002-a", "0005-b"}, "0006-add-tags-to-notes"},
-		{"other strings are ignored", []string{"", "abc", "123-x", "0004", "00a1-x", "12a45-x"}, "0005-add-tags-to-notes"},
-		{"after 9999, five digits", taken, "10000-add-tags-to-notes"},
-		{"after five digits, the next", []string{"0003-a", "12345-b", "9999-c"}, "12346-add-tags-to-notes"},
+		{"first of the application", 1, "0001-add-tags-to-notes"},
+		{"four digits", 7, "0007-add-tags-to-notes"},
+		{"the last of four digits", 9999, "9999-add-tags-to-notes"},
+		{"after 9999, five digits", 10000, "10000-add-tags-to-notes"},
+		{"after five digits, the next", 12346, "12346-add-tags-to-notes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := plan.NextSlug(c.existing, "Add tags to notes"); got != c.want {
-				t.Fatalf("NextSlug = %q, want %q", got, c.want)
+			got := plan.Slug(c.n, "Add tags to notes")
+			if got != c.want {
+				t.Fatalf("Slug = %q, want %q", got, c.want)
+			}
+			if !plan.IsSlug(got) {
+				t.Fatalf("%s is not a slug", got)
 			}
 		})
 	}
