@@ -52,18 +52,19 @@ type Workspace struct {
 	writing *sync.Mutex
 }
 
-// known is what Open has checked of a directory: that it is the top of a
-// git repository, as it was when checked (the directory and its .git,
-// compared by identity: every commit touches .git's time), and the lock
-// its writes share. Opening
-// a workspace again — every turn, cycle and page of an application does —
-// costs a few system calls, not a git process.
-type known struct {
+// checked is what Open has checked of a directory: that it is the top of
+// a git repository, as it was then (the directory and its .git, compared
+// by identity, since every commit touches .git's time). Opening a
+// workspace again — every turn, cycle and page of an application does —
+// then costs a few system calls, not a git process.
+type checked struct {
 	dir, git os.FileInfo
-	writing  *sync.Mutex
 }
 
-var opened sync.Map // real directory → *known
+var (
+	opened  sync.Map // real directory → checked
+	writers sync.Map // real directory → *sync.Mutex, its writes' one lock
+)
 
 // sameEntry says two looks at one path saw the same file or directory,
 // of the same type and mode: one removed and made again is another.
@@ -90,30 +91,22 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	gitInfo, gitErr := os.Lstat(filepath.Join(real, ".git"))
-	k, _ := opened.Load(real)
-	if k, ok := k.(*known); !ok || gitErr != nil || !sameEntry(k.dir, dirInfo) || !sameEntry(k.git, gitInfo) {
+	c, ok := opened.Load(real)
+	if !ok || gitErr != nil || !sameEntry(c.(checked).dir, dirInfo) || !sameEntry(c.(checked).git, gitInfo) {
 		if err := isTop(dir, real, now); err != nil {
+			opened.Delete(real)
 			return nil, err
 		}
-		writing := &sync.Mutex{}
-		if ok {
-			writing = k.writing
-		}
 		if gitErr == nil {
-			opened.Store(real, &known{dir: dirInfo, git: gitInfo, writing: writing})
-		} else {
-			opened.Delete(real)
+			opened.Store(real, checked{dir: dirInfo, git: gitInfo})
 		}
 	}
 	root, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	writing := &sync.Mutex{}
-	if k, ok := opened.Load(real); ok {
-		writing = k.(*known).writing
-	}
-	return &Workspace{dir: real, root: root, now: now, writing: writing}, nil
+	writing, _ := writers.LoadOrStore(real, &sync.Mutex{})
+	return &Workspace{dir: real, root: root, now: now, writing: writing.(*sync.Mutex)}, nil
 }
 
 // isTop checks with git that real (dir, resolved) is the top of a git
