@@ -187,7 +187,7 @@ func (s *Service) save(st *State) error {
 	if err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
-	if err := atomicfile.Write(s.path(st.AppID), b); err != nil {
+	if err := atomicfile.Replace(s.path(st.AppID), b); err != nil {
 		return fmt.Errorf("candidate: write: %w", err)
 	}
 	return nil

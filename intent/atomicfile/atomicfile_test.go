@@ -9,10 +9,16 @@ import (
 )
 
 func TestWriteReplacesTheFileWhole(t *testing.T) {
+	for name, write := range map[string]func(string, []byte) error{"Write": atomicfile.Write, "Replace": atomicfile.Replace} {
+		t.Run(name, func(t *testing.T) { replacesWhole(t, write) })
+	}
+}
+
+func replacesWhole(t *testing.T, write func(string, []byte) error) {
 	dir := filepath.Join(t.TempDir(), "launcher")
 	path := filepath.Join(dir, "limits.json")
 	for _, text := range []string{"{\"first\": true}\n", "{}\n"} {
-		if err := atomicfile.Write(path, []byte(text)); err != nil {
+		if err := write(path, []byte(text)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)

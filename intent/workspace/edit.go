@@ -350,7 +350,7 @@ func changeMessage(writes []fileWrite) (string, string) {
 func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string, tracked map[string]bool) (Problems, error) {
 	var untracked []string
 	for _, p := range paths {
-		if !tracked[p] {
+		if !tracked[p] && !w.surelyNotIgnored(p) {
 			untracked = append(untracked, p)
 		}
 	}
@@ -413,6 +413,16 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 	if len(paths) == 0 {
 		return noChange()
 	}
+	message := cleanMessage(subject+meta.suffix(), body)
+	switch rev, stat, changed, err := w.nativeCommit(ctx, prev, paths, sign, message); {
+	case errors.Is(err, errNotNative):
+	case err != nil:
+		return fail(err)
+	case !changed:
+		return noChange()
+	default:
+		return EditResult{Revision: rev, Previous: prev, Files: paths, Stat: stat}, nil
+	}
 	// commit takes a tracked path's content from the working tree itself;
 	// only a new file must be added first.
 	if !allTracked(paths, tracked) {
@@ -469,6 +479,15 @@ func allTracked(paths []string, tracked map[string]bool) bool {
 
 // tracked are those of paths git tracks, from one ls-files.
 func (w *Workspace) tracked(ctx context.Context, paths []string) (map[string]bool, error) {
+	if ix, ok := readIndex(w.root); ok {
+		tracked := map[string]bool{}
+		for _, p := range paths {
+			if ix.has(p) {
+				tracked[p] = true
+			}
+		}
+		return tracked, nil
+	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), append([]string{"ls-files", "-z", "--"}, paths...)...)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)

@@ -325,6 +325,9 @@ func (w *Workspace) ShortStat(ctx context.Context, from, to string) (Stat, error
 	if err != nil {
 		return Stat{}, err
 	}
+	if stat, ok := w.nativeShortStat(a, b); ok {
+		return stat, nil
+	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "diff", "--shortstat", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
 	if err != nil {
 		return Stat{}, fmt.Errorf("workspace: shortstat: %w", err)

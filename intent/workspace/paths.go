@@ -222,6 +222,14 @@ func (w *Workspace) isEmpty(p string) (bool, error) {
 // when head is set and the index knows nothing at p (the submodule's
 // removal is staged, not committed), HEAD does.
 func (w *Workspace) isSubmodule(ctx context.Context, p string, head bool) (bool, error) {
+	if ix, ok := readIndex(w.root); ok {
+		if i, found := ix.find(p); found {
+			return ix.entries[i].mode == gitGitlink, nil
+		}
+		if !head || ix.hasUnder(p) {
+			return false, nil
+		}
+	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-files", "-s", "-z", "--", p)
 	if err != nil {
 		return false, fmt.Errorf("workspace: %w", err)
