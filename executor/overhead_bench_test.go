@@ -9,6 +9,7 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/workspace"
 )
 
 // trivialTasks is how many tasks one round runs: two intents of ten, as
@@ -109,10 +110,20 @@ func (h *host) trivialApp(b *testing.B, round, earlier int) string {
 }
 
 // earlierTasks writes n completed tasks, ten to a delivered intent, into
-// the application's history as a long life leaves them: rows, events and
-// runs, in one transaction.
+// the application's history as a long life leaves them: rows, events,
+// runs and deliveries (of the workspace's first commit), in one
+// transaction.
 func (h *host) earlierTasks(b *testing.B, appID string, n int) {
 	b.Helper()
+	ws, err := workspace.Open(h.apps.WorkspaceDir(appID), time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, err := ws.Head(context.Background())
+	ws.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
 	db := h.launcher.Intents
 	tx, err := db.Write.Beginx()
 	if err != nil {
@@ -134,6 +145,7 @@ func (h *host) earlierTasks(b *testing.B, appID string, n int) {
 				b.Fatal(err)
 			}
 			intentID, _ = res.LastInsertId()
+			exec(`INSERT INTO deliveries (intent_id, app_id, at, revision, evidence) VALUES (?, ?, ?, ?, '{}')`, intentID, appID, at, first)
 		}
 		slug := fmt.Sprintf("%04d-change-the-site", i+1)
 		run := fmt.Sprintf("intent-%d-%s-a1", intentID, slug)

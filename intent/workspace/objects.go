@@ -138,8 +138,10 @@ func writeLoose(objects *os.Root, kind string, content []byte) (objectID, error)
 		return id, err
 	}
 	dir := path.Dir(name)
-	if err := objects.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return id, err
+	if _, err := objects.Lstat(dir); err != nil {
+		if err := objects.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return id, err
+		}
 	}
 	tmp := fmt.Sprintf("%s/tmp_obj_autoapp_%08x", dir, rand.Uint32())
 	f, err := objects.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
