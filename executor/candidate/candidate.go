@@ -342,6 +342,17 @@ func (s *Service) previewable(appID string) (State, error) {
 // preview that would not start is recorded with its sentence and returned
 // as an error.
 func (s *Service) startPreview(ctx context.Context, st *State) (preview.Info, error) {
+	info, err := s.launchPreview(ctx, st)
+	if err != nil {
+		return info, err
+	}
+	return info, s.save(st)
+}
+
+// launchPreview is startPreview leaving the record of a started preview
+// in st for the caller to save with what it records next (a cycle saves
+// its step at once).
+func (s *Service) launchPreview(ctx context.Context, st *State) (preview.Info, error) {
 	_, m, problems, err := s.apps.Manifest(st.AppID)
 	if err != nil {
 		return preview.Info{}, err
@@ -364,7 +375,7 @@ func (s *Service) startPreview(ctx context.Context, st *State) (preview.Info, er
 		return preview.Info{}, &Error{Code: app.EInvalid, Message: msg}
 	}
 	st.Preview = &PreviewRecord{Release: info.Release, SpawnedAt: info.SpawnedAt, URL: info.URL, Link: info.Link, Running: true}
-	return info, s.save(st)
+	return info, nil
 }
 
 // StopPreview stops the application's preview.

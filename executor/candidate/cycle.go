@@ -110,7 +110,7 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 
 	// Preview, under <callId>.preview.
 	j.hear(Doing{Step: DoingPreview})
-	info, err := s.startPreview(step(ctx, "preview"), st)
+	info, err := s.launchPreview(step(ctx, "preview"), st)
 	res.Preview = st.Preview
 	if err != nil {
 		var ce *Error

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -253,6 +254,10 @@ type Server struct {
 	always   []*script
 	requests []Request
 	calls    int
+
+	// busy is how long chat requests took here, from their arrival to
+	// their answer's end: the model's share of a run's time.
+	busy atomic.Int64
 }
 
 // New starts a scripted server that is closed when the test ends.
@@ -370,7 +375,14 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "scripted: no route for "+r.Method+" "+r.URL.Path, "not_found")
 }
 
+// Busy is how long the server spent answering chat requests, all told,
+// from each request's arrival to its answer's last byte: what a run's
+// time owes to the model rather than to the host.
+func (s *Server) Busy() time.Duration { return time.Duration(s.busy.Load()) }
+
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	defer func() { s.busy.Add(int64(time.Since(began))) }()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
