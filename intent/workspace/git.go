@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -415,6 +416,15 @@ func InitRepository(ctx context.Context, dir string, message string, now func() 
 	sign := hostSign(now())
 	if _, err := runGit(ctx, dir, sign, "init", "-q"); err != nil {
 		return "", fmt.Errorf("workspace: init %s: %w", dir, err)
+	}
+	// The 256 folders loose objects go in are made once, here, rather than
+	// one by one in the first turns' commits: a folder costs more to make
+	// than a file on some disks, and git makes them the same way.
+	for i := range 256 {
+		if err := os.Mkdir(filepath.Join(gitDir, "objects", fmt.Sprintf("%02x", i)), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			os.RemoveAll(gitDir)
+			return "", fmt.Errorf("workspace: init %s: %w", dir, err)
+		}
 	}
 	rev, err := firstCommit(ctx, dir, sign, message)
 	if err != nil {

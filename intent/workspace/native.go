@@ -199,11 +199,9 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 			if e.mode != gitFile && e.mode != gitExec {
 				return "", Stat{}, false, errNotNative
 			}
-			kind, content, ok := readLoose(objects, e.id)
-			if !ok || kind != "blob" {
+			if c.before, ok = looseBlob(objects, e.id); !ok {
 				return "", Stat{}, false, errNotNative
 			}
-			c.before = content
 		}
 		info, err := w.root.Lstat(p)
 		switch {
@@ -272,16 +270,8 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 	}
 	exact := true
 	for _, c := range changes {
-		stat.Files++
-		if binaryContent(c.before) || binaryContent(c.after) {
-			continue
-		}
-		ins, del, ok := lineChanges(c.before, c.after)
-		exact = exact && ok
-		stat.Insertions += ins
-		stat.Deletions += del
+		exact = stat.count(c.before, c.after) && exact
 	}
-	stat.ChangedLines = stat.Insertions + stat.Deletions
 	if stat.Files == 0 {
 		return "", Stat{}, false, nil
 	}
@@ -489,34 +479,20 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 				return false
 			default:
 				var before, after []byte
-				if old.mode != 0 {
-					kind, content, ok := readLoose(objects, old.id)
-					if !ok || kind != "blob" {
+				var ok bool
+				if added = added || old.mode == 0; old.mode != 0 {
+					if before, ok = looseBlob(objects, old.id); !ok {
 						return false
 					}
-					before = content
-				} else {
-					added = true
 				}
-				if cur.mode != 0 {
-					kind, content, ok := readLoose(objects, cur.id)
-					if !ok || kind != "blob" {
+				if deleted = deleted || cur.mode == 0; cur.mode != 0 {
+					if after, ok = looseBlob(objects, cur.id); !ok {
 						return false
 					}
-					after = content
-				} else {
-					deleted = true
 				}
-				stat.Files++
-				if binaryContent(before) || binaryContent(after) {
-					continue
-				}
-				ins, del, ok := lineChanges(before, after)
-				if !ok {
+				if !stat.count(before, after) {
 					return false
 				}
-				stat.Insertions += ins
-				stat.Deletions += del
 			}
 		}
 		return true
@@ -524,8 +500,28 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 	if !walk(ta, tb) || added && deleted {
 		return Stat{}, false
 	}
-	stat.ChangedLines = stat.Insertions + stat.Deletions
 	return stat, true
+}
+
+// count adds a file changed from before to after (nil when absent), as
+// git's stat counts it: a binary file changes no lines. false when the
+// change is too large to count cheaply.
+func (s *Stat) count(before, after []byte) bool {
+	s.Files++
+	if binaryContent(before) || binaryContent(after) {
+		return true
+	}
+	ins, del, ok := lineChanges(before, after)
+	s.Insertions += ins
+	s.Deletions += del
+	s.ChangedLines = s.Insertions + s.Deletions
+	return ok
+}
+
+// looseBlob is the content of the loose blob id.
+func looseBlob(objects *os.Root, id objectID) ([]byte, bool) {
+	kind, content, ok := readLoose(objects, id)
+	return content, ok && kind == "blob"
 }
 
 // looseTree reads the loose tree object id.

@@ -13,6 +13,16 @@ import (
 
 func nativeClock() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC) }
 
+// machineGit is where the machine's git is.
+func machineGit(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // gitAt runs the machine's git (its path found before the test hides it)
 // in dir with the workspace's environment and more.
 func gitAt(t *testing.T, gitPath, dir string, env []string, args ...string) string {
@@ -34,10 +44,7 @@ func gitAt(t *testing.T, gitPath, dir string, env []string, args ...string) stri
 // the two commits are the same object, the summaries count the same, and
 // git finds the repository, its index and its reflog sound.
 func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gitPath := machineGit(t)
 	cpPath, err := exec.LookPath("cp")
 	if err != nil {
 		t.Fatal(err)
@@ -195,10 +202,7 @@ func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
 // edited path is committed, and the staged change stays staged.
 func TestGitCommitsWhatTheHostCannotReadForCertain(t *testing.T) {
 	t.Parallel()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gitPath := machineGit(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644)
@@ -247,10 +251,7 @@ func TestGitCommitsWhatTheHostCannotReadForCertain(t *testing.T) {
 // host counts with git's diff of the same two files.
 func TestTheHostsLineCountIsGits(t *testing.T) {
 	t.Parallel()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gitPath := machineGit(t)
 	lines := func(n int, f func(i int) string) string {
 		var b strings.Builder
 		for i := range n {
@@ -288,10 +289,7 @@ func TestTheHostsLineCountIsGits(t *testing.T) {
 // git stripspace, the cleaning git commit -m does.
 func TestCommitMessagesAreCleanedAsGitCleansThem(t *testing.T) {
 	t.Parallel()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gitPath := machineGit(t)
 	for _, c := range [][2]string{
 		{"source.edit a.txt (run r, call r:1)", ""},
 		{"source.change create a, create b", "create a\ncreate b"},
