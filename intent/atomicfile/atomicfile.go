@@ -43,7 +43,12 @@ func write(path string, b []byte, sync bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
@@ -60,6 +65,7 @@ func write(path string, b []byte, sync bool) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
+	renamed = true
 	if !sync {
 		return nil
 	}

@@ -479,7 +479,7 @@ func allTracked(paths []string, tracked map[string]bool) bool {
 
 // tracked are those of paths git tracks, from one ls-files.
 func (w *Workspace) tracked(ctx context.Context, paths []string) (map[string]bool, error) {
-	if ix, ok := readIndex(w.root); ok {
+	if ix, ok := readIndex(w.files); ok {
 		tracked := map[string]bool{}
 		for _, p := range paths {
 			if ix.has(p) {

@@ -253,7 +253,7 @@ func (w *Workspace) Head(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("workspace: head: %w", err)
 	}
-	if hash, ok := headFromFiles(w.root); ok {
+	if hash, ok := headFromFiles(w.files); ok {
 		return hash, nil
 	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "HEAD^{commit}")
@@ -274,7 +274,7 @@ func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *P
 	}
 	// A full hash of a commit the repository holds loose (the host's own
 	// commits) needs no git to resolve.
-	if looseCommit(w.root, rev) {
+	if looseCommit(w.files, rev) {
 		return rev, nil, nil
 	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "--quiet", rev+"^{commit}")

@@ -3,7 +3,6 @@ package workspace
 import (
 	"compress/zlib"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -15,7 +14,7 @@ import (
 // answers false, and git is asked instead. The files may have been
 // written by the engineer's code, so nothing in them is trusted beyond a
 // name and a hash, each checked for its shape.
-func headFromFiles(root *os.Root) (string, bool) {
+func headFromFiles(root files) (string, bool) {
 	head, ok := readSmall(root, ".git/HEAD")
 	if !ok {
 		return "", false
@@ -41,17 +40,12 @@ func headFromFiles(root *os.Root) (string, bool) {
 // looseCommit says hash names a commit stored as a loose object (what the
 // host's own commits are until git packs them): the object's file is
 // there and its header says commit. Anything else, git is asked.
-func looseCommit(root *os.Root, hash string) bool {
+func looseCommit(root files, hash string) bool {
 	if !objectName(hash) {
 		return false
 	}
-	name := ".git/objects/" + hash[:2] + "/" + hash[2:]
-	info, err := root.Lstat(name)
-	if err != nil || !info.Mode().IsRegular() {
-		return false
-	}
-	f, err := root.Open(name)
-	if err != nil {
+	f, ok := root.open(".git/objects/" + hash[:2] + "/" + hash[2:])
+	if !ok {
 		return false
 	}
 	defer f.Close()
@@ -68,20 +62,13 @@ func looseCommit(root *os.Root, hash string) bool {
 }
 
 // readSmall reads a regular file of at most 64 KiB under root.
-func readSmall(root *os.Root, name string) (string, bool) {
-	info, err := root.Lstat(name)
-	if err != nil || !info.Mode().IsRegular() || info.Size() > 64<<10 {
-		return "", false
-	}
-	b, err := root.ReadFile(name)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
+func readSmall(root files, name string) (string, bool) {
+	b, ok := root.read(name, 64<<10)
+	return string(b), ok
 }
 
 // packedRef finds ref in .git/packed-refs.
-func packedRef(root *os.Root, ref string) (string, bool) {
+func packedRef(root files, ref string) (string, bool) {
 	text, ok := readSmall(root, ".git/packed-refs")
 	if !ok {
 		return "", false

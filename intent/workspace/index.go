@@ -46,13 +46,9 @@ type cachedTree struct {
 const maxIndex = 64 << 20
 
 // readIndex reads .git/index; false when it is absent or not as above.
-func readIndex(root *os.Root) (gitIndex, bool) {
-	info, err := root.Lstat(".git/index")
-	if err != nil || !info.Mode().IsRegular() || info.Size() > maxIndex {
-		return gitIndex{}, false
-	}
-	b, err := root.ReadFile(".git/index")
-	if err != nil {
+func readIndex(root files) (gitIndex, bool) {
+	b, ok := root.read(".git/index", maxIndex)
+	if !ok {
 		return gitIndex{}, false
 	}
 	return parseIndex(b)

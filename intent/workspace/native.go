@@ -24,8 +24,8 @@ import (
 // plainRepository says the repository's configuration is the one git init
 // writes here and nothing else: no filters, no line-ending conversion, no
 // other object format, no attributes, no excludes file.
-func plainRepository(root *os.Root) bool {
-	info, err := root.Lstat(".git")
+func plainRepository(root files) bool {
+	info, err := root.root.Lstat(".git")
 	if err != nil || !info.IsDir() {
 		return false // a worktree's or a submodule's .git file
 	}
@@ -48,7 +48,7 @@ func plainRepository(root *os.Root) bool {
 			}
 		}
 	}
-	if _, err := root.Lstat(".git/info/attributes"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := root.root.Lstat(".git/info/attributes"); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	return true
@@ -56,10 +56,10 @@ func plainRepository(root *os.Root) bool {
 
 // excludesNothing says .git/info/exclude, when there, holds only comments
 // and empty lines, as git init writes it.
-func excludesNothing(root *os.Root) bool {
+func excludesNothing(root files) bool {
 	text, ok := readSmall(root, ".git/info/exclude")
 	if !ok {
-		_, err := root.Lstat(".git/info/exclude")
+		_, err := root.root.Lstat(".git/info/exclude")
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	for line := range strings.Lines(text) {
@@ -74,7 +74,7 @@ func excludesNothing(root *os.Root) bool {
 // repository is plain, excludes nothing, and no .gitignore is in p's
 // folder or any folder above it. Otherwise git is asked.
 func (w *Workspace) surelyNotIgnored(p string) bool {
-	if !plainRepository(w.root) || !excludesNothing(w.root) {
+	if !plainRepository(w.files) || !excludesNothing(w.files) {
 		return false
 	}
 	for dir := path.Dir(p); ; dir = path.Dir(dir) {
@@ -92,7 +92,7 @@ func (w *Workspace) surelyNotIgnored(p string) bool {
 }
 
 // branchOf is the branch HEAD names, when HEAD is a plain symbolic ref.
-func branchOf(root *os.Root) (string, bool) {
+func branchOf(root files) (string, bool) {
 	head, ok := readSmall(root, ".git/HEAD")
 	if !ok {
 		return "", false
@@ -105,11 +105,11 @@ func branchOf(root *os.Root) (string, bool) {
 }
 
 // refValue is the commit ref names now, loose or packed.
-func refValue(root *os.Root, ref string) (string, bool) {
+func refValue(root files, ref string) (string, bool) {
 	if hash, ok := readSmall(root, ".git/"+ref); ok {
 		return strings.TrimSpace(hash), true
 	}
-	if _, err := root.Lstat(".git/" + ref); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := root.root.Lstat(".git/" + ref); !errors.Is(err, fs.ErrNotExist) {
 		return "", false
 	}
 	return packedRef(root, ref)
@@ -125,10 +125,10 @@ var errNotNative = errors.New("workspace: git makes this commit")
 // written nothing, when the repository is not one it can read for
 // certain; changed is false when the paths hold what prev has.
 func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []string, sign signature, message string) (rev string, stat Stat, changed bool, err error) {
-	if !plainRepository(w.root) {
+	if !plainRepository(w.files) {
 		return "", Stat{}, false, errNotNative
 	}
-	ref, ok := branchOf(w.root)
+	ref, ok := branchOf(w.files)
 	if !ok {
 		return "", Stat{}, false, errNotNative
 	}
@@ -141,7 +141,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 		return "", Stat{}, false, errNotNative
 	}
 	defer objects.Close()
-	headTree, ok := commitTree(objects, parent)
+	headTree, ok := commitTree(w.files, parent)
 	if !ok {
 		return "", Stat{}, false, errNotNative
 	}
@@ -158,7 +158,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 			w.root.Remove(".git/index.lock")
 		}
 	}()
-	ix, ok := readIndex(w.root)
+	ix, ok := readIndex(w.files)
 	// The index must be HEAD's tree exactly (its cache of the top tree
 	// says so), so that committing it with the paths changed is what git
 	// commits with only those paths.
@@ -199,7 +199,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 			if e.mode != gitFile && e.mode != gitExec {
 				return "", Stat{}, false, errNotNative
 			}
-			if c.before, ok = looseBlob(objects, e.id); !ok {
+			if c.before, ok = looseBlob(w.files, e.id); !ok {
 				return "", Stat{}, false, errNotNative
 			}
 		}
@@ -311,7 +311,7 @@ func (w *Workspace) moveRef(ref, prev, next string, committer signature, message
 		return fmt.Errorf("workspace: the branch %s is locked by another git: %w", ref, err)
 	}
 	defer w.root.Remove(lockName)
-	if now, ok := refValue(w.root, ref); !ok || now != prev {
+	if now, ok := refValue(w.files, ref); !ok || now != prev {
 		lock.Close()
 		return fmt.Errorf("workspace: the branch %s moved while the host committed", ref)
 	}
@@ -419,16 +419,11 @@ func binaryContent(b []byte) bool {
 func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 	a, okA := parseObjectID(from)
 	b, okB := parseObjectID(to)
-	if !okA || !okB || !plainRepository(w.root) {
+	if !okA || !okB || !plainRepository(w.files) {
 		return Stat{}, false
 	}
-	objects, ok := openObjects(w.root)
-	if !ok {
-		return Stat{}, false
-	}
-	defer objects.Close()
-	ta, okA := commitTree(objects, a)
-	tb, okB := commitTree(objects, b)
+	ta, okA := commitTree(w.files, a)
+	tb, okB := commitTree(w.files, b)
 	if !okA || !okB {
 		return Stat{}, false
 	}
@@ -448,7 +443,7 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 			if side.id == (objectID{}) {
 				continue
 			}
-			items, ok := looseTree(objects, side.id)
+			items, ok := looseTree(w.files, side.id)
 			if !ok {
 				return false
 			}
@@ -481,12 +476,12 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 				var before, after []byte
 				var ok bool
 				if added = added || old.mode == 0; old.mode != 0 {
-					if before, ok = looseBlob(objects, old.id); !ok {
+					if before, ok = looseBlob(w.files, old.id); !ok {
 						return false
 					}
 				}
 				if deleted = deleted || cur.mode == 0; cur.mode != 0 {
-					if after, ok = looseBlob(objects, cur.id); !ok {
+					if after, ok = looseBlob(w.files, cur.id); !ok {
 						return false
 					}
 				}
@@ -519,14 +514,14 @@ func (s *Stat) count(before, after []byte) bool {
 }
 
 // looseBlob is the content of the loose blob id.
-func looseBlob(objects *os.Root, id objectID) ([]byte, bool) {
-	kind, content, ok := readLoose(objects, id)
+func looseBlob(root files, id objectID) ([]byte, bool) {
+	kind, content, ok := readLoose(root, id)
 	return content, ok && kind == "blob"
 }
 
 // looseTree reads the loose tree object id.
-func looseTree(objects *os.Root, id objectID) ([]treeItem, bool) {
-	kind, content, ok := readLoose(objects, id)
+func looseTree(root files, id objectID) ([]treeItem, bool) {
+	kind, content, ok := readLoose(root, id)
 	if !ok || kind != "tree" {
 		return nil, false
 	}

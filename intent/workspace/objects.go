@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,17 +83,11 @@ func openObjects(root *os.Root) (*os.Root, bool) {
 // may change, and then some.
 const maxObject = MaxFileBytes + 1<<20
 
-// readLoose reads the loose object id from the objects folder: its kind
-// and content. false when it is not stored loose, or is not what its name
-// says.
-func readLoose(objects *os.Root, id objectID) (string, []byte, bool) {
-	name := objectPath(id)
-	info, err := objects.Lstat(name)
-	if err != nil || !info.Mode().IsRegular() {
-		return "", nil, false
-	}
-	f, err := objects.Open(name)
-	if err != nil {
+// readLoose reads the loose object id: its kind and content. false when
+// it is not stored loose, or is not what its name says.
+func readLoose(root files, id objectID) (string, []byte, bool) {
+	f, ok := root.open(".git/objects/" + objectPath(id))
+	if !ok {
 		return "", nil, false
 	}
 	defer f.Close()
@@ -121,11 +114,24 @@ func readLoose(objects *os.Root, id objectID) (string, []byte, bool) {
 
 // writeLoose stores an object of kind with content loose, unless it is
 // there already, and returns its name. The file is written beside its
-// place and renamed there, read-only, as git does.
+// place and renamed there, read-only, as git does. Its folder is opened
+// as a root of its own, so that each step is one name deep.
 func writeLoose(objects *os.Root, kind string, content []byte) (objectID, error) {
 	id := hashObject(kind, content)
-	name := objectPath(id)
-	if info, err := objects.Lstat(name); err == nil && info.Mode().IsRegular() {
+	hex := id.String()
+	dir, name := hex[:2], hex[2:]
+	fan, err := objects.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := objects.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return id, err
+		}
+		fan, err = objects.OpenRoot(dir)
+	}
+	if err != nil {
+		return id, err
+	}
+	defer fan.Close()
+	if info, err := fan.Lstat(name); err == nil && info.Mode().IsRegular() {
 		return id, nil
 	}
 	var buf bytes.Buffer
@@ -137,14 +143,8 @@ func writeLoose(objects *os.Root, kind string, content []byte) (objectID, error)
 	if err := z.Close(); err != nil {
 		return id, err
 	}
-	dir := path.Dir(name)
-	if _, err := objects.Lstat(dir); err != nil {
-		if err := objects.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return id, err
-		}
-	}
-	tmp := fmt.Sprintf("%s/tmp_obj_autoapp_%08x", dir, rand.Uint32())
-	f, err := objects.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	tmp := fmt.Sprintf("tmp_obj_autoapp_%08x", rand.Uint32())
+	f, err := fan.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return id, err
 	}
@@ -154,10 +154,10 @@ func writeLoose(objects *os.Root, kind string, content []byte) (objectID, error)
 	}
 	if err == nil {
 		// Another writer may have stored the object first: the same bytes.
-		err = objects.Rename(tmp, name)
+		err = fan.Rename(tmp, name)
 	}
 	if err != nil {
-		objects.Remove(tmp)
+		fan.Remove(tmp)
 	}
 	return id, err
 }
@@ -225,8 +225,8 @@ func decodeTree(content []byte) ([]treeItem, bool) {
 }
 
 // commitTree is the tree a loose commit records.
-func commitTree(objects *os.Root, commit objectID) (objectID, bool) {
-	kind, content, ok := readLoose(objects, commit)
+func commitTree(root files, commit objectID) (objectID, bool) {
+	kind, content, ok := readLoose(root, commit)
 	if !ok || kind != "commit" {
 		return objectID{}, false
 	}

@@ -222,7 +222,7 @@ func (w *Workspace) isEmpty(p string) (bool, error) {
 // when head is set and the index knows nothing at p (the submodule's
 // removal is staged, not committed), HEAD does.
 func (w *Workspace) isSubmodule(ctx context.Context, p string, head bool) (bool, error) {
-	if ix, ok := readIndex(w.root); ok {
+	if ix, ok := readIndex(w.files); ok {
 		if i, found := ix.find(p); found {
 			return ix.entries[i].mode == gitGitlink, nil
 		}

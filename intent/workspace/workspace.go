@@ -42,9 +42,10 @@ const (
 // can reach outside it: every file is reached through an os.Root, which
 // refuses paths and symbolic links that leave the directory.
 type Workspace struct {
-	dir  string
-	root *os.Root
-	now  func() time.Time
+	dir   string
+	root  *os.Root
+	files files
+	now   func() time.Time
 
 	// writing serialises Edit and Change: each writes files, then commits
 	// them, and two at once would share git's index. It is the directory's,
@@ -106,7 +107,7 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	writing, _ := writers.LoadOrStore(real, &sync.Mutex{})
-	return &Workspace{dir: real, root: root, now: now, writing: writing.(*sync.Mutex)}, nil
+	return &Workspace{dir: real, root: root, files: openFiles(real, root), now: now, writing: writing.(*sync.Mutex)}, nil
 }
 
 // isTop checks with git that real (dir, resolved) is the top of a git
@@ -131,6 +132,7 @@ func (w *Workspace) Dir() string { return w.dir }
 
 // Close releases the workspace's directory handle.
 func (w *Workspace) Close() error {
+	w.files.close()
 	if err := w.root.Close(); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
