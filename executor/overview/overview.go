@@ -34,7 +34,7 @@ type Backlog interface {
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
 	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
-	Interventions(ctx context.Context, intentID int64) (pending, applied []intent.Receipt, err error)
+	GetWithInterventions(ctx context.Context, intentID int64) (d intent.IntentDetail, pending, applied []intent.Receipt, err error)
 }
 
 // BoardReader reads an application's live intents and recent completed
