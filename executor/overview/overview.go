@@ -561,6 +561,9 @@ func (s *Service) Intent(ctx context.Context, d intent.IntentDetail) (IntentSpen
 		return out, err
 	}
 	out.Prices = prices
+	if len(turns) == 0 {
+		return out, nil // nothing to share out among the tasks
+	}
 	owner := map[string]int64{}
 	for _, t := range d.Tasks {
 		owner[AdviceRunID(d.ID, t.Slug)] = t.ID
