@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
 )
@@ -35,12 +36,17 @@ type Service struct {
 	taskMoved []func(context.Context, TaskMoved)
 	// details keeps the last read of the intents whose pages are open.
 	details *detailCache
+	// tierModels keeps intent-models.json while it is the same.
+	tierModels *atomicfile.Kept[tierModels]
 }
 
 // NewService builds the service over the intents store; root is the data
 // folder, where launcher/intent-models.json holds the tier models.
 func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	return &Service{db: db, root: root, now: now, details: newDetailCache()}
+	s := &Service{db: db, root: root, now: now, details: newDetailCache()}
+	path := s.tierModelsPath()
+	s.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
+	return s
 }
 
 func (s *Service) tierModelsPath() string {

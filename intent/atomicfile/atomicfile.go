@@ -2,7 +2,8 @@
 // the new one, never half of either. The launcher's settings beside the
 // stores (intent-models.json, limits.json, prices.json, session.json,
 // sandbox.json, the providers), an application's candidate.json and the
-// owner's autoapp.json are written through it.
+// owner's autoapp.json are written through it. Kept keeps what was read of
+// such a file while it is the same.
 //
 // It imports nothing of autoapp, so every package that writes such a file,
 // the sandbox included, can use it.
