@@ -301,6 +301,7 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	if !d.SubmittedAt.IsZero() {
 		v.Submitted = clock(d.SubmittedAt)
 	}
+	v.Tasks = make([]views.TaskRow, 0, len(d.Tasks))
 	for _, t := range d.Tasks {
 		row := taskRow(t, d.Removable(t))
 		if total, ok := p.Spend.Tasks[t.ID]; ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"testing"
+	"time"
 
 	"autoapp/intent"
 )
@@ -117,5 +118,75 @@ func TestCompletedExamplesAreTheFinishedTasksHashes(t *testing.T) {
 	want := map[string]string{tasks[0].Slug + "-c1": "h-tags-1", tasks[0].Slug + "-c2": "h-tags-2"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("CompletedExamples = %v, want %v", got, want)
+	}
+}
+
+// The interventions sent to an intent are read with it for its page, and
+// each change to them shows on the next read: a submission, its
+// application (here on an intent stopped already, which writes nothing
+// else), and what a Run writes on it later.
+func TestAnIntentsInterventionsReadAgainShowEveryChangeSinceTheLast(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in, _ := e.running(t, "notes", "Add tags")
+	read := func() (pending, applied []intent.Receipt) {
+		t.Helper()
+		d, pending, applied, err := e.svc.GetWithInterventions(ctx, in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ID != in.ID || d.Status != e.intentStatus(t, in.ID) {
+			t.Fatalf("the read is of intent %d, %s", d.ID, d.Status)
+		}
+		return pending, applied
+	}
+	if p, a := read(); len(p)+len(a) != 0 {
+		t.Fatalf("a new intent has receipts: %+v %+v", p, a)
+	}
+	read() // the second read may be the kept one
+
+	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Tags should be lowercase."); err != nil {
+		t.Fatal(err)
+	}
+	if p, a := read(); len(p) != 1 || p[0].Text != "Tags should be lowercase." || len(a) != 0 {
+		t.Fatalf("after the feedback was sent the read says pending %+v, applied %+v", p, a)
+	}
+	const reason = "0001-add-tags failed."
+	if err := e.svc.MoveIntent(ctx, in.ID, intent.IntentStopped, reason); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	// The read between applying and acknowledging sees it applied.
+	seen := false
+	intent.SetAfterApply(e.svc, func() {
+		p, a := read()
+		seen = len(p) == 0 && len(a) == 1 && a[0].ID == "f-1" && a[0].Held == reason
+		if !seen {
+			t.Errorf("once the feedback was applied the read says pending %+v, applied %+v", p, a)
+		}
+	})
+	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	intent.SetAfterApply(e.svc, nil)
+	if !seen {
+		t.Fatal("the read after applying was not made")
+	}
+	if _, a := read(); len(a) != 1 || a[0].ResumedAt != nil {
+		t.Fatalf("after acknowledging the read says applied %+v", a)
+	}
+	// A change written by hand, outside the service, shows too.
+	resumed := e.clock.now().Add(time.Minute)
+	if _, err := e.db.Write.Exec(`UPDATE intervention_applied SET resumed_at = ?`, resumed.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if _, a := read(); len(a) != 1 || a[0].ResumedAt == nil || !a[0].ResumedAt.Equal(resumed) {
+		t.Fatalf("after it was resumed the read says applied %+v", a)
+	}
+	// What one reader changes in its read is not in the next.
+	_, a := read()
+	a[0].Text = "changed by a reader"
+	if _, a := read(); a[0].Text == "changed by a reader" {
+		t.Fatal("a reader's change reached the next read")
 	}
 }

@@ -209,13 +209,30 @@ func (s *Service) Interventions(ctx context.Context, intentID int64) (pending, a
 		if r.Order == 0 {
 			continue // the intent has no receipt
 		}
-		if rc := r.receipt(); rc.Pending() {
-			pending = append(pending, rc)
-		} else {
-			applied = append(applied, rc)
-		}
+		pending, applied = sortReceipt(r.receipt(), pending, applied)
 	}
 	return pending, applied, nil
+}
+
+// intentReceipts are an intent's receipts, pending and applied, in order,
+// read in the caller's transaction.
+func intentReceipts(ctx context.Context, tx *sqlx.Tx, intentID int64) (pending, applied []Receipt, err error) {
+	var rows []receiptRow
+	if err := tx.SelectContext(ctx, &rows, `SELECT `+receiptColumns+` WHERE i.intent_id = ? ORDER BY i.ord`, intentID); err != nil {
+		return nil, nil, fmt.Errorf("intent: interventions: %w", err)
+	}
+	for _, r := range rows {
+		pending, applied = sortReceipt(r.receipt(), pending, applied)
+	}
+	return pending, applied, nil
+}
+
+// sortReceipt adds a receipt to the pending or to the applied ones.
+func sortReceipt(rc Receipt, pending, applied []Receipt) ([]Receipt, []Receipt) {
+	if rc.Pending() {
+		return append(pending, rc), applied
+	}
+	return pending, append(applied, rc)
 }
 
 // FeedbackHook is what else applied feedback changes, in the same

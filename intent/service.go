@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
 )
@@ -35,12 +36,17 @@ type Service struct {
 	taskMoved []func(context.Context, TaskMoved)
 	// details keeps the last read of the intents whose pages are open.
 	details *detailCache
+	// tierModels keeps intent-models.json while it is the same.
+	tierModels *atomicfile.Kept[tierModels]
 }
 
 // NewService builds the service over the intents store; root is the data
 // folder, where launcher/intent-models.json holds the tier models.
 func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	return &Service{db: db, root: root, now: now, details: newDetailCache()}
+	s := &Service{db: db, root: root, now: now, details: newDetailCache()}
+	path := s.tierModelsPath()
+	s.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
+	return s
 }
 
 func (s *Service) tierModelsPath() string {
@@ -408,48 +414,68 @@ func (s *Service) List(ctx context.Context, appID string) ([]IntentSummary, erro
 // Get returns an intent with its tasks in run order, each with its tier,
 // whether it is blocked and the model it would run on.
 func (s *Service) Get(ctx context.Context, intentID int64) (IntentDetail, error) {
+	r, err := s.read(ctx, intentID, false)
+	return r.d, err
+}
+
+// GetWithInterventions is Get with the intent's receipts, pending and
+// applied, each in order, read at once: what the intent's page shows of
+// the store, asked for every two seconds while it runs.
+func (s *Service) GetWithInterventions(ctx context.Context, intentID int64) (d IntentDetail, pending, applied []Receipt, err error) {
+	r, err := s.read(ctx, intentID, true)
+	return r.d, r.pending, r.applied, err
+}
+
+// read is Get's read, with the receipts when asked for: answered from the
+// last one while the intent's version and the tier models are the same.
+func (s *Service) read(ctx context.Context, intentID int64, receipts bool) (intentRead, error) {
 	tiers, err := s.TierModels()
 	if err != nil {
-		return IntentDetail{}, err
+		return intentRead{}, err
 	}
 	var version int64
 	err = s.db.Read.GetContext(ctx, &version, `SELECT version FROM intents WHERE id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return IntentDetail{}, refuse(ENotFound, "There is no intent %d.", intentID)
+		return intentRead{}, refuse(ENotFound, "There is no intent %d.", intentID)
 	}
 	if err != nil {
-		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+		return intentRead{}, fmt.Errorf("intent: get %d: %w", intentID, err)
 	}
-	if d, ok := s.details.get(intentID, version, tiers); ok {
-		return d, nil
+	if r, ok := s.details.get(intentID, version, tiers, receipts); ok {
+		return r, nil
 	}
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
-		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+		return intentRead{}, fmt.Errorf("intent: get %d: %w", intentID, err)
 	}
 	defer tx.Rollback()
 	// The version the read is kept under is the one it was read at.
 	if err := tx.GetContext(ctx, &version, `SELECT version FROM intents WHERE id = ?`, intentID); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return IntentDetail{}, fmt.Errorf("intent: get %d: %w", intentID, err)
+		return intentRead{}, fmt.Errorf("intent: get %d: %w", intentID, err)
 	}
 	in, err := loadIntent(ctx, tx, intentID)
 	if err != nil {
-		return IntentDetail{}, err
+		return intentRead{}, err
 	}
 	tasks, err := intentTasks(ctx, tx, intentID)
 	if err != nil {
-		return IntentDetail{}, err
+		return intentRead{}, err
 	}
-	d := IntentDetail{Intent: in, Tasks: backlog(tasks, tiers)}
+	r := intentRead{d: IntentDetail{Intent: in, Tasks: backlog(tasks, tiers)}, receipts: receipts}
 	reasons, err := endReasons(ctx, tx, intentID)
 	if err != nil {
-		return IntentDetail{}, err
+		return intentRead{}, err
 	}
-	for i := range d.Tasks {
-		d.Tasks[i].Reason = reasons[d.Tasks[i].ID]
+	for i := range r.d.Tasks {
+		r.d.Tasks[i].Reason = reasons[r.d.Tasks[i].ID]
 	}
-	s.details.put(intentID, version, tiers, d)
-	return d, nil
+	if receipts {
+		if r.pending, r.applied, err = intentReceipts(ctx, tx, intentID); err != nil {
+			return intentRead{}, err
+		}
+	}
+	s.details.put(intentID, version, tiers, r)
+	return r, nil
 }
 
 // endReasons are, for the failed and interrupted tasks of an intent, the

@@ -682,3 +682,39 @@ func TestTierModels(t *testing.T) {
 		t.Fatal("a broken file read as tier models")
 	}
 }
+
+// intent-models.json is kept between reads while it is the same; every
+// change shows on the next read: by this service, by another process over
+// the same root, by hand.
+func TestAChangeOfTheTierModelsShowsOnTheNextRead(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	want := func(quick string) {
+		t.Helper()
+		m, err := e.svc.TierModels()
+		if err != nil || m["quick"] != quick {
+			t.Fatalf("the quick tier runs on %q, %v; want %q", m["quick"], err, quick)
+		}
+		m["quick"] = "changed by a reader"
+	}
+	want("")
+	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3"}); err != nil {
+		t.Fatal(err)
+	}
+	want("ollama:qwen3")
+	want("ollama:qwen3")
+	other := intent.NewService(e.db, e.root, e.clock.now)
+	if err := other.SetTierModels(ctx, "op-2", map[string]string{"quick": "ollama:gemma"}); err != nil {
+		t.Fatal(err)
+	}
+	want("ollama:gemma")
+	path := filepath.Join(e.root, "launcher", "intent-models.json")
+	if err := os.WriteFile(path, []byte(`{"quick": "gpt-5"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want("gpt-5")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	want("")
+}

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,28 +22,39 @@ import (
 // quick, standard and deep; "" (null in the file) leaves a tier to the
 // model chosen in Settings. A missing file sets no tier.
 func (s *Service) TierModels() (map[string]string, error) {
+	r := s.tierModels.Get()
+	return maps.Clone(r.m), r.err
+}
+
+// tierModels is what a read of intent-models.json found.
+type tierModels struct {
+	m   map[string]string
+	err error
+}
+
+// readTierModels is TierModels of the file at path's bytes, or of the
+// error reading them.
+func readTierModels(path string, b []byte, err error) tierModels {
 	m := map[string]string{}
 	for _, t := range plan.Tiers {
 		m[t] = ""
 	}
-	path := s.tierModelsPath()
-	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
+		return tierModels{m: m}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("intent: tier models: %w", err)
+		return tierModels{err: fmt.Errorf("intent: tier models: %w", err)}
 	}
 	var file map[string]*string
 	if err := json.Unmarshal(b, &file); err != nil {
-		return nil, fmt.Errorf("intent: %s is not a JSON object of tier → model: %w", path, err)
+		return tierModels{err: fmt.Errorf("intent: %s is not a JSON object of tier → model: %w", path, err)}
 	}
 	for tier, model := range file {
 		if _, ok := m[tier]; ok && model != nil {
 			m[tier] = *model
 		}
 	}
-	return m, nil
+	return tierModels{m: m}
 }
 
 // SetTierModels writes the model of each tier to intent-models.json,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,23 +32,41 @@ type limitsJSON struct {
 	TurnMinutes float64 `json:"turnMinutes"`
 }
 
-// LimitsFile reads and writes limits.json. It is read afresh for every
-// turn, so a change in Settings holds from the next turn on.
+// LimitsFile reads and writes limits.json. It is read afresh whenever it
+// changed, so a change in Settings holds from the next turn on; while it
+// is the same, what was read of it last is kept (atomicfile.Kept).
 type LimitsFile struct {
 	path string
+	kept *atomicfile.Kept[readLimits]
+}
+
+// readLimits is what a read of limits.json found: the limits in force and
+// why the defaults hold, when they do.
+type readLimits struct {
+	l   Limits
+	why string
 }
 
 // NewLimitsFile is the limits file of the data folder root.
 func NewLimitsFile(root string) *LimitsFile {
-	return &LimitsFile{path: filepath.Join(root, "launcher", LimitsFileName)}
+	path := filepath.Join(root, "launcher", LimitsFileName)
+	return &LimitsFile{path: path, kept: atomicfile.NewKept(path, func(b []byte, err error) readLimits {
+		l, why := parseLimits(b, err)
+		return readLimits{l, why}
+	})}
 }
 
 // Read is the limits in force: limits.json's, or the defaults (8 minutes
 // idle, 20 minutes a turn) when it is missing or cannot be used, with the
 // sentence that says why in the second case.
 func (f *LimitsFile) Read() (Limits, string) {
+	r := f.kept.Get()
+	return r.l, r.why
+}
+
+// parseLimits is Read of limits.json's bytes, or of the error reading them.
+func parseLimits(b []byte, err error) (Limits, string) {
 	d := Limits{}.WithDefaults()
-	b, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, ""
 	}

@@ -44,3 +44,38 @@ func TestTheLimitsFileHoldsTheOwnersLimitsOrSaysWhyTheDefaultsHold(t *testing.T)
 		t.Fatalf("Save = %v, want both fields named", err)
 	}
 }
+
+// limits.json is kept between reads while it is the same, and whatever
+// changes it shows on the next turn's read: Save, an edit by hand, its
+// removal.
+func TestAChangeOfTheLimitsFileHoldsFromTheNextRead(t *testing.T) {
+	root := t.TempDir()
+	f := ai.NewLimitsFile(root)
+	want := func(idle, wall time.Duration) {
+		t.Helper()
+		if l := f.Limits(); l.Idle != idle || l.Wall != wall {
+			t.Fatalf("the limits are %v idle, %v a turn; want %v and %v", l.Idle, l.Wall, idle, wall)
+		}
+	}
+	want(8*time.Minute, 20*time.Minute)
+	if err := f.Save("1", "2"); err != nil {
+		t.Fatal(err)
+	}
+	want(time.Minute, 2*time.Minute)
+	want(time.Minute, 2*time.Minute)
+	// Another LimitsFile of the same root (the launcher's settings page and
+	// its executor each may hold one) saves, and this one sees it.
+	if err := ai.NewLimitsFile(root).Save("3", "4"); err != nil {
+		t.Fatal(err)
+	}
+	want(3*time.Minute, 4*time.Minute)
+	path := filepath.Join(root, "launcher", ai.LimitsFileName)
+	if err := os.WriteFile(path, []byte(`{"idleMinutes": 5, "turnMinutes": 60}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want(5*time.Minute, time.Hour)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	want(8*time.Minute, 20*time.Minute)
+}

@@ -72,10 +72,11 @@ func (p IntentPage) Guided() bool {
 // show, in one call that writes nothing.
 func (s *Service) IntentPage(ctx context.Context, id int64) (IntentPage, error) {
 	p := IntentPage{At: s.d.Now(), Limits: s.d.Limits().WithDefaults()}
-	d, err := s.d.Backlog.Get(ctx, id)
+	d, pending, applied, err := s.d.Backlog.GetWithInterventions(ctx, id)
 	if err != nil {
 		return p, err
 	}
+	p.Interventions = append(pending, applied...)
 	if p.App, err = s.d.Apps.Get(ctx, d.AppID); err != nil {
 		return p, err
 	}
@@ -107,11 +108,6 @@ func (s *Service) IntentPage(ctx context.Context, id int64) (IntentPage, error) 
 			return p, err
 		}
 	}
-	pending, applied, err := s.d.Backlog.Interventions(ctx, d.ID)
-	if err != nil {
-		return p, err
-	}
-	p.Interventions = append(pending, applied...)
 	if d.Status == intent.IntentDone && s.d.Deliveries != nil {
 		dv, err := s.d.Deliveries.Get(ctx, d.ID)
 		switch re, ok := refusal.As(err); {

@@ -34,7 +34,7 @@ type Backlog interface {
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
 	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
-	Interventions(ctx context.Context, intentID int64) (pending, applied []intent.Receipt, err error)
+	GetWithInterventions(ctx context.Context, intentID int64) (d intent.IntentDetail, pending, applied []intent.Receipt, err error)
 }
 
 // BoardReader reads an application's live intents and recent completed
@@ -561,6 +561,9 @@ func (s *Service) Intent(ctx context.Context, d intent.IntentDetail) (IntentSpen
 		return out, err
 	}
 	out.Prices = prices
+	if len(turns) == 0 {
+		return out, nil // nothing to share out among the tasks
+	}
 	owner := map[string]int64{}
 	for _, t := range d.Tasks {
 		owner[AdviceRunID(d.ID, t.Slug)] = t.ID

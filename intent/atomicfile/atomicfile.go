@@ -4,7 +4,7 @@
 // sandbox.json, the providers) and the owner's autoapp.json are written
 // through Write, which waits for the disk; an application's
 // candidate.json, rewritten several times a task, through Replace, which
-// does not.
+// does not. Kept keeps what was read of such a file while it is the same.
 //
 // It imports nothing of autoapp, so every package that writes such a file,
 // the sandbox included, can use it.

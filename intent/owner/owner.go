@@ -363,14 +363,17 @@ func (s *Service) Session(ctx context.Context, id string) (Owner, error) {
 		return Owner{}, ErrNoSession
 	}
 	var row struct {
-		Name     string `db:"name"`
-		Created  int64  `db:"created_at"`
-		LastSeen int64  `db:"last_seen_at"`
+		Name     sql.NullString `db:"name"`
+		Created  int64          `db:"created_at"`
+		LastSeen int64          `db:"last_seen_at"`
 	}
+	// Every request asks, so the owner's name is a subquery rather than a
+	// join: SQLite plans a join again on each call here, as the driver's
+	// statement cache clears the bindings its estimate depends on.
 	err := s.db.Read.GetContext(ctx, &row,
-		`SELECT o.name, s.created_at, s.last_seen_at FROM sessions s, owner o WHERE s.id_hash = ? AND o.id = 1`, hashID(id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Owner{}, ErrNoSession
+		`SELECT (SELECT name FROM owner WHERE id = 1) AS name, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, hashID(id))
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !row.Name.Valid {
+		return Owner{}, ErrNoSession // no such session, or no owner
 	}
 	if err != nil {
 		return Owner{}, fmt.Errorf("owner: session: %w", err)
@@ -389,7 +392,7 @@ func (s *Service) Session(ctx context.Context, id string) (Owner, error) {
 			return Owner{}, fmt.Errorf("owner: session: %w", err)
 		}
 	}
-	return Owner{Name: row.Name}, nil
+	return Owner{Name: row.Name.String}, nil
 }
 
 // SignOut deletes the session. Signing out of an ended session is not an error.

@@ -480,3 +480,15 @@ func TestTheStoreNeverHoldsTheSessionID(t *testing.T) {
 		}
 	}
 }
+
+// A session is the owner's: with the owner's row gone (removed by hand),
+// no session is anyone's.
+func TestASessionWithoutTheOwnerIsNoSession(t *testing.T) {
+	s, _, db := withOwner(t)
+	id := signIn(t, s)
+	liveSession(t, s, id)
+	if _, err := db.Write.Exec(`DELETE FROM owner`); err != nil {
+		t.Fatal(err)
+	}
+	endedSession(t, s, id)
+}

@@ -4,35 +4,48 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"autoapp/intent"
+	"autoapp/intent/atomicfile"
 	"autoapp/migrations"
 )
 
 // Book reads the usage rows of intents.sqlite and prices them with
-// prices.json, read afresh every time. It writes nothing but the prices
-// file.
+// prices.json as it is at each read (kept while it is the same). It writes
+// nothing but the prices file.
 type Book struct {
-	db   *migrations.DB
-	path string
-	now  func() time.Time
+	db     *migrations.DB
+	path   string
+	now    func() time.Time
+	prices *atomicfile.Kept[Loaded]
 }
 
 // New builds the book over the intents store; root is the data folder,
 // whose launcher/prices.json holds the prices.
 func New(db *migrations.DB, root string, now func() time.Time) *Book {
-	return &Book{db: db, path: filepath.Join(root, "launcher", File), now: now}
+	path := filepath.Join(root, "launcher", File)
+	return &Book{db: db, path: path, now: now, prices: atomicfile.NewKept(path, loaded)}
 }
 
 // Path is where prices.json is.
 func (b *Book) Path() string { return b.path }
 
 // Prices reads prices.json as it is now.
-func (b *Book) Prices() Loaded { return Load(b.path) }
+func (b *Book) Prices() Loaded {
+	l := b.prices.Get()
+	// What the reader changes of its copy is its own.
+	l.Models = maps.Clone(l.Models)
+	if l.DayBudget != nil {
+		day := *l.DayBudget
+		l.DayBudget = &day
+	}
+	return l
+}
 
 // SavePrices checks the prices form and, when every row is right, writes
 // prices.json atomically; a refusal names each problem in one sentence.

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,11 +74,10 @@ type Loaded struct {
 	Problem string
 }
 
-// Load reads the prices file at path. A missing file, or one that cannot
-// be read or holds something other than prices, prices nothing; Problem
-// says why for the page.
-func Load(path string) Loaded {
-	b, err := os.ReadFile(path)
+// loaded is the prices file as read: its bytes, or the error reading
+// them. A missing file, or one that cannot be read or holds something
+// other than prices, prices nothing; Problem says why for the page.
+func loaded(b []byte, err error) Loaded {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Loaded{Missing: true}
 	}

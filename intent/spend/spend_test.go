@@ -447,3 +447,36 @@ func TestTheEstimateNeedsTwoTasksCompletedWithWholeRows(t *testing.T) {
 		t.Fatalf("estimate %+v from %d tokens and %v over two tasks", est, tokens, took)
 	}
 }
+
+// prices.json is kept between reads while it is the same; a save, an edit
+// by hand and its removal each show on the next read, and what a reader
+// changes in its prices is not in the next read.
+func TestAChangeOfThePricesShowsOnTheNextRead(t *testing.T) {
+	e := mustOpen(t)
+	want := func(input float64, missing bool) {
+		t.Helper()
+		l := e.book.Prices()
+		if l.Missing != missing || l.Models["m"].Input != input {
+			t.Fatalf("prices %+v; want m at %v, missing %v", l, input, missing)
+		}
+		if l.Models != nil {
+			l.Models["m"] = spend.Price{Input: 99}
+			*l.DayBudget = 99
+		}
+	}
+	want(0, true)
+	if _, err := e.book.SavePrices([]spend.Row{{"m", "1", "1"}}, "5"); err != nil {
+		t.Fatal(err)
+	}
+	want(1, false)
+	want(1, false)
+	if l := e.book.Prices(); *l.DayBudget != 5 {
+		t.Fatalf("a reader's budget reached the next read: %v", *l.DayBudget)
+	}
+	e.prices(t, `{"m": {"input": 2.5, "output": 1}, "budget": {"day": 5}}`)
+	want(2.5, false)
+	if err := os.Remove(e.book.Path()); err != nil {
+		t.Fatal(err)
+	}
+	want(0, true)
+}

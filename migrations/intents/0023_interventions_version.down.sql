@@ -1,0 +1,4 @@
+DROP TRIGGER intervention_applied_version_update;
+DROP TRIGGER intervention_applied_version_insert;
+DROP TRIGGER interventions_version_update;
+DROP TRIGGER interventions_version_insert;
