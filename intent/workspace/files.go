@@ -72,8 +72,46 @@ func (f files) open(name string) (*os.File, bool) {
 	return file, true
 }
 
-// read reads the regular file name whole, when it holds at most max bytes.
+// read reads the regular file name whole, when it holds at most max
+// bytes: with openat2, four system calls and no os.File.
 func (f files) read(name string, max int64) ([]byte, bool) {
+	if f.fd >= 0 && !noOpenat2.Load() {
+		fd, err := unix.Openat2(f.fd, name, &unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		switch {
+		case err == nil:
+			defer unix.Close(fd)
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > max {
+				return nil, false
+			}
+			b := make([]byte, st.Size+1) // one more, to see the end
+			n := 0
+			for n < len(b) {
+				m, err := unix.Read(fd, b[n:])
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				if err != nil {
+					return nil, false
+				}
+				if m == 0 {
+					break
+				}
+				n += m
+			}
+			if int64(n) > max {
+				return nil, false
+			}
+			return b[:n], true
+		case errors.Is(err, unix.ENOSYS):
+			noOpenat2.Store(true)
+		default:
+			return nil, false
+		}
+	}
 	file, ok := f.open(name)
 	if !ok {
 		return nil, false

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"compress/zlib"
 	"io"
 	"strings"
@@ -44,12 +45,11 @@ func looseCommit(root files, hash string) bool {
 	if !objectName(hash) {
 		return false
 	}
-	f, ok := root.open(".git/objects/" + hash[:2] + "/" + hash[2:])
+	compressed, ok := root.read(".git/objects/"+hash[:2]+"/"+hash[2:], maxObject)
 	if !ok {
 		return false
 	}
-	defer f.Close()
-	z, err := zlib.NewReader(f)
+	z, err := zlib.NewReader(bytes.NewReader(compressed))
 	if err != nil {
 		return false
 	}

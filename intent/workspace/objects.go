@@ -86,12 +86,11 @@ const maxObject = MaxFileBytes + 1<<20
 // readLoose reads the loose object id: its kind and content. false when
 // it is not stored loose, or is not what its name says.
 func readLoose(root files, id objectID) (string, []byte, bool) {
-	f, ok := root.open(".git/objects/" + objectPath(id))
+	compressed, ok := root.read(".git/objects/"+objectPath(id), maxObject)
 	if !ok {
 		return "", nil, false
 	}
-	defer f.Close()
-	z, err := zlib.NewReader(f)
+	z, err := zlib.NewReader(bytes.NewReader(compressed))
 	if err != nil {
 		return "", nil, false
 	}

@@ -63,8 +63,9 @@ type checked struct {
 }
 
 var (
-	opened  sync.Map // real directory → checked
-	writers sync.Map // real directory → *sync.Mutex, its writes' one lock
+	opened   sync.Map // real directory → checked
+	resolved sync.Map // absolute directory → the real one it was last
+	writers  sync.Map // real directory → *sync.Mutex, its writes' one lock
 )
 
 // sameEntry says two looks at one path saw the same file or directory,
@@ -83,11 +84,7 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	dirInfo, err := os.Stat(real)
+	real, dirInfo, err := resolve(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
@@ -108,6 +105,31 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 	}
 	writing, _ := writers.LoadOrStore(real, &sync.Mutex{})
 	return &Workspace{dir: real, root: root, files: openFiles(real, root), now: now, writing: writing.(*sync.Mutex)}, nil
+}
+
+// resolve is the directory abs names, with symbolic links resolved, and
+// what it is. The path found last is kept and checked to be the same
+// directory: resolving looks at every folder on the way, one system call
+// each, and a turn opens its workspace several times.
+func resolve(abs string) (string, os.FileInfo, error) {
+	info, err := os.Stat(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	if r, ok := resolved.Load(abs); ok {
+		if again, err := os.Stat(r.(string)); err == nil && sameEntry(again, info) {
+			return r.(string), again, nil
+		}
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	if info, err = os.Stat(real); err != nil {
+		return "", nil, err
+	}
+	resolved.Store(abs, real)
+	return real, info, nil
 }
 
 // isTop checks with git that real (dir, resolved) is the top of a git
