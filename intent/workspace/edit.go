@@ -349,8 +349,15 @@ func changeMessage(writes []fileWrite) (string, string) {
 // added whatever .gitignore says, so only the others are asked about.
 func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string, tracked map[string]bool) (Problems, error) {
 	var untracked []string
+	plain, looked := false, false
 	for _, p := range paths {
-		if !tracked[p] && !w.surelyNotIgnored(p) {
+		if tracked[p] {
+			continue
+		}
+		if !looked {
+			plain, looked = w.ignoresNothing(), true
+		}
+		if !plain || !w.noIgnoreFile(p) {
 			untracked = append(untracked, p)
 		}
 	}

@@ -40,8 +40,10 @@ func (f files) close() {
 	}
 }
 
-// open opens the regular file name, not through a symbolic link.
-func (f files) open(name string) (*os.File, bool) {
+// read reads the regular file name whole, not through a symbolic link,
+// when it holds at most max bytes: opened with one openat2 where the
+// kernel has it, else through the root.
+func (f files) read(name string, max int64) ([]byte, bool) {
 	if f.fd >= 0 && !noOpenat2.Load() {
 		fd, err := unix.Openat2(f.fd, name, &unix.OpenHow{
 			Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
@@ -49,12 +51,9 @@ func (f files) open(name string) (*os.File, bool) {
 		})
 		switch {
 		case err == nil:
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-				unix.Close(fd)
-				return nil, false
-			}
-			return os.NewFile(uintptr(fd), name), true
+			file := os.NewFile(uintptr(fd), name)
+			defer file.Close()
+			return readRegular(file, max)
 		case errors.Is(err, unix.ENOSYS):
 			noOpenat2.Store(true)
 		default:
@@ -65,58 +64,17 @@ func (f files) open(name string) (*os.File, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if info, err := file.Stat(); err != nil || !info.Mode().IsRegular() {
-		file.Close()
-		return nil, false
-	}
-	return file, true
+	defer file.Close()
+	return readRegular(file, max)
 }
 
-// read reads the regular file name whole, when it holds at most max
-// bytes: with openat2, four system calls and no os.File.
-func (f files) read(name string, max int64) ([]byte, bool) {
-	if f.fd >= 0 && !noOpenat2.Load() {
-		fd, err := unix.Openat2(f.fd, name, &unix.OpenHow{
-			Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		switch {
-		case err == nil:
-			defer unix.Close(fd)
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > max {
-				return nil, false
-			}
-			b := make([]byte, st.Size+1) // one more, to see the end
-			n := 0
-			for n < len(b) {
-				m, err := unix.Read(fd, b[n:])
-				if errors.Is(err, unix.EINTR) {
-					continue
-				}
-				if err != nil {
-					return nil, false
-				}
-				if m == 0 {
-					break
-				}
-				n += m
-			}
-			if int64(n) > max {
-				return nil, false
-			}
-			return b[:n], true
-		case errors.Is(err, unix.ENOSYS):
-			noOpenat2.Store(true)
-		default:
-			return nil, false
-		}
-	}
-	file, ok := f.open(name)
-	if !ok {
+// readRegular reads file whole when it is a regular file of at most max
+// bytes.
+func readRegular(file *os.File, max int64) ([]byte, bool) {
+	info, err := file.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() > max {
 		return nil, false
 	}
-	defer file.Close()
 	b, err := io.ReadAll(io.LimitReader(file, max+1))
 	if err != nil || int64(len(b)) > max {
 		return nil, false

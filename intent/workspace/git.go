@@ -419,7 +419,7 @@ func InitRepository(ctx context.Context, dir string, message string, now func() 
 	}
 	// The 256 folders loose objects go in are made once, here, rather than
 	// one by one in the first turns' commits: a folder costs more to make
-	// than a file on some disks, and git makes them the same way.
+	// than a file on some disks. git uses them as if it had made them.
 	for i := range 256 {
 		if err := os.Mkdir(filepath.Join(gitDir, "objects", fmt.Sprintf("%02x", i)), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			os.RemoveAll(gitDir)

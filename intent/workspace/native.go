@@ -70,13 +70,16 @@ func excludesNothing(root files) bool {
 	return true
 }
 
-// surelyNotIgnored says git cannot ignore the cleaned path p: the
-// repository is plain, excludes nothing, and no .gitignore is in p's
-// folder or any folder above it. Otherwise git is asked.
-func (w *Workspace) surelyNotIgnored(p string) bool {
-	if !plainRepository(w.files) || !excludesNothing(w.files) {
-		return false
-	}
+// ignoresNothing says git ignores nothing in the repository but what a
+// .gitignore may: it is plain and its info/exclude excludes nothing.
+func (w *Workspace) ignoresNothing() bool {
+	return plainRepository(w.files) && excludesNothing(w.files)
+}
+
+// noIgnoreFile says no .gitignore is in the cleaned path p's folder or
+// any folder above it: in a repository that ignoresNothing, git cannot
+// ignore p, and is not asked.
+func (w *Workspace) noIgnoreFile(p string) bool {
 	for dir := path.Dir(p); ; dir = path.Dir(dir) {
 		name := ".gitignore"
 		if dir != "." {
@@ -179,20 +182,18 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 	}
 	var changes []change
 	touched := map[string]bool{"": true}
-	entries := slices.Clone(ix.entries)
+	next := gitIndex{entries: slices.Clone(ix.entries)}
 	for _, p := range paths {
-		if path.Base(p) == ".gitattributes" {
-			return "", Stat{}, false, errNotNative
+		if path.Base(p) == ".gitattributes" || next.hasUnder(p) {
+			return "", Stat{}, false, errNotNative // attributes, or a folder in the index
 		}
-		i, had := slices.BinarySearchFunc(entries, p, func(e indexEntry, p string) int { return strings.Compare(e.path, p) })
-		if j := i; had {
-			j++
-			if j < len(entries) && strings.HasPrefix(entries[j].path, p+"/") {
-				return "", Stat{}, false, errNotNative
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if next.has(dir) {
+				return "", Stat{}, false, errNotNative // a file where a folder goes
 			}
-		} else if i < len(entries) && strings.HasPrefix(entries[i].path, p+"/") {
-			return "", Stat{}, false, errNotNative // a folder in the index
 		}
+		i, had := next.find(p)
+		entries := next.entries
 		var c change
 		if had {
 			e := entries[i]
@@ -210,7 +211,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 				continue
 			}
 			c.deleted = true
-			entries = slices.Delete(entries, i, i+1)
+			next.entries = slices.Delete(entries, i, i+1)
 		case err != nil || !info.Mode().IsRegular() || info.Size() > maxObject:
 			return "", Stat{}, false, errNotNative
 		default:
@@ -236,12 +237,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 				}
 				entries[i] = e
 			} else {
-				for _, other := range entries {
-					if strings.HasPrefix(p, other.path+"/") {
-						return "", Stat{}, false, errNotNative // a file where a folder goes
-					}
-				}
-				entries = slices.Insert(entries, i, e)
+				next.entries = slices.Insert(entries, i, e)
 				c.added = true
 			}
 			c.after = content
@@ -260,11 +256,10 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 		return "", Stat{}, false, errNotNative
 	}
 
-	nodes, err := buildTrees(objects, entries, ix.trees, touched)
+	nodes, err := buildTrees(objects, next.entries, ix.trees, touched)
 	if err != nil {
 		return "", Stat{}, false, err
 	}
-	next := gitIndex{entries: entries}
 	if nodes[0].id == headTree {
 		return "", Stat{}, false, nil
 	}

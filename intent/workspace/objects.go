@@ -170,7 +170,7 @@ const (
 	gitTree    = 0o040000
 )
 
-// treeEntryOf is one entry of a tree object.
+// treeItem is one entry of a tree object.
 type treeItem struct {
 	name string
 	mode uint32
