@@ -21,10 +21,10 @@ export PLAYWRIGHT_DRIVER_PATH := $(PW_DRIVER)
 export AUTOAPP_CHROMIUM := $(CHROMIUM)
 export AUTOAPP_AXE := $(AXE_DIR)/package/axe.min.js
 
-.PHONY: run build generate test unit e2e check browser driver axe clean
+.PHONY: run build generate test unit e2e check sandbox browser driver axe clean
 
 ## run: generate, build and serve on $(ADDR) with the data under $(ROOT)
-run: build
+run: sandbox build
 	./$(BIN) serve --root $(ROOT) --addr $(ADDR)
 
 build: generate
@@ -34,7 +34,7 @@ generate:
 	go tool templ generate -log-level error
 
 ## test: checks, unit and handler tests, then the browser tests
-test: check unit e2e
+test: sandbox check unit e2e
 
 # check fails when gofmt, go vet, staticcheck or templ generate would change anything.
 check:
@@ -59,6 +59,17 @@ unit:
 e2e: browser driver axe
 	@echo "==> Browser tests (Chromium at $(CHROMIUM), Playwright driver $(PW_VERSION) in $(PW_DRIVER))"
 	go test -count=1 -v ./e2e/
+
+# The sandbox's namespaces: Debian's bubblewrap, installed once. The server
+# refuses to run the engineer's code without it (unless the owner turns on
+# Run unconfined), and the tests need it.
+sandbox:
+	@if ! command -v bwrap >/dev/null; then \
+	  echo "==> bubblewrap is missing: installing Debian's bubblewrap package (once)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq bubblewrap >/dev/null && \
+	  echo "    installed $$(bwrap --version)"; \
+	fi
 
 # The browser: Debian's Chromium, installed once.
 browser:

@@ -40,7 +40,7 @@ type Result struct {
 }
 
 // Run runs each example's steps in order against the preview at baseURL
-// (http://127.0.0.1:PORT) and stops an example at its first failing step.
+// (http://<app>.localhost:PORT, reached at 127.0.0.1) and stops an example at its first failing step.
 // Each request has StepTimeout; redirects are followed only within the
 // preview's origin, and the answer to one that leaves it is judged as it
 // is. Each example gets its own cookies unless client has a jar. A nil
@@ -85,6 +85,9 @@ func exampleClient(client *http.Client, base *url.URL) *http.Client {
 	var c http.Client
 	if client != nil {
 		c = *client
+	}
+	if c.Transport == nil {
+		c.Transport = LoopbackTransport()
 	}
 	if c.Jar == nil {
 		// cookiejar.New with nil options never fails.
@@ -331,4 +334,23 @@ func describe(v any) string {
 		return string(r[:most]) + "…"
 	}
 	return s
+}
+
+// LoopbackTransport reaches every name under localhost at 127.0.0.1, as
+// browsers do, so the host asks a preview at its own name
+// (<app>.localhost:<port>), through the same guard the browser meets. It
+// follows no proxy and keeps no connection alive.
+func LoopbackTransport() *http.Transport {
+	var d net.Dialer
+	return &http.Transport{
+		Proxy:             nil,
+		DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err == nil && (strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost")) {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	}
 }

@@ -23,7 +23,7 @@ import (
 // Starter starts a process of an application's, confined as the owner
 // chose; *sandbox.Guard is the one the server uses.
 type Starter interface {
-	Start(cmd *exec.Cmd, p sandbox.Policy) error
+	Start(cmd *exec.Cmd, p sandbox.Policy) (*sandbox.Process, error)
 }
 
 // Limits of a build.
@@ -154,7 +154,11 @@ func RunTelling(ctx context.Context, jail Starter, dir string, stages []workspac
 		if began != nil {
 			began(s.Name)
 		}
-		sr, problems := runStage(ctx, jail, policy, dir, env, s, now)
+		p := policy
+		if s.Network {
+			p.Net = sandbox.NetOpen
+		}
+		sr, problems := runStage(ctx, jail, p, dir, env, s, now)
 		r.StagesRun = append(r.StagesRun, s.Name)
 		r.Stages = append(r.Stages, sr)
 		if len(problems) > 0 {
@@ -188,7 +192,10 @@ func runStage(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 	}
 	var startErr *startError
 	var exitErr *exec.ExitError
+	var limitErr *sandbox.LimitError
 	switch {
+	case errors.As(err, &limitErr):
+		return sr, one("%s", limitErr.Sentence("the build stage "+s.Name))
 	case errors.As(err, &startErr):
 		return sr, one("stage %s could not start: %v", s.Name, startErr.err)
 	case err == nil:
@@ -242,7 +249,8 @@ func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 		return &startError{err}
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := jail.Start(cmd, policy); err != nil {
+	proc, err := jail.Start(cmd, policy)
+	if err != nil {
 		r.Close()
 		w.Close()
 		return &startError{err}
@@ -256,7 +264,7 @@ func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 		_, _ = io.Copy(out, r)
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- proc.Wait() }()
 
 	select {
 	case err = <-waited:

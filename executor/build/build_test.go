@@ -3,6 +3,7 @@ package build_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -210,7 +210,7 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
 	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
-		stage("test", 300*time.Millisecond, "sh", "-c", "sleep 30 & echo $! > grandchild.pid; echo waiting; wait"),
+		stage("test", 300*time.Millisecond, "sh", "-c", "sleep 30.5151 & echo waiting; wait"),
 		sh("package", "true"),
 	}, "abc", clock)
 	if took := time.Since(start); took > 10*time.Second {
@@ -228,15 +228,11 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 		t.Errorf("stage = %+v, want timed out with its output kept", res.Stages[0])
 	}
 
-	b, err := os.ReadFile(filepath.Join(dir, "grandchild.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Second, "the grandchild sleep to be killed", func() bool { return !alive(pid) })
+	// Its pid is its namespace's: find it by what it runs.
+	waitFor(t, 5*time.Second, "the grandchild sleep to be killed", func() bool {
+		out, _ := exec.Command("pgrep", "-f", "^sleep 30.5151").Output()
+		return strings.TrimSpace(string(out)) == ""
+	})
 }
 
 func TestRunStopsWhenContextEnds(t *testing.T) {
@@ -375,21 +371,6 @@ func write(t *testing.T, dir, name, text string) {
 	}
 }
 
-// alive reports whether pid is a live process; a zombie nobody reaped yet
-// counts as dead.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	// The state follows the command name, which is in parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
-}
-
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -398,5 +379,56 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 			t.Fatalf("gave up after %s waiting for %s", within, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAStageThatPassesALimitIsStoppedWithASentence starts 500 processes in
+// a stage: the sandbox stops the stage, and the build's problem says which
+// limit ended it.
+func TestAStageThatPassesALimitIsStoppedWithASentence(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
+		sh("test", "for i in $(seq 500); do sleep 30 & done; wait"),
+	}, "abc", time.Now)
+	want := "The build stage test started more than 256 processes and was stopped."
+	if res.OK || len(res.Problems) != 1 || res.Problems[0].Message != want {
+		t.Fatalf("Run = %+v, want the problem %q", res.Problems, want)
+	}
+}
+
+// TestAStageHasTheNetworkOnlyWhenItAsks connects to a listener of the
+// host's from a stage that does not ask for the network (refused) and from
+// one that does (reached).
+func TestAStageHasTheNetworkOnlyWhenItAsks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	dir := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	connect := sh("fetch", "exec 3<>/dev/tcp/127.0.0.1/"+port)
+	connect.Command = []string{"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port}
+	if res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{connect}, "abc", time.Now); res.OK {
+		t.Errorf("a stage without the network reached the host's listener")
+	}
+	connect.Network = true
+	if res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{connect}, "abc", time.Now); !res.OK {
+		t.Errorf("a stage that asks for the network: %+v", res.Problems)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
@@ -39,35 +40,64 @@ const (
 	askWithin = time.Second
 )
 
-// startCommand runs the manifest's command in dir with $PORT set to a free
-// loopback port and waits until it answers there.
+// startCommand runs the manifest's command in dir with $PORT set to a port
+// of its own, in a network of its own when confined, and serves it on a
+// loopback listener of the host's, guarded by site; it waits until the
+// preview answers there.
 func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv workspace.Preview, release string) (*running, error) {
-	port, err := freePort()
+	inner, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("preview: start: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	env, cleanup, err := build.Environ(dir)
 	if err != nil {
+		ln.Close()
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
-	env = append(env, "PORT="+strconv.Itoa(port))
+	env = append(env, "PORT="+strconv.Itoa(inner))
 	// It may listen on its own port and nowhere else.
 	policy := sandbox.ForApp(dir)
-	policy.Net, policy.Port = sandbox.NetBindOne, port
+	lim := sandbox.PreviewLimits
+	policy.Net, policy.Port, policy.Limits = sandbox.NetBindOne, inner, &lim
 	proc, err := spawn(m.jail, policy, dir, pv.Command, env, cleanup, &outputLog{log: m.log, preview: appID})
 	if err != nil {
+		ln.Close()
 		cleanup()
 		if se, ok := refusal.As(err); ok {
 			return nil, refuse(EInvalid, "%s", se.Message)
 		}
 		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)
 	}
+	srv := &http.Server{
+		Handler:           site(appID, port, forwarder(proc.dial, inner)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
+	}
+	served := make(chan struct{})
+	go func() {
+		_ = srv.Serve(ln)
+		close(served)
+	}()
+	go func() {
+		<-proc.exited
+		_ = srv.Close()
+	}()
+	stop := func() {
+		proc.stop()
+		_ = srv.Close()
+		<-served
+	}
 
 	info := Info{
 		AppID:     appID,
 		Release:   release,
 		SpawnedAt: m.now(),
-		URL:       fmt.Sprintf("http://127.0.0.1:%d/", port),
+		URL:       Link(appID, port),
 		Link:      Link(appID, port),
 		Port:      port,
 		PID:       proc.pid,
@@ -76,17 +106,18 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 	switch err := waitAnswer(ctx, info.URL, proc.exited, within); {
 	case err == nil:
 	case errors.Is(err, errEnded):
+		_ = srv.Close()
 		return nil, refuse(EFailed, "The preview stopped (%s) before it answered on port %d; %s",
-			proc.state, port, lastOutput(proc.output))
+			proc.state, inner, lastOutput(proc.output))
 	case errors.Is(err, errNoAnswer):
-		proc.stop()
+		stop()
 		return nil, refuse(EFailed, "The preview did not answer on port %d within %s; %s",
-			port, within, lastOutput(proc.output))
+			inner, within, lastOutput(proc.output))
 	default:
-		proc.stop()
+		stop()
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
-	return &running{info: info, output: proc.output.Text, ended: proc.exited, stop: proc.stop}, nil
+	return &running{info: info, output: proc.output.Text, ended: proc.exited, stop: stop}, nil
 }
 
 // lastOutput ends a sentence with what the preview printed last.
@@ -119,7 +150,7 @@ func waitAnswer(ctx context.Context, url string, ended <-chan struct{}, within t
 	wctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	client := &http.Client{
-		Transport: &http.Transport{DisableKeepAlives: true}, // no proxy: this is loopback
+		Transport: acceptance.LoopbackTransport(),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -158,13 +189,15 @@ func answers(ctx context.Context, client *http.Client, url string) bool {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	return true
+	return resp.Header.Get(noAnswerHeader) == ""
 }
 
 // process is a preview command running as the leader of its own process
 // group, so that stopping it stops everything it started.
 type process struct {
-	pid    int
+	pid int
+	// dial connects to the port the preview listens on.
+	dial   func(ctx context.Context) (net.Conn, error)
 	output *build.Tail
 	// exited is closed once the leader has exited, its group has been
 	// killed and its output read; state says how it ended.
@@ -189,21 +222,22 @@ func spawn(jail build.Starter, policy sandbox.Policy, dir string, argv, env []st
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := jail.Start(cmd, policy); err != nil {
+	sp, err := jail.Start(cmd, policy)
+	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
 	}
 	w.Close()
 
-	p := &process{pid: cmd.Process.Pid, output: build.NewTail(maxOutput), exited: make(chan struct{})}
+	p := &process{pid: cmd.Process.Pid, dial: sp.Dial, output: build.NewTail(maxOutput), exited: make(chan struct{})}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		_, _ = io.Copy(io.MultiWriter(p.output, lines), r)
 	}()
 	go func() {
-		err := cmd.Wait()
+		err := sp.Wait()
 		p.mu.Lock()
 		// Nothing of the group may outlive its leader.
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
@@ -221,9 +255,14 @@ func spawn(jail build.Starter, policy sandbox.Policy, dir string, argv, env []st
 		r.Close()
 		cleanup()
 
-		p.state = "exit status 0"
-		if err != nil {
+		var limit *sandbox.LimitError
+		switch {
+		case errors.As(err, &limit):
+			p.state = strings.TrimSuffix(limit.Sentence("the preview"), ".")
+		case err != nil:
 			p.state = err.Error()
+		default:
+			p.state = "exit status 0"
 		}
 		close(p.exited)
 	}()

@@ -45,7 +45,8 @@ type Info struct {
 	AppID     string    `json:"appId"`
 	Release   string    `json:"release"`
 	SpawnedAt time.Time `json:"spawnedAt"`
-	// URL is where the host reaches it: loopback, by address.
+	// URL is where the host reaches it: the same as Link, the preview's own
+	// name, which the host dials at 127.0.0.1 (acceptance.LoopbackTransport).
 	URL string `json:"url"`
 	// Link is where the person opens it: a host name of its own.
 	Link string `json:"link"`

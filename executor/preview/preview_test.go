@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"autoapp/executor/acceptance"
 	"autoapp/executor/preview"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
@@ -38,6 +40,11 @@ import (
 func main() {
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from preview")
+	})
+	http.HandleFunc("/cookies", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "autoapp_session", Value: "planted"})
+		http.SetCookie(w, &http.Cookie{Name: "own", Value: "kept"})
+		fmt.Fprint(w, "cookie: "+r.Header.Get("Cookie")+"\nhost: "+r.Host)
 	})
 	http.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, strings.Join(os.Environ(), "\n"))
@@ -120,7 +127,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 		AppID:     "app1",
 		Release:   "r20261130-071502-1a2b3c4",
 		SpawnedAt: clock(),
-		URL:       fmt.Sprintf("http://127.0.0.1:%d/", info.Port),
+		URL:       fmt.Sprintf("http://app1.localhost:%d/", info.Port),
 		Link:      fmt.Sprintf("http://app1.localhost:%d/", info.Port),
 		Port:      info.Port,
 		PID:       info.PID,
@@ -134,7 +141,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 	if got, ok := m.Status("app1"); !ok || got != info {
 		t.Errorf("Status = %+v, %v; want %+v, true", got, ok, info)
 	}
-	if out, ok := m.Output("app1"); !ok || !strings.Contains(out, "listening on "+strconv.Itoa(info.Port)) {
+	if out, ok := m.Output("app1"); !ok || !strings.Contains(out, "listening on ") {
 		t.Errorf("Output = %q, %v; want the server's first line", out, ok)
 	}
 
@@ -172,7 +179,7 @@ func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 	m := newManager(t)
 	dir := workspaceDir(t)
 	p := workspace.Preview{
-		Command:      []string{"sh", "-c", "sleep 30 & echo $! > child.pid; echo warming up; wait"},
+		Command:      []string{"sh", "-c", "sleep 30.4242 & echo warming up; wait"},
 		StartTimeout: workspace.Duration{Duration: 300 * time.Millisecond},
 	}
 	_, err := m.Start(context.Background(), "app1", dir, p, "r1")
@@ -186,15 +193,11 @@ func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 	if _, ok := m.Status("app1"); ok {
 		t.Error("Status reports a preview that never answered")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Second, "the preview's child to be killed", func() bool { return !alive(pid) })
+	// Its pid is its namespace's: find it by what it runs.
+	waitFor(t, 5*time.Second, "the preview's child to be killed", func() bool {
+		out, _ := exec.Command("pgrep", "-f", "sleep 30.4242").Output()
+		return len(strings.TrimSpace(string(out))) == 0
+	})
 }
 
 func TestStartCommandThatExitsSaysSo(t *testing.T) {
@@ -241,7 +244,12 @@ func TestCommandEnvironmentHoldsNoHostSecrets(t *testing.T) {
 	if strings.Contains(env, "OPENAI_API_KEY") || strings.Contains(env, "secret-value-123") {
 		t.Errorf("the preview saw the host's key; environment:\n%s", env)
 	}
-	for _, want := range []string{"PORT=" + strconv.Itoa(info.Port), "LANG=C.UTF-8", "HOME="} {
+	// The preview's own port, in its own network, is not the one the
+	// host serves it on.
+	if strings.Contains(env, "PORT="+strconv.Itoa(info.Port)+"\n") {
+		t.Errorf("the preview listens on the host's port %d itself:\n%s", info.Port, env)
+	}
+	for _, want := range []string{"PORT=", "LANG=C.UTF-8", "HOME="} {
 		if !strings.Contains(env, want) {
 			t.Errorf("environment lacks %s:\n%s", want, env)
 		}
@@ -275,7 +283,7 @@ func TestStartStaticServesOnlyItsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Static || info.PID != 0 || info.Port == 0 || info.URL != fmt.Sprintf("http://127.0.0.1:%d/", info.Port) {
+	if !info.Static || info.PID != 0 || info.Port == 0 || info.URL != fmt.Sprintf("http://app1.localhost:%d/", info.Port) {
 		t.Errorf("Info = %+v, want a static preview on its own port", info)
 	}
 
@@ -398,7 +406,7 @@ func TestStopAllEndsAStartInProgress(t *testing.T) {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: 5 * time.Second}
 	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
@@ -412,7 +420,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func answers(url string) bool {
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: time.Second}
 	resp, err := client.Get(url)
 	if err != nil {
 		return false
@@ -424,20 +432,6 @@ func answers(url string) bool {
 func hasCode(err error, code preview.Code) bool {
 	var e *preview.Error
 	return errors.As(err, &e) && e.Code == code
-}
-
-// alive reports whether pid is a live process; an unreaped zombie counts
-// as dead.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
@@ -488,5 +482,53 @@ func BenchmarkPreviewStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAPreviewAnswersOnlyAtItsOwnNameAndNeverSeesTheConsolesCookies asks
+// a preview at every loopback form of its port and at its own name with
+// the console's cookies: only its own name is answered, the console's
+// cookies are stripped on the way in, and one it sets is dropped on the
+// way out. Its own cookies pass.
+func TestAPreviewAnswersOnlyAtItsOwnNameAndNeverSeesTheConsolesCookies(t *testing.T) {
+	m := newManager(t)
+	info, err := m.Start(context.Background(), "app1", workspaceDir(t), command("./server"), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: 5 * time.Second}
+	port := strconv.Itoa(info.Port)
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port, "other.localhost:" + port, "app1.localhost"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+port+"/cookies", nil)
+		req.Host = host
+		req.Header.Set("Cookie", "autoapp_session=s3cret")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(string(b), "s3cret") {
+			t.Errorf("Host %s: %d %q, want 421 and nothing of the preview's", host, resp.StatusCode, b)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, info.Link+"cookies", nil)
+	req.Header.Add("Cookie", "autoapp_session=s3cret; own=1; AUTOAPP_CSRF=c5rf")
+	req.Header.Add("Cookie", "autoapp_csrf=c5rf")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "cookie: own=1\n") || strings.Contains(string(b), "s3cret") || strings.Contains(string(b), "c5rf") {
+		t.Errorf("at its own name: %d %q, want only its own cookie", resp.StatusCode, b)
+	}
+	var set []string
+	for _, c := range resp.Cookies() {
+		set = append(set, c.Name)
+	}
+	if !slices.Equal(set, []string{"own"}) {
+		t.Errorf("the answer sets cookies %v, want only its own", set)
 	}
 }

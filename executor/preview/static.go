@@ -28,7 +28,7 @@ func (m *Manager) startStatic(appID, dir, folder, release string) (*running, err
 		return nil, fmt.Errorf("preview: static: %w", err)
 	}
 	defer ws.Close()
-	site, err := ws.OpenRoot(local)
+	folderFS, err := ws.OpenRoot(local)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, refuse(EInvalid, "There is no folder %s in the workspace to serve.", folder)
 	}
@@ -38,27 +38,27 @@ func (m *Manager) startStatic(appID, dir, folder, release string) (*running, err
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		site.Close()
+		folderFS.Close()
 		return nil, fmt.Errorf("preview: static: %w", err)
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{
-		Handler:           siteHandler(site.FS()),
+		Handler:           site(appID, port, siteHandler(folderFS.FS())),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
 	}
 	ended := make(chan struct{})
 	go func() {
 		_ = srv.Serve(ln)
-		site.Close()
+		folderFS.Close()
 		close(ended)
 	}()
 
-	port := ln.Addr().(*net.TCPAddr).Port
 	info := Info{
 		AppID:     appID,
 		Release:   release,
 		SpawnedAt: m.now(),
-		URL:       fmt.Sprintf("http://127.0.0.1:%d/", port),
+		URL:       Link(appID, port),
 		Link:      Link(appID, port),
 		Port:      port,
 		Static:    true,

@@ -44,6 +44,9 @@ type Stage struct {
 	Name    string   `json:"name"`
 	Command []string `json:"command"`
 	Timeout Duration `json:"timeout"`
+	// Network gives the stage the machine's network, to fetch modules;
+	// without it the stage has only a loopback of its own.
+	Network bool `json:"network,omitempty"`
 }
 
 // Preview says how a release is shown: a command that listens on $PORT, or

@@ -43,7 +43,7 @@ func (s State) Refused() bool { return !s.Machine.Confines() && !s.Unconfined }
 func (s State) Sentence() string {
 	switch {
 	case s.Confined():
-		return "Builds and previews run in a sandbox (" + s.Machine.String() + "): they reach the toolchain and their own application folder, nothing of yours."
+		return "Builds and previews run in a sandbox (" + s.Machine.String() + "): they reach the toolchain and their own application folder, nothing of yours, and everything they start ends with them."
 	case s.Unconfined:
 		return "Builds and previews run unconfined, as you chose in Settings: the engineer's code can read and write everything this user can, your keys and stores included."
 	}
@@ -106,13 +106,16 @@ func (g *Guard) SetUnconfined(on bool) error {
 
 // Start starts cmd from an application: confined to p, or as it is when
 // the owner chose to run unconfined, or not at all.
-func (g *Guard) Start(cmd *exec.Cmd, p Policy) error {
+func (g *Guard) Start(cmd *exec.Cmd, p Policy) (*Process, error) {
 	st := g.State()
 	switch {
 	case st.Refused():
-		return &refusal.Error{Code: refusal.Conflict, Message: st.Sentence()}
+		return nil, &refusal.Error{Code: refusal.Conflict, Message: st.Sentence()}
 	case st.Unconfined:
-		return cmd.Start()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &Process{cmd: cmd, port: p.Port}, nil
 	}
 	return Start(cmd, g.machine, p)
 }
@@ -122,11 +125,14 @@ func (g *Guard) Start(cmd *exec.Cmd, p Policy) error {
 // whatever the owner chose, since those files may hold what the
 // engineer's code wrote (a repository's own configuration can name
 // programs to run). On a machine that cannot confine it runs as it is:
-// there, nothing of the engineer's ran unless the owner allowed it.
+// there, nothing of the engineer's ran unless the owner allowed it. The
+// caller waits for cmd itself.
 func StartHost(cmd *exec.Cmd, p Policy) error {
 	m := Probe()
 	if !m.Confines() {
 		return cmd.Start()
 	}
-	return Start(cmd, m, p)
+	p.Limits = nil
+	_, err := Start(cmd, m, p)
+	return err
 }

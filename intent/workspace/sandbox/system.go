@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// toolchain are the folders of PATH outside the host's home, and the root
+// of the host's go wherever it is, so a stage finds the programs it names.
+func toolchain() []string {
+	home, _ := os.UserHomeDir()
+	var out []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if filepath.IsAbs(d) && !within(d, home) {
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	if goBin, err := exec.LookPath("go"); err == nil {
+		if real, err := filepath.EvalSymlinks(goBin); err == nil {
+			// <goroot>/bin/go: the whole toolchain, its standard library included.
+			if root := filepath.Dir(filepath.Dir(real)); root != "/" && root != home && filepath.Base(filepath.Dir(real)) == "bin" &&
+				exists(filepath.Join(root, "src", "runtime")) {
+				out = append(out, root)
+			}
+		}
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// publicEntries lists what of dir every user may read: its entries whose
+// permissions let anyone read them, a folder that holds something private
+// (as /etc/ssh holds host keys) by its own public entries, and a link by
+// what it points to.
+func publicEntries(dir string) (dirs, files []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		info, err := os.Stat(p) // a link counts as what it points to
+		if err != nil || info.Mode().Perm()&0o004 == 0 {
+			continue
+		}
+		switch {
+		case info.IsDir() && info.Mode().Perm()&0o001 == 0:
+			continue
+		case info.IsDir() && holdsPrivate(p):
+			d, f := publicEntries(p)
+			dirs, files = append(dirs, d...), append(files, f...)
+		case info.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	return dirs, files
+}
+
+// holdsPrivate says something under dir is not for every user.
+func holdsPrivate(dir string) bool {
+	private := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			private = true
+			return filepath.SkipAll
+		}
+		info, err := os.Stat(p)
+		if err != nil || info.Mode().Perm()&0o004 == 0 || info.IsDir() && info.Mode().Perm()&0o001 == 0 {
+			private = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return private
+}
