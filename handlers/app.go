@@ -24,7 +24,7 @@ import (
 type Owners interface {
 	Exists(ctx context.Context) (bool, error)
 	Create(ctx context.Context, name, password, again string) error
-	SignIn(ctx context.Context, name, password string) (string, error)
+	SignIn(ctx context.Context, name, password string, from owner.Client) (owner.SignedIn, error)
 	Session(ctx context.Context, id string) (owner.Owner, error)
 	SignOut(ctx context.Context, id string) error
 }

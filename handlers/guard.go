@@ -21,6 +21,10 @@ const (
 	localOwner    = "owner"
 	localSession  = "session"
 	localCSRF     = "csrf"
+	// browserCookie marks a browser that signed in before: its token,
+	// known to the owner service, earns it an allowance of failed
+	// sign-ins of its own. Only the sign-in page reads it.
+	browserCookie = "autoapp_browser"
 )
 
 // The content security policy allows nothing inline and nothing from
