@@ -82,7 +82,7 @@ func newServer(t testing.TB) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return &server{app: l.App([]string{testHost}, nil), launcher: l,
+	return &server{app: l.App(launcher.Site{Hosts: []string{testHost}}, nil), launcher: l,
 		clock: c, db: l.Intents, apps: l.Apps, backlog: l.Backlog, providers: l.Providers, executor: l.Runs, deliveries: l.Deliveries, book: l.Spend}
 }
 

@@ -79,15 +79,15 @@ func (h *Handlers) startSession(c *fiber.Ctx, name, password string) error {
 		}
 	}
 	signed, err := h.owners.SignIn(c.UserContext(), name, password,
-		owner.Client{Address: c.Context().RemoteIP().String(), Browser: c.Cookies(browserCookie)})
+		owner.Client{Address: frontOf(c).client, Browser: c.Cookies(browserCookie)})
 	if err != nil {
 		return err
 	}
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: signed.Session, Path: "/", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https",
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c),
 		MaxAge: int(owner.SessionAbsolute / time.Second)})
 	c.Cookie(&fiber.Cookie{Name: browserCookie, Value: signed.Browser, Path: "/signin", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https",
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c),
 		MaxAge: int(owner.KnownBrowserLife / time.Second)})
 	_, err = setCSRFCookie(c)
 	return err
