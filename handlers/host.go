@@ -90,7 +90,22 @@ func newHostCheck(hosts []string, trusted proxies) *hostCheck {
 	return hc
 }
 
+// Sentence of a request with more than one Host header.
+const errTwoHosts = "The request has more than one Host header."
+
 func (hc *hostCheck) handle(c *fiber.Ctx) error {
+	// fasthttp keeps the last Host header it reads: with two, the one
+	// checked here need not be the one another reader of the request
+	// takes, so a request with more than one is refused outright.
+	hosts := 0
+	c.Request().Header.VisitAllInOrder(func(key, _ []byte) {
+		if strings.EqualFold(string(key), fiber.HeaderHost) {
+			hosts++
+		}
+	})
+	if hosts > 1 {
+		return plainRefusal(c, fiber.StatusBadRequest, errTwoHosts)
+	}
 	f := hc.proxies.front(c)
 	c.Locals(localFront, f)
 	// The Host header, the host of an absolute request target, which

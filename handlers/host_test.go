@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -386,4 +387,56 @@ func TestATrustedProxysForwardedHeadersAreBelieved(t *testing.T) {
 			t.Fatalf("the owner exists: %v, %v", exists, err)
 		}
 	})
+}
+
+// The attack of issue #26: fasthttp keeps the last of two Host headers, so
+// a request naming another server first passed. More than one Host header
+// is refused, whatever they name. app.Test writes one Host at most, so this
+// speaks HTTP over a real connection.
+func TestARequestWithMoreThanOneHostHeaderIsRefused(t *testing.T) {
+	_, addr := listening(t, nil, nil)
+	tests := []struct {
+		name  string
+		hosts []string
+		// status is 400 for more than one Host.
+		status int
+	}{
+		{"one Host", []string{"Host: " + addr}, fiber.StatusOK},
+		{"another name, then this server's", []string{"Host: rebind.example", "Host: " + addr}, fiber.StatusBadRequest},
+		{"this server's, then another name", []string{"Host: " + addr, "Host: rebind.example"}, fiber.StatusBadRequest},
+		{"this server's twice", []string{"Host: " + addr, "Host: " + addr}, fiber.StatusBadRequest},
+		{"the second in lower case", []string{"Host: rebind.example", "host: " + addr}, fiber.StatusBadRequest},
+		{"with another header between", []string{"Host: rebind.example", "Accept: */*", "HOST: " + addr}, fiber.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			raw := "GET /healthz HTTP/1.1\r\n" + strings.Join(tt.hosts, "\r\n") + "\r\nConnection: close\r\n\r\n"
+			if _, err := io.WriteString(conn, raw); err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != tt.status {
+				t.Fatalf("answered %d %q, want %d", res.StatusCode, body, tt.status)
+			}
+			if tt.status == fiber.StatusBadRequest && string(body) != "The request has more than one Host header." {
+				t.Fatalf("answered %q, want the sentence", body)
+			}
+		})
+	}
 }
