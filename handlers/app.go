@@ -24,7 +24,7 @@ import (
 type Owners interface {
 	Exists(ctx context.Context) (bool, error)
 	Create(ctx context.Context, name, password, again string) error
-	SignIn(ctx context.Context, name, password string) (string, error)
+	SignIn(ctx context.Context, name, password string, from owner.Client) (owner.SignedIn, error)
 	Session(ctx context.Context, id string) (owner.Owner, error)
 	SignOut(ctx context.Context, id string) error
 }
@@ -70,7 +70,13 @@ type Deps struct {
 	// CanonicalHost); a request for any other Host is refused with 421.
 	// The first is the one the refusal names. New panics when the list is
 	// empty or a name has no port: no names must not mean every name.
-	Hosts      []string
+	Hosts []string
+	// TrustedProxies are the addresses (IPs or ranges, see
+	// ParseTrustedProxy) of the proxies in front of this server whose
+	// X-Forwarded-Host, -Proto and -For are believed. None are unless
+	// named; New panics on one it cannot read.
+	TrustedProxies []string
+
 	Owners     Owners
 	Apps       Apps
 	Candidates Candidates
@@ -165,9 +171,13 @@ func New(d Deps) *fiber.App {
 		// Values from a request are kept past it (an application id keys
 		// the running previews), so they must not share fasthttp's buffers.
 		Immutable: true,
+		// With no TrustedProxies, Fiber's Hostname, Protocol and IP believe
+		// nobody's forwarded headers: the Host check reads them, from the
+		// proxies named, into the request's front.
+		EnableTrustedProxyCheck: true,
 	})
 	// Before anything else: a request for another name gets nothing else.
-	app.Use(newHostCheck(d.Hosts).handle)
+	app.Use(newHostCheck(d.Hosts, newProxies(d.TrustedProxies)).handle)
 	// A handler that panics answers 500 with a sentence; the server stays up.
 	app.Use(recover.New())
 	app.Use(securityHeaders)

@@ -21,6 +21,11 @@ const (
 	localOwner    = "owner"
 	localSession  = "session"
 	localCSRF     = "csrf"
+	localFront    = "front"
+	// browserCookie marks a browser that signed in before: its token,
+	// known to the owner service, earns it an allowance of failed
+	// sign-ins of its own. Only the sign-in page reads it.
+	browserCookie = "autoapp_browser"
 )
 
 // The content security policy allows nothing inline and nothing from
@@ -84,11 +89,14 @@ func validToken(t string) bool {
 
 // sameOrigin accepts a request whose Origin is this server, or, when the
 // browser sent no Origin, whose Sec-Fetch-Site says same-origin. A request
-// that says neither is refused: every browser this serves sends one.
+// that says neither is refused: every browser this serves sends one. This
+// server is the scheme and host of the request's front: its own Host
+// unless a trusted proxy forwarded it.
 func sameOrigin(c *fiber.Ctx) bool {
 	if origin := c.Get(fiber.HeaderOrigin); origin != "" {
 		u, err := url.Parse(origin)
-		return err == nil && u.Scheme == c.Protocol() && strings.EqualFold(u.Host, c.Hostname())
+		f := frontOf(c)
+		return err == nil && u.Scheme == f.scheme && strings.EqualFold(u.Host, f.host)
 	}
 	return c.Get("Sec-Fetch-Site") == "same-origin"
 }
@@ -99,7 +107,7 @@ func setCSRFCookie(c *fiber.Ctx) (string, error) {
 		return "", err
 	}
 	c.Cookie(&fiber.Cookie{Name: csrfCookie, Value: token, Path: "/", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c)})
 	c.Locals(localCSRF, token)
 	return token, nil
 }
@@ -176,5 +184,5 @@ func redirect(c *fiber.Ctx, to string) error {
 // one, so only a date in the past makes the browser drop it.
 func clearCookie(c *fiber.Ctx, name string) {
 	c.Cookie(&fiber.Cookie{Name: name, Value: "", Path: "/", Expires: time.Unix(0, 0), HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c)})
 }

@@ -36,6 +36,7 @@ const (
 
 	sessionCookie = "autoapp_session"
 	csrfCookie    = "autoapp_csrf"
+	browserCookie = "autoapp_browser"
 
 	mismatch  = "That name and password do not match."
 	crossSite = "This request came from another site, so it was refused. Use the pages of this server."
@@ -81,7 +82,7 @@ func newServer(t testing.TB) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return &server{app: l.App([]string{testHost}, nil), launcher: l,
+	return &server{app: l.App(launcher.Site{Hosts: []string{testHost}}, nil), launcher: l,
 		clock: c, db: l.Intents, apps: l.Apps, backlog: l.Backlog, providers: l.Providers, executor: l.Runs, deliveries: l.Deliveries, book: l.Spend}
 }
 
@@ -581,6 +582,61 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 	s.clock.advance(55 * time.Second)
 	wantRedirect(t, b.post("/signin", url.Values{"name": {ownerName}, "password": {password}}), "/backlog")
 	wantSignedIn(t, b)
+}
+
+// The attack of issue #26: a preview on the owner's machine guessed the
+// owner's name until the owner's own browser was refused the right
+// password. A browser that signed in before keeps an allowance of its own;
+// the guesser stays throttled.
+func TestOthersGuessesDoNotLockOutTheOwnersBrowser(t *testing.T) {
+	s, ada := withOwner(t)
+	known := ada.cookies[browserCookie]
+	if len(known) != 43 {
+		t.Fatalf("setup left the browser cookie %q, want a token", known)
+	}
+	wantRedirect(t, ada.post("/signout", nil), "/signin?signed_out=1")
+	if ada.cookies[browserCookie] != known {
+		t.Fatal("signing out forgot that the browser signed in before")
+	}
+
+	// From the same address as the owner's browser, as a preview is.
+	guesser := s.browser(t)
+	guesser.get("/signin")
+	for i := 0; i < owner.MaxFailures; i++ {
+		r := guesser.post("/signin", url.Values{"name": {ownerName}, "password": {"not the password"}})
+		wantStatus(t, r, fiber.StatusUnauthorized)
+	}
+	r := guesser.post("/signin", url.Values{"name": {ownerName}, "password": {password}})
+	wantStatus(t, r, fiber.StatusTooManyRequests)
+
+	ada.get("/signin")
+	wantRedirect(t, ada.post("/signin", url.Values{"name": {ownerName}, "password": {password}}), "/backlog")
+	wantSignedIn(t, ada)
+
+	r = guesser.post("/signin", url.Values{"name": {ownerName}, "password": {password}})
+	wantStatus(t, r, fiber.StatusTooManyRequests)
+	wantSentence(t, r, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	if guesser.cookies[sessionCookie] != "" {
+		t.Fatal("the guesser was signed in")
+	}
+}
+
+// The browser cookie is sent only to the sign-in page, never to a script,
+// and lasts as long as a browser keeps a cookie.
+func TestSigningInMarksTheBrowser(t *testing.T) {
+	s, _ := withOwner(t)
+	b := s.browser(t)
+	b.get("/signin")
+	r := b.post("/signin", url.Values{"name": {ownerName}, "password": {password}})
+	wantRedirect(t, r, "/backlog")
+	c := r.cookie(browserCookie)
+	if c == nil {
+		t.Fatalf("sign-in set no %s cookie: %q", browserCookie, r.Header.Values("Set-Cookie"))
+	}
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/signin" || c.Secure ||
+		time.Duration(c.MaxAge)*time.Second != owner.KnownBrowserLife {
+		t.Fatalf("the browser cookie is %+v, want HttpOnly, SameSite=Strict, Path=/signin, not Secure over http, Max-Age 400 days", c)
+	}
 }
 
 func TestAnAddressWithNoPageIsNotFound(t *testing.T) {

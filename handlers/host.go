@@ -60,20 +60,23 @@ func validHost(host string) bool {
 // hostCheck answers 421 to a request whose Host is not one of this server's
 // names, before anything else sees it. A page on another name that
 // DNS-rebinds to this address sends its own name as the Host, so it gets no
-// further than this, even on a fresh root without an owner.
+// further than this, even on a fresh root without an owner. It also reads
+// the request's front (see front), for every later check.
 type hostCheck struct {
 	accepted map[string]bool
 	// home is the first name, the one the refusal points the person to.
 	home string
+	// proxies are the ones whose forwarded headers are believed.
+	proxies proxies
 }
 
 // newHostCheck panics on an empty or malformed list: a server that was
 // given no names must not end up answering every name.
-func newHostCheck(hosts []string) *hostCheck {
+func newHostCheck(hosts []string, trusted proxies) *hostCheck {
 	if len(hosts) == 0 {
 		panic("handlers: Deps.Hosts is empty; give the host:port names this server answers at")
 	}
-	hc := &hostCheck{accepted: map[string]bool{}}
+	hc := &hostCheck{accepted: map[string]bool{}, proxies: trusted}
 	for _, h := range hosts {
 		c, err := CanonicalHost(h, "")
 		if err != nil {
@@ -87,26 +90,53 @@ func newHostCheck(hosts []string) *hostCheck {
 	return hc
 }
 
+// Sentence of a request with more than one Host header.
+const errTwoHosts = "The request has more than one Host header."
+
 func (hc *hostCheck) handle(c *fiber.Ctx) error {
-	// The Host header, and the host of an absolute request target, which
-	// fasthttp prefers to it; both must be this server's.
+	// fasthttp keeps the last Host header it reads: with two, the one
+	// checked here need not be the one another reader of the request
+	// takes, so a request with more than one is refused outright.
+	hosts := 0
+	c.Request().Header.VisitAllInOrder(func(key, _ []byte) {
+		if strings.EqualFold(string(key), fiber.HeaderHost) {
+			hosts++
+		}
+	})
+	if hosts > 1 {
+		return plainRefusal(c, fiber.StatusBadRequest, errTwoHosts)
+	}
+	f := hc.proxies.front(c)
+	c.Locals(localFront, f)
+	// The Host header, the host of an absolute request target, which
+	// fasthttp prefers to it, and the host a trusted proxy says the browser
+	// asked for: all must be this server's.
 	header := string(c.Request().Header.Host())
 	target := string(c.Request().URI().Host())
-	if hc.accepts(header) && hc.accepts(target) {
+	if hc.accepts(header) && hc.accepts(target) && hc.accepts(f.host) {
 		return c.Next()
 	}
-	sent := header
-	if sent == "" || hc.accepts(sent) {
-		sent = target
+	sent := ""
+	for _, h := range []string{header, target, f.host} {
+		if h != "" && !hc.accepts(h) {
+			sent = h
+			break
+		}
 	}
 	sentence := fmt.Sprintf("This server answers only at http://%s/; it does not serve the name %s.", hc.home, sent)
 	if sent == "" {
 		sentence = fmt.Sprintf("This server answers only at http://%s/; the request named no host.", hc.home)
 	}
+	return plainRefusal(c, fiber.StatusMisdirectedRequest, sentence)
+}
+
+// plainRefusal answers a request refused before any page could be shown:
+// a plain-text sentence nothing caches or sniffs.
+func plainRefusal(c *fiber.Ctx, status int, sentence string) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
-	return c.Status(fiber.StatusMisdirectedRequest).SendString(sentence)
+	return c.Status(status).SendString(sentence)
 }
 
 // accepts compares case-insensitively; a Host without a port is port 80.

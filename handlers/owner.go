@@ -70,20 +70,25 @@ func (h *Handlers) signIn(c *fiber.Ctx) error {
 }
 
 // startSession signs in and hands out a new session id and a new CSRF
-// token, so nothing issued before sign-in is worth anything after it.
+// token, so nothing issued before sign-in is worth anything after it, and
+// marks the browser as one that signed in.
 func (h *Handlers) startSession(c *fiber.Ctx, name, password string) error {
 	if old := c.Cookies(sessionCookie); old != "" {
 		if err := h.owners.SignOut(c.UserContext(), old); err != nil {
 			return err
 		}
 	}
-	id, err := h.owners.SignIn(c.UserContext(), name, password)
+	signed, err := h.owners.SignIn(c.UserContext(), name, password,
+		owner.Client{Address: frontOf(c).client, Browser: c.Cookies(browserCookie)})
 	if err != nil {
 		return err
 	}
-	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: id, Path: "/", HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https",
+	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: signed.Session, Path: "/", HTTPOnly: true,
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c),
 		MaxAge: int(owner.SessionAbsolute / time.Second)})
+	c.Cookie(&fiber.Cookie{Name: browserCookie, Value: signed.Browser, Path: "/signin", HTTPOnly: true,
+		SameSite: fiber.CookieSameSiteStrictMode, Secure: secure(c),
+		MaxAge: int(owner.KnownBrowserLife / time.Second)})
 	_, err = setCSRFCookie(c)
 	return err
 }

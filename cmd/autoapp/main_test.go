@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/owner"
 	"autoapp/migrations"
 )
 
@@ -145,10 +146,10 @@ func TestOwnerSetCreatesThenResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a long password"); err == nil {
+	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a long password", owner.Client{}); err == nil {
 		t.Fatal("the old password still signs in")
 	}
-	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a newer long password"); err != nil {
+	if _, err := st.Owners.SignIn(context.Background(), "Ada", "a newer long password", owner.Client{}); err != nil {
 		t.Fatalf("the new password does not sign in: %v", err)
 	}
 }

@@ -91,3 +91,31 @@ func acceptedHosts(addr string, port int, remote []string) ([]string, error) {
 	}
 	return hosts, nil
 }
+
+// trustedProxies is --trusted-proxy=ADDR,…: the addresses (IPs or ranges)
+// of the proxies in front of the server whose X-Forwarded-Host, -Proto and
+// -For it believes. Repeating it adds addresses.
+type trustedProxies []string
+
+// String is the addresses given, as flag prints a default.
+func (p *trustedProxies) String() string {
+	if p == nil {
+		return ""
+	}
+	return strings.Join(*p, ",")
+}
+
+// Set takes a comma-separated list of IP addresses and ranges.
+func (p *trustedProxies) Set(value string) error {
+	for _, addr := range strings.Split(value, ",") {
+		addr = strings.TrimSpace(addr)
+		if addr == "" {
+			return fmt.Errorf("%q holds an empty address; separate the addresses with single commas", value)
+		}
+		if _, err := handlers.ParseTrustedProxy(addr); err != nil {
+			return err
+		}
+		*p = append(*p, addr)
+	}
+	return nil
+}

@@ -169,3 +169,102 @@ func TestServeAnswersOnlyAtItsNames(t *testing.T) {
 		t.Fatalf("after the refused setup the owner exists: %v, %v", exists, err)
 	}
 }
+
+func TestTrustedProxyTakesAddressesAndRanges(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		want  trustedProxies
+		wrong bool // the arguments are refused
+	}{
+		{"absent", nil, nil, false},
+		{"an address", []string{"--trusted-proxy=127.0.0.1"}, trustedProxies{"127.0.0.1"}, false},
+		{"addresses and ranges", []string{"--trusted-proxy=10.0.0.0/8, ::1"}, trustedProxies{"10.0.0.0/8", "::1"}, false},
+		{"repeated", []string{"--trusted-proxy=192.0.2.1", "--trusted-proxy=fd00::/8"}, trustedProxies{"192.0.2.1", "fd00::/8"}, false},
+		{"a name", []string{"--trusted-proxy=proxy.example"}, nil, true},
+		{"an address with a port", []string{"--trusted-proxy=127.0.0.1:8443"}, nil, true},
+		{"an empty address", []string{"--trusted-proxy=127.0.0.1,"}, nil, true},
+		{"a range out of bounds", []string{"--trusted-proxy=10.0.0.0/33"}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var proxies trustedProxies
+			fs.Var(&proxies, "trusted-proxy", "")
+			err := fs.Parse(tt.args)
+			if tt.wrong {
+				if err == nil {
+					t.Fatalf("%q was accepted as %q", tt.args, proxies)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(proxies, tt.want) {
+				t.Fatalf("%q parsed as %q, %v; want %q", tt.args, proxies, err, tt.want)
+			}
+		})
+	}
+}
+
+// A proxy forwards for names given with --allow-remote; without it a
+// trusted proxy would be a way around the loopback rule.
+func TestTrustedProxyNeedsAllowRemote(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "serve", "--root", t.TempDir(), "--addr", "127.0.0.1:0", "--trusted-proxy=127.0.0.1")
+	if code != 2 || !strings.Contains(errOut, "--trusted-proxy needs --allow-remote") {
+		t.Fatalf("exit %d, %q; want 2 and the sentence", code, errOut)
+	}
+	oneSentence(t, errOut)
+}
+
+var proxyLine = regexp.MustCompile(`^It believes the X-Forwarded-Host, -Proto and -For headers of requests from (.*) only\.$`)
+
+// serve hands the proxies it was given to the Host check: a name the proxy
+// forwards is checked like the Host.
+func TestServeBelievesOnlyTheProxyItWasGiven(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	out, w := io.Pipe()
+	exit := make(chan int, 1)
+	go func() {
+		exit <- serve(ctx, []string{"--root", t.TempDir(), "--addr", "127.0.0.1:0",
+			"--allow-remote=box.example:80", "--trusted-proxy=127.0.0.1"}, w, io.Discard)
+		w.Close()
+	}()
+	lines := bufio.NewScanner(out)
+	var addr, believed string
+	for lines.Scan() {
+		if m := servingLine.FindStringSubmatch(lines.Text()); m != nil {
+			addr = m[1]
+		}
+		if m := proxyLine.FindStringSubmatch(lines.Text()); m != nil {
+			believed = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if addr == "" || believed != "127.0.0.1" {
+		t.Fatalf("the server did not say where it serves and which proxy it believes (%q, exit %v)", believed, <-exit)
+	}
+	for _, tt := range []struct {
+		forwarded string
+		status    int
+	}{{"box.example", http.StatusOK}, {"evil.example", http.StatusMisdirectedRequest}} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Forwarded-Host", tt.forwarded)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tt.status {
+			t.Errorf("/healthz forwarded for %s answered %d, want %d", tt.forwarded, res.StatusCode, tt.status)
+		}
+	}
+	stop()
+	if code := <-exit; code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+}

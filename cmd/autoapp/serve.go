@@ -22,6 +22,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
 	var remote allowRemote
 	fs.Var(&remote, "allow-remote", "allow listening on an address other machines can reach; =NAME,… also answers at those names")
+	var proxies trustedProxies
+	fs.Var(&proxies, "trusted-proxy", "with --allow-remote: believe the X-Forwarded-Host, -Proto and -For headers of requests from these addresses (IP,… or ranges such as 10.0.0.0/8)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // the usage was asked for, and printed
@@ -34,6 +36,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := checkLoopback(*addr, remote.allowed); err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return 2
+	}
+	if len(proxies) > 0 && !remote.allowed {
+		fmt.Fprintln(stderr, "autoapp serve: --trusted-proxy needs --allow-remote with the names the proxy is reached at; "+
+			"without it no forwarded header is believed")
 		return 2
 	}
 
@@ -79,7 +86,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if remote.allowed {
 		fmt.Fprintf(stdout, "It answers at %s; a request for any other name is refused.\n", strings.Join(hosts, ", "))
 	}
-	err = l.Serve(ctx, ln, hosts, func() {
+	if len(proxies) > 0 {
+		fmt.Fprintf(stdout, "It believes the X-Forwarded-Host, -Proto and -For headers of requests from %s only.\n", strings.Join(proxies, ", "))
+	}
+	err = l.Serve(ctx, ln, launcher.Site{Hosts: hosts, TrustedProxies: proxies}, func() {
 		fmt.Fprintln(stdout, "Shutting down: stopping the run, finishing the requests in flight.")
 	})
 	if err != nil {

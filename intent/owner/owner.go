@@ -1,6 +1,6 @@
 // Package owner keeps the one person who may use this server: their name and
-// password hash, their signed-in sessions and the throttle on failed
-// sign-ins. It knows nothing of HTTP.
+// password hash, their signed-in sessions, the browsers that signed in
+// before and the throttle on failed sign-ins. It knows nothing of HTTP.
 package owner
 
 import (
@@ -38,9 +38,14 @@ const (
 	// touchEvery bounds how often a busy session's last_seen_at is written.
 	touchEvery = time.Minute
 
-	// MaxFailures failed sign-ins per account within FailureWindow throttle it.
+	// MaxFailures failed sign-ins within FailureWindow throttle a name, and
+	// a client, each on its own (see reserveAttempt).
 	MaxFailures   = 5
 	FailureWindow = time.Minute
+	// KnownBrowserLife is how long a browser that signed in stays known
+	// without signing in again: as long as its cookie lasts, which is
+	// the longest a browser keeps one (400 days).
+	KnownBrowserLife = 400 * 24 * time.Hour
 )
 
 // Code classifies an error for the person and for the HTTP layer.
@@ -174,8 +179,8 @@ func (s *Service) Create(ctx context.Context, name, password, again string) erro
 	return nil
 }
 
-// Set creates the owner or replaces their name and password, and ends every
-// session. It is what `autoapp owner set` calls from the terminal.
+// Set creates the owner or replaces their name and password, ends every
+// session and forgets every browser that signed in. It is what `autoapp owner set` calls from the terminal.
 func (s *Service) Set(ctx context.Context, name, password, again string) (created bool, err error) {
 	name, err = CheckName(name)
 	if err != nil {
@@ -210,107 +215,198 @@ func (s *Service) Set(ctx context.Context, name, password, again string) (create
 	if _, err := tx.ExecContext(ctx, `DELETE FROM sign_in_failures`); err != nil {
 		return false, fmt.Errorf("owner: set: %w", err)
 	}
+	// New credentials: no browser is vouched for by a sign-in with the old.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM known_browsers`); err != nil {
+		return false, fmt.Errorf("owner: set: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("owner: set: %w", err)
 	}
 	return n == 0, nil
 }
 
-// SignIn checks the name and password and opens a new session, returning its
-// id for the cookie. Failed attempts are counted per account and throttled.
-func (s *Service) SignIn(ctx context.Context, name, password string) (string, error) {
+// Client is where a sign-in comes from, as far as the server can tell: the
+// network address of the browser (the connection's, or the one a trusted
+// proxy names), and the token of the cookie a browser is given when it
+// signs in, if it sent one back.
+type Client struct {
+	Address string
+	Browser string
+}
+
+// SignedIn is what a sign-in hands the browser: the session's id, and the
+// token that tells later sign-ins this browser signed in before.
+type SignedIn struct {
+	Session string
+	Browser string
+}
+
+// SignIn checks the name and password and opens a new session. Failed
+// attempts are counted for the name and for the client, and throttled (see
+// reserveAttempt).
+func (s *Service) SignIn(ctx context.Context, name, password string, from Client) (SignedIn, error) {
 	account := foldName(name)
 	now := s.now()
 	since := now.Add(-FailureWindow).UnixMilli()
 	// The attempt counts as a failure before its hash is checked, so guesses
 	// sent at once cannot all pass the throttle while the first are hashing.
-	if err := s.reserveAttempt(ctx, account, now); err != nil {
-		return "", err
+	client, err := s.reserveAttempt(ctx, account, from, now)
+	if err != nil {
+		return SignedIn{}, err
 	}
 
 	var row struct {
 		Name string `db:"name"`
 		Hash string `db:"password_hash"`
 	}
-	err := s.db.Read.GetContext(ctx, &row, `SELECT name, password_hash FROM owner WHERE id = 1`)
+	err = s.db.Read.GetContext(ctx, &row, `SELECT name, password_hash FROM owner WHERE id = 1`)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("owner: sign in: %w", err)
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
 	}
 	nameOK := err == nil && foldName(row.Name) == account
 	// The hash is checked even for a wrong name so both take the same time.
 	passOK := s.verify(row.Hash, password)
 	if !nameOK || !passOK {
 		// The reserved row stays: it is this failure.
-		return "", refuse(EDenied, "That name and password do not match.")
+		return SignedIn{}, refuse(EDenied, "That name and password do not match.")
 	}
-	id, err := newSessionID()
-	if err != nil {
-		return "", err
+	signed := SignedIn{Browser: from.Browser}
+	if signed.Session, err = newSessionID(); err != nil {
+		return SignedIn{}, err
 	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
-		return "", fmt.Errorf("owner: sign in: %w", err)
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
 	}
 	defer tx.Rollback()
 	ms := now.UnixMilli()
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES (?, ?, ?)`, hashID(id), ms, ms); err != nil {
-		return "", fmt.Errorf("owner: sign in: %w", err)
+		`INSERT INTO sessions (id_hash, created_at, last_seen_at) VALUES (?, ?, ?)`, hashID(signed.Session), ms, ms); err != nil {
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
 	}
-	// Forget this account's failures, the row reserved for this attempt
-	// among them, and whatever is older than the window.
+	// Forget this client's failures, the row reserved for this attempt
+	// among them, and whatever is older than the window. Other clients'
+	// failures for the name stay: whoever made them is still throttled.
 	if _, err := tx.ExecContext(ctx,
-		`DELETE FROM sign_in_failures WHERE account = ? OR at <= ?`, account, since); err != nil {
-		return "", fmt.Errorf("owner: sign in: %w", err)
+		`DELETE FROM sign_in_failures WHERE client = ? OR at <= ?`, client, since); err != nil {
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
 	}
-	// Sessions past their limits are of no use to anyone.
+	// This browser is known from now on: a known one is known for longer,
+	// any other (or one forgotten since, by Set) gets a new token.
+	res, err := tx.ExecContext(ctx,
+		`UPDATE known_browsers SET signed_in_at = ? WHERE id_hash = ? AND signed_in_at > ?`,
+		ms, hashID(from.Browser), now.Add(-KnownBrowserLife).UnixMilli())
+	if err != nil {
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
+	}
+	if n, _ := res.RowsAffected(); from.Browser == "" || n == 0 {
+		if signed.Browser, err = RandomToken(); err != nil {
+			return SignedIn{}, err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO known_browsers (id_hash, created_at, signed_in_at) VALUES (?, ?, ?)`, hashID(signed.Browser), ms, ms); err != nil {
+			return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
+		}
+	}
+	// Browsers and sessions past their limits are of no use to anyone.
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM known_browsers WHERE signed_in_at <= ?`, now.Add(-KnownBrowserLife).UnixMilli()); err != nil {
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
+	}
 	if err := s.deleteExpired(ctx, tx); err != nil {
-		return "", err
+		return SignedIn{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return "", fmt.Errorf("owner: sign in: %w", err)
+		return SignedIn{}, fmt.Errorf("owner: sign in: %w", err)
 	}
-	return id, nil
+	return signed, nil
 }
 
-// reserveAttempt refuses an account at its limit of failures in the window,
-// and otherwise records this attempt as a failure. Count and record share one
-// writer transaction, which takes the write lock at BEGIN, so parallel
-// attempts are counted one after another. The password is checked after the
-// commit: argon2id is too slow to hold the writer for.
-func (s *Service) reserveAttempt(ctx context.Context, account string, now time.Time) error {
+// The failures an allowance counts, oldest first.
+const (
+	failuresForName    = `SELECT at FROM sign_in_failures WHERE account = ? AND at > ? ORDER BY at`
+	failuresFromClient = `SELECT at FROM sign_in_failures WHERE client = ? AND at > ? ORDER BY at`
+)
+
+// allowance is one count of recent failures an attempt is held to.
+type allowance struct {
+	query, arg string
+	// whose ends the refusal's first sentence.
+	whose string
+}
+
+// reserveAttempt holds the attempt to its allowances, each MaxFailures
+// failures within FailureWindow, and otherwise records it as a failure of
+// the name from the client, returning the client's key. A browser that
+// signed in before (its token is known) is held to its own failures only,
+// so nobody else's guesses for the name lock it out. Any other client is
+// held to the name's failures, from every client, and to its address's.
+//
+// Count and record share one writer transaction, which takes the write lock
+// at BEGIN, so parallel attempts are counted one after another. The
+// password is checked after the commit: argon2id is too slow to hold the
+// writer for.
+func (s *Service) reserveAttempt(ctx context.Context, account string, from Client, now time.Time) (string, error) {
 	since := now.Add(-FailureWindow).UnixMilli()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("owner: sign in: %w", err)
+		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
 	defer tx.Rollback()
-	var recent []int64
-	if err := tx.SelectContext(ctx, &recent,
-		`SELECT at FROM sign_in_failures WHERE account = ? AND at > ? ORDER BY at`, account, since); err != nil {
-		return fmt.Errorf("owner: sign in: %w", err)
+	known := 0
+	if from.Browser != "" {
+		if err := tx.GetContext(ctx, &known,
+			`SELECT count(*) FROM known_browsers WHERE id_hash = ? AND signed_in_at > ?`,
+			hashID(from.Browser), now.Add(-KnownBrowserLife).UnixMilli()); err != nil {
+			return "", fmt.Errorf("owner: sign in: %w", err)
+		}
 	}
-	if len(recent) >= MaxFailures {
-		return throttled(time.UnixMilli(recent[len(recent)-MaxFailures]).Add(FailureWindow).Sub(now))
+	var client string
+	var allowances []allowance
+	if known > 0 {
+		client = "browser:" + hashID(from.Browser)
+		allowances = []allowance{{failuresFromClient, client, "from this browser"}}
+	} else {
+		client = "address:" + from.Address
+		allowances = []allowance{{failuresForName, account, "for this name"},
+			{failuresFromClient, client, "from this network address"}}
+	}
+	var refused *Error
+	var longest time.Duration
+	for _, a := range allowances {
+		var recent []int64
+		if err := tx.SelectContext(ctx, &recent, a.query, a.arg, since); err != nil {
+			return "", fmt.Errorf("owner: sign in: %w", err)
+		}
+		if len(recent) < MaxFailures {
+			continue
+		}
+		// The longest wait is the one to tell.
+		wait := time.UnixMilli(recent[len(recent)-MaxFailures]).Add(FailureWindow).Sub(now)
+		if refused == nil || wait > longest {
+			refused, longest = throttled(wait, a.whose), wait
+		}
+	}
+	if refused != nil {
+		return "", refused
 	}
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO sign_in_failures (account, at) VALUES (?, ?)`, account, now.UnixMilli()); err != nil {
-		return fmt.Errorf("owner: sign in: %w", err)
+		`INSERT INTO sign_in_failures (account, client, at) VALUES (?, ?, ?)`, account, client, now.UnixMilli()); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
-	// This account's rows older than the window throttle nothing.
-	if _, err := tx.ExecContext(ctx,
-		`DELETE FROM sign_in_failures WHERE account = ? AND at <= ?`, account, since); err != nil {
-		return fmt.Errorf("owner: sign in: %w", err)
+	// Rows older than the window throttle nothing.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sign_in_failures WHERE at <= ?`, since); err != nil {
+		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("owner: sign in: %w", err)
+		return "", fmt.Errorf("owner: sign in: %w", err)
 	}
-	return nil
+	return client, nil
 }
 
-// throttled is the refusal of an account that may try again after wait,
-// told in whole seconds.
-func throttled(wait time.Duration) *Error {
+// throttled is the refusal of an attempt that may be made again after wait,
+// told in whole seconds; whose says which allowance is used up.
+func throttled(wait time.Duration, whose string) *Error {
 	secs := int(wait.Seconds() + 0.999)
 	if secs < 1 {
 		secs = 1
@@ -320,7 +416,7 @@ func throttled(wait time.Duration) *Error {
 		unit = "second"
 	}
 	return &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
-		Message: fmt.Sprintf("Too many failed sign-ins for this name. Try again in %d %s.", secs, unit)}
+		Message: fmt.Sprintf("Too many failed sign-ins %s. Try again in %d %s.", whose, secs, unit)}
 }
 
 // foldName is the trimmed name as strings.EqualFold compares it: each rune

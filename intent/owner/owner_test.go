@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,11 +49,11 @@ func withOwner(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
 
 func signIn(t *testing.T, s *owner.Service) string {
 	t.Helper()
-	id, err := s.SignIn(context.Background(), name, password)
+	signed, err := s.SignIn(context.Background(), name, password, owner.Client{})
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
-	return id
+	return signed.Session
 }
 
 // refusal checks err is an *owner.Error with the code and sentence.
@@ -100,7 +101,7 @@ func TestCreateRefusesASecondOwner(t *testing.T) {
 	if got.Name != name {
 		t.Fatalf("the owner is %q after a refused second create, want %q", got.Name, name)
 	}
-	if _, err := s.SignIn(ctx, "Mallory", "another long password"); err == nil {
+	if _, err := s.SignIn(ctx, "Mallory", "another long password", owner.Client{}); err == nil {
 		t.Fatal("the refused second owner can sign in")
 	}
 }
@@ -157,17 +158,17 @@ func TestSignInAnswersOneSentenceForAnyMismatch(t *testing.T) {
 	s, _, _ := withOwner(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id, err := s.SignIn(context.Background(), tt.who, tt.password)
+			signed, err := s.SignIn(context.Background(), tt.who, tt.password, owner.Client{})
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("sign in: %v", err)
 				}
-				liveSession(t, s, id)
+				liveSession(t, s, signed.Session)
 				return
 			}
 			refusal(t, err, owner.EDenied, "That name and password do not match.")
-			if id != "" {
-				t.Fatalf("a refused sign-in returned the session id %q", id)
+			if signed != (owner.SignedIn{}) {
+				t.Fatalf("a refused sign-in returned %+v", signed)
 			}
 		})
 	}
@@ -175,7 +176,7 @@ func TestSignInAnswersOneSentenceForAnyMismatch(t *testing.T) {
 
 func TestSignInWithoutAnOwnerIsAMismatch(t *testing.T) {
 	s, _, _ := newService(t)
-	_, err := s.SignIn(context.Background(), name, password)
+	_, err := s.SignIn(context.Background(), name, password, owner.Client{})
 	refusal(t, err, owner.EDenied, "That name and password do not match.")
 }
 
@@ -185,24 +186,24 @@ func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
 	for i := 0; i < owner.MaxFailures; i++ {
 		// The same account whatever the case of the name.
 		who := []string{name, "ada lovelace", "ADA LOVELACE "}[i%3]
-		_, err := s.SignIn(ctx, who, "not the password")
+		_, err := s.SignIn(ctx, who, "not the password", owner.Client{})
 		refusal(t, err, owner.EDenied, "That name and password do not match.")
 		c.advance(time.Second)
 	}
 	// The first failure was 5s ago, so the name is free 55s from now.
-	_, err := s.SignIn(ctx, name, password)
+	_, err := s.SignIn(ctx, name, password, owner.Client{})
 	oe := refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 55 seconds.")
 	if oe.RetryAfter != 55*time.Second {
 		t.Fatalf("RetryAfter = %v, want 55s", oe.RetryAfter)
 	}
 
-	t.Run("another name is not throttled", func(t *testing.T) {
-		_, err := s.SignIn(ctx, "Charles Babbage", password)
+	t.Run("another name from another client is not throttled", func(t *testing.T) {
+		_, err := s.SignIn(ctx, "Charles Babbage", password, owner.Client{Address: "192.0.2.8"})
 		refusal(t, err, owner.EDenied, "That name and password do not match.")
 	})
 
 	c.advance(54 * time.Second)
-	_, err = s.SignIn(ctx, name, password)
+	_, err = s.SignIn(ctx, name, password, owner.Client{})
 	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 1 second.")
 
 	c.advance(time.Second)
@@ -230,19 +231,19 @@ func TestEverySpellingOfTheNameSharesOneThrottle(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Unthrottled, the spelling signs in as the owner.
-			id, err := s.SignIn(ctx, tt.who, password)
+			signed, err := s.SignIn(ctx, tt.who, password, owner.Client{})
 			if err != nil {
 				t.Fatalf("sign in as %q: %v", tt.who, err)
 			}
-			if o, err := s.Session(ctx, id); err != nil || o.Name != tt.owner {
+			if o, err := s.Session(ctx, signed.Session); err != nil || o.Name != tt.owner {
 				t.Fatalf("Session = %+v, %v; want %s", o, err, tt.owner)
 			}
 
 			for i := 0; i < owner.MaxFailures; i++ {
-				_, err := s.SignIn(ctx, tt.owner, "not the password")
+				_, err := s.SignIn(ctx, tt.owner, "not the password", owner.Client{})
 				refusal(t, err, owner.EDenied, "That name and password do not match.")
 			}
-			_, err = s.SignIn(ctx, tt.who, password)
+			_, err = s.SignIn(ctx, tt.who, password, owner.Client{})
 			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 		})
 	}
@@ -288,7 +289,7 @@ func TestGuessesSentAtOnceAreThrottledToo(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := s.SignIn(ctx, name, "not the password")
+			_, err := s.SignIn(ctx, name, "not the password", owner.Client{})
 			errs <- err
 		}()
 	}
@@ -314,6 +315,154 @@ func TestGuessesSentAtOnceAreThrottledToo(t *testing.T) {
 	if denied > owner.MaxFailures || denied+throttled != guesses {
 		t.Errorf("%d guesses were told a mismatch and %d throttled, want at most %d mismatches and the rest throttled",
 			denied, throttled, owner.MaxFailures)
+	}
+}
+
+// lockName makes MaxFailures wrong guesses for the owner's name from the
+// client, and checks the next attempt, with the right password, is refused.
+func lockName(t *testing.T, s *owner.Service, from owner.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < owner.MaxFailures; i++ {
+		_, err := s.SignIn(ctx, name, "not the password", from)
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+	}
+	_, err := s.SignIn(ctx, name, password, from)
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+}
+
+// The attack of issue #26: a preview on the owner's machine, at the owner's
+// address, guessed the owner's name until the owner could not sign in. A
+// browser that signed in before keeps an allowance of its own.
+func TestOthersGuessesDoNotLockOutABrowserThatSignedInBefore(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	const here = "127.0.0.1"
+	first, err := s.SignIn(ctx, name, password, owner.Client{Address: here})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Browser) != 43 {
+		t.Fatalf("the first sign-in gave the browser the token %q, want 256 random bits", first.Browser)
+	}
+	browser := owner.Client{Address: here, Browser: first.Browser}
+
+	lockName(t, s, owner.Client{Address: here})
+
+	again, err := s.SignIn(ctx, name, password, browser)
+	if err != nil {
+		t.Fatalf("the owner's browser could not sign in while another client was throttled: %v", err)
+	}
+	liveSession(t, s, again.Session)
+	if again.Browser != first.Browser {
+		t.Errorf("a known browser was given a new token %q, want it kept", again.Browser)
+	}
+
+	t.Run("the guessing client is still throttled", func(t *testing.T) {
+		_, err := s.SignIn(ctx, name, password, owner.Client{Address: here})
+		refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	})
+	t.Run("a token the server did not give is no browser", func(t *testing.T) {
+		made, err := owner.RandomToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.SignIn(ctx, name, password, owner.Client{Address: here, Browser: made})
+		refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	})
+}
+
+// A known browser's own failures count against it, and only it among the
+// known browsers; they count against the name for everyone else.
+func TestABrowsersOwnFailuresThrottleIt(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	known := func() owner.Client {
+		signed, err := s.SignIn(ctx, name, password, owner.Client{Address: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return owner.Client{Address: "127.0.0.1", Browser: signed.Browser}
+	}
+	mine, other := known(), known()
+	if mine.Browser == other.Browser {
+		t.Fatal("two browsers were given one token")
+	}
+	for i := 0; i < owner.MaxFailures; i++ {
+		_, err := s.SignIn(ctx, name, "not the password", mine)
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+	}
+	_, err := s.SignIn(ctx, name, password, mine)
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins from this browser. Try again in 60 seconds.")
+
+	if _, err := s.SignIn(ctx, name, password, other); err != nil {
+		t.Fatalf("another known browser could not sign in: %v", err)
+	}
+	_, err = s.SignIn(ctx, name, password, owner.Client{Address: "192.0.2.7"})
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+}
+
+// A client that is not a known browser is also held to its address's
+// failures, whatever names it tries.
+func TestAnAddressIsThrottledAcrossNames(t *testing.T) {
+	s, _, _ := withOwner(t)
+	ctx := context.Background()
+	guesser := owner.Client{Address: "192.0.2.7"}
+	for i := 0; i < owner.MaxFailures; i++ {
+		_, err := s.SignIn(ctx, fmt.Sprintf("Guess %d", i), password, guesser)
+		refusal(t, err, owner.EDenied, "That name and password do not match.")
+	}
+	_, err := s.SignIn(ctx, name, password, guesser)
+	refusal(t, err, owner.EThrottled, "Too many failed sign-ins from this network address. Try again in 60 seconds.")
+
+	if _, err := s.SignIn(ctx, name, password, owner.Client{Address: "192.0.2.8"}); err != nil {
+		t.Fatalf("a client at another address could not sign in: %v", err)
+	}
+}
+
+// A browser is known for KnownBrowserLife after its last sign-in, and
+// forgotten by Set, which is what the owner runs on new credentials.
+func TestABrowserIsForgottenAfterItsLifeOrBySet(t *testing.T) {
+	tests := []struct {
+		name   string
+		forget func(t *testing.T, s *owner.Service, c *clock)
+	}{
+		{"after its life", func(t *testing.T, s *owner.Service, c *clock) {
+			c.advance(owner.KnownBrowserLife)
+		}},
+		{"by set", func(t *testing.T, s *owner.Service, c *clock) {
+			if _, err := s.Set(context.Background(), name, password, password); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, c, _ := withOwner(t)
+			ctx := context.Background()
+			signed, err := s.SignIn(ctx, name, password, owner.Client{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.advance(owner.KnownBrowserLife - time.Minute)
+			// Signing in again keeps it known from now on.
+			if _, err := s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser}); err != nil {
+				t.Fatal(err)
+			}
+			tt.forget(t, s, c)
+			lockName(t, s, owner.Client{})
+			_, err = s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
+			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+
+			c.advance(owner.FailureWindow)
+			again, err := s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Browser == signed.Browser || len(again.Browser) != 43 {
+				t.Fatalf("a forgotten browser got the token %q back, want a new one", again.Browser)
+			}
+		})
 	}
 }
 
@@ -392,13 +541,13 @@ func TestSetReplacesThePasswordAndEndsEverySession(t *testing.T) {
 	for _, id := range ids {
 		endedSession(t, s, id)
 	}
-	_, err = s.SignIn(ctx, "Ada King", password)
+	_, err = s.SignIn(ctx, "Ada King", password, owner.Client{})
 	refusal(t, err, owner.EDenied, "That name and password do not match.")
-	id, err := s.SignIn(ctx, "Ada King", newPassword)
+	signed, err := s.SignIn(ctx, "Ada King", newPassword, owner.Client{})
 	if err != nil {
 		t.Fatalf("sign in with the new password: %v", err)
 	}
-	o, err := s.Session(ctx, id)
+	o, err := s.Session(ctx, signed.Session)
 	if err != nil || o.Name != "Ada King" {
 		t.Fatalf("Session = %+v, %v; want Ada King", o, err)
 	}
@@ -420,10 +569,10 @@ func TestSetLiftsTheThrottle(t *testing.T) {
 	s, _, _ := withOwner(t)
 	ctx := context.Background()
 	for i := 0; i < owner.MaxFailures; i++ {
-		_, err := s.SignIn(ctx, name, "not the password")
+		_, err := s.SignIn(ctx, name, "not the password", owner.Client{})
 		refusal(t, err, owner.EDenied, "That name and password do not match.")
 	}
-	_, err := s.SignIn(ctx, name, password)
+	_, err := s.SignIn(ctx, name, password, owner.Client{})
 	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 
 	if _, err := s.Set(ctx, name, password, password); err != nil {

@@ -157,7 +157,7 @@ func BenchmarkColdStart(b *testing.B) {
 		t2 := time.Now()
 		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
 		req.Host = host
-		resp, err := l.App([]string{host}, nil).Test(req, -1)
+		resp, err := l.App(launcher.Site{Hosts: []string{host}}, nil).Test(req, -1)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("/healthz: %v, %v", resp, err)
 		}

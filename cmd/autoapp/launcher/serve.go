@@ -14,23 +14,31 @@ import (
 // ShutdownGrace is how long in-flight requests get to finish on a stop.
 const ShutdownGrace = 10 * time.Second
 
-// App is the web application over the services, answering only at hosts
-// (HOST:PORT names); quit, when set, is what Quit in Settings calls.
-func (l *Launcher) App(hosts []string, quit func()) *fiber.App {
-	return handlers.New(handlers.Deps{Hosts: hosts, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
+// Site is where the web application answers: the HOST:PORT names it
+// serves, and the addresses of the proxies in front of it whose forwarded
+// headers it believes (none unless named).
+type Site struct {
+	Hosts          []string
+	TrustedProxies []string
+}
+
+// App is the web application over the services, answering only at the
+// site's names; quit, when set, is what Quit in Settings calls.
+func (l *Launcher) App(site Site, quit func()) *fiber.App {
+	return handlers.New(handlers.Deps{Hosts: site.Hosts, TrustedProxies: site.TrustedProxies, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
 		Actions: l.Runs, Backlog: l.Backlog, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
 		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, LessonReplays: l.LessonReplays, Overview: l.Overview, IntentPages: l.Overview,
 		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Now: l.Now, Log: l.Log, Version: Version})
 }
 
-// Serve answers on ln at hosts until ctx ends or Quit is pressed, then
+// Serve answers on ln at the site until ctx ends or Quit is pressed, then
 // stops the run or the replay and the chat turns, gives the requests in
 // flight ShutdownGrace to finish and stops the previews; stopping, when
 // set, hears that the stop began. It does not close the stores. Call Recover first.
-func (l *Launcher) Serve(ctx context.Context, ln net.Listener, hosts []string, stopping func()) error {
+func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stopping func()) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	app := l.App(hosts, quit)
+	app := l.App(site, quit)
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	select {
