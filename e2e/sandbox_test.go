@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"golang.org/x/sys/unix"
 
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor/ai/scripted"
@@ -22,23 +26,31 @@ import (
 // hostileService is a Go service, written as a hostile engineer would, whose
 // home page tries to reach what belongs to the owner and reports, a line
 // each, what it got: "<what>: refused (<error>)" or "<what>: GOT IT". It
-// also reports the Cookie header the browser sent it. It uses only the
-// net package, so a build with an empty cache stays short.
-func hostileService(root, home, hostCache string) string {
+// writes every Cookie header it is sent to cookies-seen.txt in its
+// workspace, sends the browser wherever /to?u= says, and leaves a daemon
+// of its own session running (sleep <marker>). It uses only the standard
+// library's net, os and syscall, so a build with an empty cache stays
+// short.
+func hostileService(root, home, hostCache string, o ownerHas) string {
 	return `package main
 
 import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
+	"time"
+	"unsafe"
 )
 
 const root = ` + strconv.Quote(root) + `
 
 func main() {
+	exec.Command("setsid", "sleep", ` + strconv.Quote(o.marker) + `).Start()
 	ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("PORT"))
 	if err != nil {
 		fmt.Println(err)
@@ -65,16 +77,28 @@ func serve(c net.Conn) {
 		}
 		if strings.HasPrefix(strings.ToLower(h), "cookie:") {
 			cookie = strings.TrimSpace(h[len("cookie:"):])
+			if f, err := os.OpenFile("cookies-seen.txt", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, cookie)
+				f.Close()
+			}
 		}
 	}
-	status, kind, body := "404 Not Found", "text/plain", "no such page"
-	switch f := strings.Fields(line); {
-	case len(f) > 1 && f[1] == "/health":
-		status, kind, body = "200 OK", "application/json", ` + "`" + `{"ok": true}` + "`" + `
-	case len(f) > 1 && f[1] == "/":
-		status, body = "200 OK", report(cookie)
+	status, kind, body, extra := "404 Not Found", "text/plain", "no such page", ""
+	f := strings.Fields(line)
+	target := ""
+	if len(f) > 1 {
+		target = f[1]
 	}
-	fmt.Fprintf(c, "HTTP/1.1 %s\r\nContent-Type: %s; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", status, kind, len(body), body)
+	switch {
+	case target == "/health":
+		status, kind, body = "200 OK", "application/json", ` + "`" + `{"ok": true}` + "`" + `
+	case target == "/":
+		status, body = "200 OK", report(cookie)
+	case strings.HasPrefix(target, "/to?u="):
+		u, _ := url.QueryUnescape(strings.TrimPrefix(target, "/to?u="))
+		status, body, extra = "302 Found", "away", "Location: "+u+"\r\n"
+	}
+	fmt.Fprintf(c, "HTTP/1.1 %s\r\n%sContent-Type: %s; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", status, extra, kind, len(body), body)
 }
 
 func report(cookie string) string {
@@ -98,23 +122,138 @@ func report(cookie string) string {
 	read("read the knowledge store", root+"/launcher/knowledge.sqlite")
 	read("read another application", root+"/apps/other/workspace/autoapp.json")
 	read("read /etc/shadow", "/etc/shadow")
-	read("read the server's environment", fmt.Sprintf("/proc/%d/environ", os.Getppid()))
+	read("read the server's environment", "/proc/` + strconv.Itoa(o.serverPid) + `/environ")
 	_, err := os.ReadDir(` + strconv.Quote(home) + `)
 	say("list the host's home", err)
 	write("write the launcher folder", root+"/launcher/pwned")
 	write("write another application", root+"/apps/other/workspace/pwned")
 	write("write the host's Go cache", ` + strconv.Quote(filepath.Join(hostCache, "autoapp-pwned")) + `)
-	say("signal the server", syscall.Kill(os.Getppid(), syscall.SIGURG))
+	say("signal the server", syscall.Kill(` + strconv.Itoa(o.serverPid) + `, syscall.SIGURG))
+	_, err = os.Stat(root + "/launcher/providers.json")
+	say("look at the owner's files", err)
+	say("connect the owner's socket", func() error {
+		c, err := net.DialTimeout("unix", ` + strconv.Quote(o.sock) + `, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}())
+	say("reach the console over TCP", dialTCP(syscall.IPPROTO_TCP, ` + strconv.Itoa(o.consolePort) + `))
+	say("reach the console over MPTCP", dialTCP(262, ` + strconv.Itoa(o.consolePort) + `))
+	if c, err := net.Dial("udp", "127.0.0.1:` + strconv.Itoa(o.udpPort) + `"); err == nil {
+		c.Write([]byte("from the preview"))
+		c.Close()
+	}
+	say("change a file outside", os.Chtimes("/usr/bin/env", time.Now(), time.Now()))
+	say("chmod a device", os.Chmod("/dev/null", 0o666))
+	say("read the owner's key", func() error {
+		buf := make([]byte, 64)
+		_, _, errno := syscall.Syscall6(syscall.SYS_KEYCTL, 11, ` + strconv.Itoa(o.keyID) + `, uintptr(unsafe.Pointer(&buf[0])), 64, 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}())
+	say("read the owner's shared memory", func() error {
+		if _, _, errno := syscall.Syscall(syscall.SYS_SHMGET, ` + strconv.Itoa(o.shmKey) + `, 0, 0); errno != 0 {
+			return errno
+		}
+		return nil
+	}())
+	fmt.Fprintf(&b, "port: %s\n", os.Getenv("PORT"))
 	fmt.Fprintf(&b, "cookie: %s\n", cookie)
 	return b.String()
 }
+
+func dialTCP(proto, port int) error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, proto)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	return syscall.Connect(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+}
 `
+}
+
+// ownerHas is what the owner has on the machine that Landlock alone does
+// not cover: a socket in /tmp, a key in the session keyring, System V
+// shared memory, the console's port, and a UDP listener; and the name of
+// the daemon the hostile service leaves.
+type ownerHas struct {
+	sock                 string
+	keyID, shmKey        int
+	consolePort, udpPort int
+	udp                  *net.UDPConn
+	marker               string
+	serverPid            int
+}
+
+// ownerKey puts a key in this process's session keyring, which the server
+// it starts next inherits, as a server started from the owner's shell does.
+func ownerKey(t *testing.T) int {
+	t.Helper()
+	id, err := unix.AddKey("user", "autoapp-e2e-owner-key", []byte("owner-key-secret"), unix.KEY_SPEC_SESSION_KEYRING)
+	must(t, err)
+	t.Cleanup(func() { unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_SESSION_KEYRING, 0, 0) })
+	return id
+}
+
+func ownerThings(t *testing.T, s *server, keyID int) ownerHas {
+	t.Helper()
+	o := ownerHas{sock: fmt.Sprintf("/tmp/autoapp-e2e-owner-%d.sock", os.Getpid()), marker: fmt.Sprintf("7777.%d", time.Now().UnixNano()%1e6),
+		keyID: keyID, serverPid: s.cmd.Process.Pid}
+	os.Remove(o.sock)
+	ul, err := net.Listen("unix", o.sock)
+	must(t, err)
+	t.Cleanup(func() { ul.Close(); os.Remove(o.sock) })
+	o.shmKey = 0x5e000000 + os.Getpid()%0xffff
+	shm, err := unix.SysvShmGet(o.shmKey, 4096, unix.IPC_CREAT|0o600)
+	must(t, err)
+	t.Cleanup(func() { unix.SysvShmCtl(shm, unix.IPC_RMID, nil) })
+	u, err := url.Parse(s.URL)
+	must(t, err)
+	o.consolePort, err = strconv.Atoi(u.Port())
+	must(t, err)
+	o.udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	must(t, err)
+	t.Cleanup(func() { o.udp.Close() })
+	o.udpPort = o.udp.LocalAddr().(*net.UDPAddr).Port
+	return o
+}
+
+// daemonAlive says the hostile service's daemon runs.
+func (o ownerHas) daemonAlive() bool {
+	out, _ := exec.Command("pgrep", "-f", "^sleep "+o.marker).Output()
+	return strings.TrimSpace(string(out)) != ""
+}
+
+// udpGot says the owner's UDP listener was sent anything.
+func (o ownerHas) udpGot() bool {
+	_ = o.udp.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	buf := make([]byte, 64)
+	n, _, _ := o.udp.ReadFromUDP(buf)
+	return n > 0
+}
+
+// eventually waits up to 10s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within 10s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // probes are the lines of hostileService's report that must each say refused.
 var probes = []string{"read the keys", "read the backlog store", "read the knowledge store", "read another application",
 	"read /etc/shadow", "read the server's environment", "list the host's home", "write the launcher folder",
-	"write another application", "write the host's Go cache", "signal the server"}
+	"write another application", "write the host's Go cache", "signal the server", "look at the owner's files",
+	"connect the owner's socket", "reach the console over TCP", "reach the console over MPTCP", "change a file outside",
+	"chmod a device", "read the owner's key", "read the owner's shared memory"}
 
 // report reads hostileService's lines into what → outcome, and the cookie.
 func report(text string) (map[string]string, string) {
@@ -122,6 +261,9 @@ func report(text string) (map[string]string, string) {
 	cookie := ""
 	for l := range strings.SplitSeq(strings.TrimSpace(text), "\n") {
 		what, outcome, _ := strings.Cut(l, ": ")
+		if what == "port" {
+			continue
+		}
 		if what == "cookie" {
 			cookie = outcome
 			continue
@@ -154,7 +296,9 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			name = "turned off by the owner"
 		}
 		t.Run(name, func(t *testing.T) {
+			key := ownerKey(t)
 			s, model, page := signedInWithModel(t, "builder")
+			o := ownerThings(t, s, key)
 			if !confined {
 				_, err := page.Goto(s.URL + "/settings")
 				must(t, err)
@@ -181,7 +325,7 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			runID := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-add-a-home-page-a1"
 			model.On(scripted.RunID(runID),
 				scripted.Reply{ToolCalls: []scripted.Call{
-					overwrite("main.go", hostileService(s.Root, home, hostCache)),
+					overwrite("main.go", hostileService(s.Root, home, hostCache, o)),
 					change("acceptance/0001-add-a-home-page-c1.json", `{"title": "The service stays healthy", "steps": [{"method": "GET", "path": "/health", "expect": {"status": 200}}]}`),
 				}},
 				scripted.Reply{ToolCalls: []scripted.Call{cycle}},
@@ -220,6 +364,22 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			if strings.Contains(cookie, "autoapp_") {
 				t.Errorf("the preview was sent the console's cookies: %s", cookie)
 			}
+			udp := o.udpGot()
+			innerPort := ""
+			for l := range strings.SplitSeq(text, "\n") {
+				if p, ok := strings.CutPrefix(l, "port: "); ok {
+					innerPort = p
+				}
+			}
+			port := strings.TrimSuffix(strings.TrimPrefix(href, "http://svc.localhost:"), "/")
+			// The preview sends the browser, signed in to the console, to
+			// every loopback form of its port and to the port it really
+			// listens on.
+			for _, to := range []string{"http://127.0.0.1:" + port + "/", "http://localhost:" + port + "/", "http://[::1]:" + port + "/",
+				"http://127.0.0.1:" + innerPort + "/"} {
+				_, _ = preview.Goto(href + "to?u=" + url.QueryEscape(to))
+			}
+			seen, _ := os.ReadFile(filepath.Join(s.Root, "apps", "svc", "workspace", "cookies-seen.txt"))
 			if confined {
 				for _, what := range probes {
 					if !strings.HasPrefix(got[what], "refused") {
@@ -231,26 +391,49 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 						t.Errorf("the confined preview wrote %s", f)
 					}
 				}
+				if udp {
+					t.Errorf("the confined preview reached the owner's UDP listener")
+				}
+				if strings.Contains(string(seen), "autoapp_") {
+					t.Errorf("after its redirects the preview's process was sent the console's cookies: %s", seen)
+				}
 			} else {
-				for _, what := range []string{"read the keys", "read another application", "write the launcher folder"} {
+				for _, what := range []string{"read the keys", "read another application", "write the launcher folder",
+					"connect the owner's socket", "read the owner's key", "reach the console over TCP"} {
 					if got[what] != "GOT IT" {
 						t.Errorf("unconfined, %s: %q, want GOT IT: the probe cannot tell\n%s", what, got[what], text)
 					}
 				}
-				// At the loopback address the browser sends the console's cookies.
-				port := strings.TrimSuffix(strings.TrimPrefix(href, "http://svc.localhost:"), "/")
-				_, err = preview.Goto("http://127.0.0.1:" + port + "/")
-				must(t, err)
-				text, err := preview.Locator("body").TextContent()
-				must(t, err)
-				if _, cookie := report(text); !strings.Contains(cookie, "autoapp_session") {
-					t.Errorf("at 127.0.0.1 the preview got cookie %q, want the console's session: the cookie probe cannot tell", cookie)
+				if !udp {
+					t.Errorf("unconfined, the preview did not reach the owner's UDP listener: the probe cannot tell")
+				}
+				// At the port it really listens on, the browser sends the
+				// console's cookies.
+				if !strings.Contains(string(seen), "autoapp_session") {
+					t.Errorf("unconfined, the preview's process saw cookies %q, want the console's session: the cookie probe cannot tell", seen)
 				}
 			}
 			release()
 			_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 			must(t, err)
 			must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
+			if confined {
+				_, err = page.Goto(s.URL + "/apps/svc")
+				must(t, err)
+				// Its daemon ends when the owner stops the preview.
+				eventually(t, "the preview's daemon to start", o.daemonAlive)
+				must(t, page.GetByTestId("preview-stop").Click())
+				if err := expect.Locator(page.GetByTestId("preview-stopped")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(20000)}); err != nil {
+					_, _ = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "preview-stop-failed.png"))})
+					t.Fatalf("after Stop preview: %v\n%s", err, s.out)
+				}
+				eventually(t, "the preview's daemon to end with Stop", func() bool { return !o.daemonAlive() })
+				// Its daemon ends with the server too, however the server ends.
+				must(t, page.GetByTestId("preview-start").Click())
+				eventually(t, "the preview's daemon to start again", o.daemonAlive)
+				s.kill(t)
+				eventually(t, "the preview's daemon to end with the server", func() bool { return !o.daemonAlive() })
+			}
 		})
 	}
 }

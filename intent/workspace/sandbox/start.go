@@ -335,12 +335,16 @@ func bwrapArgs(cmd *exec.Cmd, p Policy, self string, sp *spec) ([]string, error)
 				continue
 			}
 			// A folder that is a link (a shared cache, say) is bound where
-			// it really is, which is where the link leads inside too.
-			if real, err := filepath.EvalSymlinks(d); err == nil {
-				d = real
+			// it really is, and where each link on the way leads, so the
+			// links resolve inside as they do outside.
+			real, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				continue
 			}
-			a = append(a, group.bind, d, d)
-			*group.view = append(*group.view, d)
+			for _, at := range linkHops(d, real) {
+				a = append(a, group.bind, real, at)
+				*group.view = append(*group.view, at)
+			}
 		}
 	}
 	a = append(a, "--ro-bind", self, helperPath)
@@ -411,6 +415,32 @@ var systemView = sync.OnceValue(func() view {
 
 // devices are the device nodes a confined process may use.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// linkHops are the places a folder d, whose real path is real, must be
+// bound for every link on the way to resolve: real itself, and the
+// target of each link d leads through that is not d's own place.
+func linkHops(d, real string) []string {
+	hops := []string{real}
+	at := d
+	for range 8 {
+		info, err := os.Lstat(at)
+		if err != nil || info.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		next, err := os.Readlink(at)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(next) {
+			next = filepath.Join(filepath.Dir(at), next)
+		}
+		if next = filepath.Clean(next); next != real && !slices.Contains(hops, next) {
+			hops = append(hops, next)
+		}
+		at = next
+	}
+	return hops
+}
 
 // holdsAny says dir is one of dirs or holds one.
 func holdsAny(dir string, dirs []string) bool {
