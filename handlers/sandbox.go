@@ -18,7 +18,8 @@ type Sandbox interface {
 func (h *Handlers) sandboxView() views.SandboxView {
 	st := h.sandbox.State()
 	return views.SandboxView{Sentence: st.Sentence(), Confined: st.Confined(), Refused: st.Refused(),
-		Unconfined: st.Unconfined, Problem: st.Problem}
+		Unconfined: st.Unconfined, Problem: st.Problem,
+		BuildLimits: sandbox.BuildLimits.Lines(), PreviewLimits: sandbox.PreviewLimits.Lines()}
 }
 
 // sandboxSave keeps the owner's choice to run the engineer's code

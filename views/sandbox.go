@@ -13,4 +13,7 @@ type SandboxView struct {
 	Unconfined bool
 	// Problem says why the owner's choice could not be read.
 	Problem string
+	// BuildLimits and PreviewLimits say, a line each, what a build stage
+	// and a preview may use in the sandbox.
+	BuildLimits, PreviewLimits []string
 }

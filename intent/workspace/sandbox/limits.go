@@ -44,7 +44,7 @@ func (l Limits) Lines() []string {
 		out = append(out, Bytes(l.Memory)+" of memory in all")
 	}
 	if l.CPU > 0 {
-		out = append(out, fmt.Sprintf("%s of CPU time a process", l.CPU))
+		out = append(out, minutes(l.CPU)+" of CPU time a process")
 	}
 	if l.FileSize > 0 {
 		out = append(out, "files of at most "+Bytes(l.FileSize))
@@ -92,11 +92,22 @@ func (e *LimitError) Sentence(what string) string {
 	case LimitMemory:
 		return fmt.Sprintf("%s used more than %s of memory and was stopped.", capital(what), Bytes(e.Limits.Memory))
 	case LimitCPU:
-		return fmt.Sprintf("%s used more than %s of CPU time and was stopped.", capital(what), e.Limits.CPU)
+		return fmt.Sprintf("%s used more than %s of CPU time and was stopped.", capital(what), minutes(e.Limits.CPU))
 	case LimitFileSize:
 		return fmt.Sprintf("%s wrote a file larger than %s and was stopped.", capital(what), Bytes(e.Limits.FileSize))
 	}
 	return fmt.Sprintf("%s passed a limit (%s) and was stopped.", capital(what), e.Limit)
+}
+
+// minutes writes d as "10 minutes", or in seconds when shorter.
+func minutes(d time.Duration) string {
+	switch {
+	case d == time.Minute:
+		return "1 minute"
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return fmt.Sprintf("%d seconds", d/time.Second)
 }
 
 func capital(s string) string {
