@@ -305,18 +305,27 @@ func relay(fd, port int) {
 // dropCapabilities empties every capability set of this thread, so the
 // command it starts has none, even as a root of its user namespace.
 func dropCapabilities() error {
-	for c := 0; ; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			if errors.Is(err, unix.EINVAL) {
-				break // past the last capability this kernel knows
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	// Without any capability (bubblewrap run by an ordinary user drops
+	// them all) the bounding set cannot be changed, and with no_new_privs
+	// nothing can be gained from it.
+	if data[0].Permitted|data[1].Permitted|data[0].Effective|data[1].Effective != 0 {
+		for c := 0; ; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if errors.Is(err, unix.EINVAL) {
+					break // past the last capability this kernel knows
+				}
+				return err
 			}
-			return err
 		}
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return err
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
+	data = [2]unix.CapUserData{}
 	return unix.Capset(&hdr, &data[0])
 }

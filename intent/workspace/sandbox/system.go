@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // toolchain are the folders of PATH outside the host's home, and the root
@@ -13,7 +15,9 @@ func toolchain() []string {
 	home, _ := os.UserHomeDir()
 	var out []string
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if filepath.IsAbs(d) && !within(d, home) {
+		// Only a folder this user can enter: bubblewrap refuses to bind
+		// one it cannot look into (another user's home on PATH, say).
+		if filepath.IsAbs(d) && !within(d, home) && unix.Access(d, unix.R_OK|unix.X_OK) == nil {
 			out = append(out, filepath.Clean(d))
 		}
 	}
