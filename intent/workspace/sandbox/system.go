@@ -38,30 +38,30 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// publicEntries lists what of dir every user may read: its entries whose
-// permissions let anyone read them, a folder that holds something private
-// (as /etc/ssh holds host keys) by its own public entries, and a link by
-// what it points to.
-func publicEntries(dir string) (dirs, files []string) {
+// privateEntries lists what of dir is not for every user: its folders
+// and files that anyone may not read (a folder: enter), looking inside
+// the public folders that hold something private. Links are left alone:
+// inside the sandbox a link out of /etc leads nowhere, and one inside
+// leads to an entry this list covers.
+func privateEntries(dir string) (dirs, files []string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil
 	}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
-		info, err := os.Stat(p) // a link counts as what it points to
-		if err != nil || info.Mode().Perm()&0o004 == 0 {
+		info, err := os.Lstat(p)
+		if err != nil || info.Mode()&os.ModeSymlink != 0 {
 			continue
 		}
+		perm := info.Mode().Perm()
 		switch {
-		case info.IsDir() && info.Mode().Perm()&0o001 == 0:
-			continue
-		case info.IsDir() && holdsPrivate(p):
-			d, f := publicEntries(p)
-			dirs, files = append(dirs, d...), append(files, f...)
-		case info.IsDir():
+		case info.IsDir() && (perm&0o004 == 0 || perm&0o001 == 0):
 			dirs = append(dirs, p)
-		default:
+		case info.IsDir() && holdsPrivate(p):
+			d, f := privateEntries(p)
+			dirs, files = append(dirs, d...), append(files, f...)
+		case !info.IsDir() && perm&0o004 == 0:
 			files = append(files, p)
 		}
 	}
