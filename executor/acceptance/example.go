@@ -145,14 +145,19 @@ func Hash(steps []Step) string {
 
 // Load reads every "*.json" file in folder of fsys, in name order. A file
 // that does not parse comes back with its Problems; a missing folder holds
-// no examples. The error is for a folder that cannot be read.
+// no examples. A folder the workspace will not read (a link, say: see
+// workspace.FS) is one failed example, named after it, that says why. The
+// error is for a folder that cannot be read.
 func Load(fsys fs.FS, folder string) ([]Example, error) {
 	folder = path.Clean(folder)
 	entries, err := fs.ReadDir(fsys, folder)
-	if errors.Is(err, fs.ErrNotExist) {
+	var refused *workspace.ReadError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return []Example{}, nil
-	}
-	if err != nil {
+	case errors.As(err, &refused):
+		return []Example{failed(path.Base(folder), "", "%s", refused.Error())}, nil
+	case err != nil:
 		return nil, fmt.Errorf("acceptance: read %s: %w", folder, err)
 	}
 	examples := []Example{}
@@ -166,7 +171,11 @@ func Load(fsys fs.FS, folder string) ([]Example, error) {
 			continue
 		}
 		b, err := readCapped(fsys, path.Join(folder, e.Name()))
-		if err != nil {
+		switch {
+		case errors.As(err, &refused):
+			examples = append(examples, failed(name, "", "%s", refused.Error()))
+			continue
+		case err != nil:
 			examples = append(examples, failed(name, "", "%s cannot be read: %v", e.Name(), err))
 			continue
 		}

@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -52,8 +51,8 @@ type Config struct {
 	Task         plan.Task
 	WorkspaceDir string
 	Candidates   *candidate.Service
-	// ManifestText returns autoapp.json as it is; nil reads it from the
-	// workspace.
+	// ManifestText returns the manifest the host obeys (autoapp.json as
+	// HEAD commits it); nil reads it from the workspace.
 	ManifestText func() ([]byte, error)
 	// PlanMarkdown is the task's plan as the message gives it; "" renders
 	// it from Task.
@@ -82,9 +81,8 @@ type Config struct {
 // meant to be called one at a time, as a turn calls them; Record waits for
 // a running call to end.
 type Session struct {
-	cfg  Config
-	ws   *workspace.Workspace
-	root *os.Root
+	cfg Config
+	ws  *workspace.Workspace
 
 	mu sync.Mutex
 	st state
@@ -150,19 +148,14 @@ func NewSession(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builder: %w", err)
 	}
-	root, err := os.OpenRoot(ws.Dir())
-	if err != nil {
-		ws.Close()
-		return nil, fmt.Errorf("builder: %w", err)
-	}
-	return &Session{cfg: cfg, ws: ws, root: root, st: state{
+	return &Session{cfg: cfg, ws: ws, st: state{
 		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{}, hinted: map[int64]bool{},
 	}}, nil
 }
 
 // Close releases the workspace.
 func (s *Session) Close() error {
-	return errors.Join(s.ws.Close(), s.root.Close())
+	return s.ws.Close()
 }
 
 // Tools are the builder's tools, in the order they are offered.

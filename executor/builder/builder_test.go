@@ -3,10 +3,13 @@ package builder_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
@@ -14,6 +17,8 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestEveryToolsExampleHoldsToItsSchema(t *testing.T) {
@@ -490,5 +495,71 @@ func TestMessage(t *testing.T) {
 	}
 	if strings.Index(got, md) > strings.Index(got, "The person's answers") || strings.Index(got, "The person's answers") > strings.Index(got, "The last attempt") {
 		t.Fatalf("the order is rules, plan, answers, last attempt:\n%s", got)
+	}
+}
+
+// TestSpecReadHandsOverNothingTheEngineersCodePlanted: with autoapp.json
+// a link to the owner's keys, or rewritten with a stage of its own, and a
+// named pipe and a link among the examples, spec.read answers at once
+// with the committed manifest, never a byte of what a link points to:
+// whether the manifest comes from the application's service or from the
+// workspace itself.
+func TestSpecReadHandsOverNothingTheEngineersCodePlanted(t *testing.T) {
+	for _, from := range []string{"the service", "the workspace"} {
+		t.Run(from, func(t *testing.T) {
+			h := newHost(t)
+			dir := h.apps.WorkspaceDir(appID)
+			committed, err := os.ReadFile(filepath.Join(dir, "autoapp.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outside := t.TempDir()
+			os.WriteFile(filepath.Join(outside, "providers.json"), []byte(`{"apiKey": "sk-the-owners-key"}`), 0o600)
+			os.Remove(filepath.Join(dir, "autoapp.json"))
+			if err := os.Symlink(filepath.Join(outside, "providers.json"), filepath.Join(dir, "autoapp.json")); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Mkfifo(filepath.Join(dir, "acceptance", "0002-pipe-c1.json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(outside, "providers.json"), filepath.Join(dir, "acceptance", "0003-key-c1.json")); err != nil {
+				t.Fatal(err)
+			}
+			cfg := builder.Config{AppID: appID, IntentID: 1, RunID: runID, Task: task(),
+				WorkspaceDir: dir, Candidates: h.candidates, Ask: (&asker{}).ask, Now: time.Now}
+			if from == "the service" {
+				cfg.ManifestText = func() ([]byte, error) { raw, _, _, err := h.apps.Manifest(appID); return raw, err }
+			}
+			s, err := builder.NewSession(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var b json.RawMessage
+			answered := make(chan error, 1)
+			go func() {
+				var err error
+				b, err = call(t, s, "spec.read", `{}`)
+				answered <- err
+			}()
+			select {
+			case err := <-answered:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Second):
+				t.Fatal("spec.read did not answer within a second")
+			}
+			if strings.Contains(string(b), "sk-the-owners-key") {
+				t.Fatalf("spec.read handed over the owner's key: %s", b)
+			}
+			var all struct {
+				Manifest string `json:"manifest"`
+			}
+			json.Unmarshal(b, &all)
+			if all.Manifest != string(committed) {
+				t.Fatalf("the manifest answered is %q, want the committed one", all.Manifest)
+			}
+		})
 	}
 }

@@ -180,7 +180,7 @@ func (s *Session) withMissNote(ps []ai.Problem, file string, hunks []workspace.H
 	if file == "" || len(hunks) == 0 {
 		return ps
 	}
-	b, err := s.root.ReadFile(path.Clean(file))
+	b, err := s.ws.ReadFile(path.Clean(file), workspace.MaxFileBytes)
 	if err != nil {
 		return ps
 	}

@@ -83,7 +83,7 @@ func (s *Session) specRead() ai.Tool {
 			var raw []byte
 			if in.Topic == "" || in.Topic == TopicManifest || in.Topic == TopicExamples {
 				var err error
-				if raw, err = s.manifestText(); err != nil {
+				if raw, err = s.manifestText(ctx); err != nil {
 					return nil, err
 				}
 			}
@@ -105,7 +105,9 @@ func (s *Session) specRead() ai.Tool {
 	}
 }
 
-func (s *Session) manifestText() ([]byte, error) {
+// manifestText is the manifest the host obeys: the text HEAD commits,
+// never what the working tree holds in its place.
+func (s *Session) manifestText(ctx context.Context) ([]byte, error) {
 	if s.cfg.ManifestText != nil {
 		b, err := s.cfg.ManifestText()
 		if err != nil {
@@ -113,7 +115,7 @@ func (s *Session) manifestText() ([]byte, error) {
 		}
 		return b, nil
 	}
-	b, err := s.root.ReadFile(workspace.ManifestFile)
+	b, _, _, err := s.ws.Manifest(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("builder: the manifest: %w", err)
 	}
@@ -124,7 +126,7 @@ func (s *Session) manifestText() ([]byte, error) {
 func (s *Session) examples(manifest []byte) (examplesAnswer, error) {
 	m, _ := workspace.ParseManifest(manifest)
 	a := examplesAnswer{Format: ExampleFormat, Folder: m.AcceptanceDir(), Present: []string{}}
-	present, err := acceptance.Load(s.root.FS(), a.Folder)
+	present, err := acceptance.Load(s.ws.FS(), a.Folder)
 	if err != nil {
 		return a, fmt.Errorf("builder: %w", err)
 	}

@@ -365,3 +365,78 @@ func TestTwoBuildsOfOneRevisionAreTwoReleases(t *testing.T) {
 		t.Fatalf("releases listed %+v (%v), want both", rs, err)
 	}
 }
+
+// TestAManifestNotCommittedBuildsNothing: the engineer's code rewrote
+// autoapp.json with a stage of its own, which the engineer's tools would
+// have refused. Neither a build nor a cycle runs anything: both answer
+// that the host obeys only the committed manifest.
+func TestAManifestNotCommittedBuildsNothing(t *testing.T) {
+	h := newHost(t, t.TempDir())
+	h.create(t, "site", "static")
+	dir := h.apps.WorkspaceDir("site")
+	rewritten := `{"name": "Static site", "build": [{"name": "plant", "command": ["sh", "-c", "echo ran > ran.txt"], "timeout": "10s"}],
+		"preview": {"static": "site"}}`
+	if err := os.WriteFile(filepath.Join(dir, "autoapp.json"), []byte(rewritten), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "The manifest has problems, so nothing was built: autoapp.json in the workspace differs from the one committed at HEAD; " +
+		"the host obeys only the committed manifest."
+	if _, err := h.candidates.Build(context.Background(), "site"); err == nil || err.Error() != want {
+		t.Fatalf("the build answered %v, want %q", err, want)
+	}
+	if _, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{}); err == nil || err.Error() != want {
+		t.Fatalf("the cycle answered %v, want %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Fatal("the rewritten manifest's stage ran")
+	}
+}
+
+// TestAnExampleTheHostWillNotReadFails: an acceptance example that is a
+// link to the owner's keys, or a named pipe, and an acceptance folder
+// that is a link out of the workspace, are failed examples with their
+// sentence; the checks answer at once and hold nothing of the keys.
+func TestAnExampleTheHostWillNotReadFails(t *testing.T) {
+	h := newHost(t, t.TempDir())
+	h.create(t, "site", "static")
+	dir := h.apps.WorkspaceDir("site")
+	keys := filepath.Join(h.root, "launcher", "examples", "0002-keys-c1.json")
+	os.MkdirAll(filepath.Dir(keys), 0o700)
+	os.WriteFile(keys, []byte(`{"title": "sk-the-owners-key", "steps": [{"method": "GET", "path": "/"}]}`), 0o600)
+	if err := os.Symlink(keys, filepath.Join(dir, "acceptance", "0002-keys-c1.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "acceptance", "0003-pipe-c1.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checked := func() candidate.Result {
+		t.Helper()
+		done := make(chan candidate.Result, 1)
+		go func() { done <- cycle(t, h, "site", candidate.Change{}) }()
+		select {
+		case res := <-done:
+			for _, f := range res.Failed {
+				if strings.Contains(f.Failure, "sk-") || strings.Contains(f.Title, "sk-") {
+					t.Fatalf("a check holds the owner's key: %+v", f)
+				}
+			}
+			return res
+		case <-time.After(30 * time.Second):
+			t.Fatal("the cycle waited on the named pipe")
+		}
+		return candidate.Result{}
+	}
+	if res := checked(); res.Step != candidate.StepChecked || res.Checks.Passed != 1 || len(res.Failed) != 2 {
+		t.Fatalf("step %q, checks %+v", res.Step, res.Checks)
+	}
+
+	os.RemoveAll(filepath.Join(dir, "acceptance"))
+	if err := os.Symlink(filepath.Dir(keys), filepath.Join(dir, "acceptance")); err != nil {
+		t.Fatal(err)
+	}
+	res := checked()
+	if res.Step != candidate.StepChecked || res.Checks.Passed != 0 || len(res.Failed) != 1 ||
+		!strings.Contains(res.Failed[0].Failure, "acceptance is a symbolic link") {
+		t.Fatalf("a linked acceptance folder: step %q, failed %+v", res.Step, res.Failed)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -68,7 +67,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 
 // cycle is Cycle within the job's turn.
 func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, error) {
-	st, ws, manifest, dir, appID := &j.st, j.ws, j.manifest, j.dir, j.appID
+	st, ws, manifest, appID := &j.st, j.ws, j.manifest, j.appID
 
 	var res Result
 	var err error
@@ -131,7 +130,7 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		lastChecks = st.Checks.Failures
 	}
 	j.hear(Doing{Step: DoingChecks})
-	examples, err := acceptance.Load(os.DirFS(dir), manifest.AcceptanceDir())
+	examples, err := acceptance.Load(ws.FS(), manifest.AcceptanceDir())
 	if err != nil {
 		return Result{}, fmt.Errorf("candidate: read the examples: %w", err)
 	}

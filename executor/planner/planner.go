@@ -49,8 +49,8 @@ type Config struct {
 	// WorkspaceDir is the application's git workspace, which spec.read and
 	// the source tools read and never write.
 	WorkspaceDir string
-	// Manifest returns autoapp.json as it is; nil reads it from the
-	// workspace.
+	// Manifest returns the manifest the host obeys (autoapp.json as HEAD
+	// commits it); nil reads it from the workspace.
 	Manifest func() ([]byte, error)
 	// Log gets one line per accepted call; nil discards.
 	Log *slog.Logger

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +22,8 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
+
+	"golang.org/x/sys/unix"
 )
 
 const appID = "site"
@@ -467,5 +471,60 @@ func TestLineSaysWhatEachCallDid(t *testing.T) {
 		if got := planner.Line(c.call); got != c.want {
 			t.Errorf("Line(%s) = %q, want %q", c.call.Name, got, c.want)
 		}
+	}
+}
+
+// TestSpecReadHandsOverNothingTheEngineersCodePlanted: with autoapp.json
+// a link to the owner's keys and the acceptance folder a link out of the
+// workspace, or a named pipe among the examples, spec.read answers at
+// once with the committed manifest and the refusals, never a byte of what
+// the links point to.
+func TestSpecReadHandsOverNothingTheEngineersCodePlanted(t *testing.T) {
+	h := newHost(t)
+	dir := h.apps.WorkspaceDir(appID)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "providers.json"), []byte(`{"apiKey": "sk-the-owners-key"}`), 0o600)
+	os.WriteFile(filepath.Join(outside, "0009-key-c1.json"), []byte(`{"title": "sk-the-owners-key", "steps": []}`), 0o600)
+	os.Remove(filepath.Join(dir, "autoapp.json"))
+	if err := os.Symlink(filepath.Join(outside, "providers.json"), filepath.Join(dir, "autoapp.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "acceptance", "0002-pipe-c1.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := h.session("x")
+	var a planner.SpecAnswer
+	answered := make(chan error, 1)
+	go func() { answered <- call(t, s, "spec.read", `{"topic": "application"}`, &a) }()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("spec.read did not answer within a second")
+	}
+	b, _ := json.Marshal(a)
+	if strings.Contains(string(b), "sk-the-owners-key") {
+		t.Fatalf("spec.read handed over the owner's key: %s", b)
+	}
+	if !strings.Contains(a.Application.Manifest, `"name": "Static site"`) ||
+		!slices.ContainsFunc(a.Application.Problems, func(p string) bool { return strings.Contains(p, "symbolic link") }) {
+		t.Fatalf("the manifest answered: %q, problems %v", a.Application.Manifest, a.Application.Problems)
+	}
+
+	// The acceptance folder itself a link out of the workspace.
+	acceptance := filepath.Join(dir, "acceptance")
+	os.RemoveAll(acceptance)
+	if err := os.Symlink(outside, acceptance); err != nil {
+		t.Fatal(err)
+	}
+	a = planner.SpecAnswer{}
+	if err := call(t, s, "spec.read", `{"topic": "application"}`, &a); err == nil {
+		if b, _ := json.Marshal(a); strings.Contains(string(b), "sk-the-owners-key") {
+			t.Fatalf("spec.read handed over the owner's key through the folder: %s", b)
+		}
+	} else if strings.Contains(err.Error(), "sk-the-owners-key") {
+		t.Fatalf("the refusal holds the owner's key: %v", err)
 	}
 }

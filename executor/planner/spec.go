@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"autoapp/executor/acceptance"
@@ -110,7 +109,7 @@ func (s *Session) specRead() ai.Tool {
 			}
 			var a SpecAnswer
 			if in.Topic == "" || in.Topic == TopicApplication {
-				app, err := s.application()
+				app, err := s.application(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -125,38 +124,37 @@ func (s *Session) specRead() ai.Tool {
 	}
 }
 
-// application reads the manifest, the files and the examples.
-func (s *Session) application() (Application, error) {
-	root, err := os.OpenRoot(s.cfg.WorkspaceDir)
-	if err != nil {
-		return Application{}, fmt.Errorf("planner: the workspace: %w", err)
-	}
-	defer root.Close()
-	var raw []byte
-	if s.cfg.Manifest != nil {
-		raw, err = s.cfg.Manifest()
-	} else {
-		raw, err = root.ReadFile(workspace.ManifestFile)
-	}
-	if err != nil {
-		return Application{}, fmt.Errorf("planner: the manifest: %w", err)
-	}
-	m, ps := workspace.ParseManifest(raw)
-	a := Application{Manifest: string(raw), AcceptanceFolder: m.AcceptanceDir(), Files: []string{}, Examples: []PresentExample{}}
-	for _, p := range ps {
-		a.Problems = append(a.Problems, p.String())
-	}
-
+// application reads the manifest, the files and the examples, each as
+// the host reads a workspace: the manifest HEAD commits, and no file
+// through a link.
+func (s *Session) application(ctx context.Context) (Application, error) {
 	ws, err := workspace.Open(s.cfg.WorkspaceDir, s.cfg.Now)
 	if err != nil {
 		return Application{}, fmt.Errorf("planner: %w", err)
 	}
 	defer ws.Close()
+	var raw []byte
+	var m workspace.Manifest
+	var ps workspace.Problems
+	if s.cfg.Manifest != nil {
+		if raw, err = s.cfg.Manifest(); err == nil {
+			m, ps = workspace.ParseManifest(raw)
+		}
+	} else {
+		raw, m, ps, err = ws.Manifest(ctx)
+	}
+	if err != nil {
+		return Application{}, fmt.Errorf("planner: the manifest: %w", err)
+	}
+	a := Application{Manifest: string(raw), AcceptanceFolder: m.AcceptanceDir(), Files: []string{}, Examples: []PresentExample{}}
+	for _, p := range ps {
+		a.Problems = append(a.Problems, p.String())
+	}
 	if err := listFiles(ws, "", &a); err != nil {
 		return Application{}, err
 	}
 
-	examples, err := acceptance.Load(root.FS(), a.AcceptanceFolder)
+	examples, err := acceptance.Load(ws.FS(), a.AcceptanceFolder)
 	if err != nil {
 		return Application{}, fmt.Errorf("planner: %w", err)
 	}

@@ -327,6 +327,51 @@ func TestStartStaticServesOnlyItsFolder(t *testing.T) {
 	waitFor(t, 5*time.Second, "the static listener to close", func() bool { return !answers(info.URL) })
 }
 
+// TestAStaticPreviewServesOnlyRegularFiles: a named pipe, a device or a
+// socket the engineer's code put in the static folder answers 403 at
+// once, never waited on nor streamed; a link that stays in the folder is
+// served as it always was.
+func TestAStaticPreviewServesOnlyRegularFiles(t *testing.T) {
+	dir := workspaceDir(t)
+	site := filepath.Join(dir, "site")
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(site, "index.html"), []byte("<h1>Welcome</h1>"), 0o644)
+	if err := os.Symlink("index.html", filepath.Join(site, "home.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(site, "pipe.html"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/pipe.html"}
+	// A character device like /dev/zero, where the machine lets root make one.
+	if syscall.Mknod(filepath.Join(site, "zero.html"), syscall.S_IFCHR|0o644, 1<<8|5) == nil {
+		paths = append(paths, "/zero.html")
+	}
+	m := newManager(t)
+	info, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "site"}, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		t.Run(p, func(t *testing.T) {
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+			resp, err := client.Get(strings.TrimSuffix(info.URL, "/") + p)
+			if err != nil {
+				t.Fatalf("GET %s did not answer within a second: %v", p, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("GET %s = %d, want 403", p, resp.StatusCode)
+			}
+		})
+	}
+	if status, body := get(t, info.URL+"home.html"); status != http.StatusOK || body != "<h1>Welcome</h1>" {
+		t.Errorf("GET /home.html = %d %q, want the page it links to", status, body)
+	}
+}
+
 func TestStartReplacesTheRunningPreview(t *testing.T) {
 	dir := workspaceDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("old"), 0o644); err != nil {

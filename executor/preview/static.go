@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -43,7 +44,7 @@ func (m *Manager) startStatic(appID, dir, folder, release string) (*running, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{
-		Handler:           site(appID, port, siteHandler(folderFS.FS())),
+		Handler:           site(appID, port, siteHandler(regularFiles{folderFS})),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
 	}
@@ -92,6 +93,29 @@ func siteHandler(site fs.FS) http.Handler {
 }
 
 func isSlash(r rune) bool { return r == '/' || r == '\\' }
+
+// regularFiles is the static folder as a file system of regular files and
+// folders: each is opened through the root (a link stays inside the
+// folder) without waiting, and anything else — a named pipe, a device, a
+// socket the engineer's code put there — is refused by its type before a
+// byte is read, rather than waited on or streamed for ever.
+type regularFiles struct{ root *os.Root }
+
+func (r regularFiles) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() && !info.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return f, nil
+}
 
 // dotless is a file system without its dotfiles.
 type dotless struct{ fs fs.FS }

@@ -293,9 +293,9 @@ func (h *Harness) makeWorkspace(ctx context.Context, folder, appID, template str
 	}
 	message := "Start from the " + template + " template"
 	if example != nil {
-		_, m, problems, err := app.ReadManifest(ws)
-		if err != nil || len(problems) > 0 {
-			return app.App{}, fmt.Errorf("replay: the %s template's manifest: %v%v", template, err, problems)
+		m, err := app.TemplateManifest(template)
+		if err != nil {
+			return app.App{}, err
 		}
 		name := filepath.Join(ws, filepath.FromSlash(m.AcceptanceDir()), example.ExampleID()+".json")
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {

@@ -35,7 +35,7 @@ type world struct {
 // newWorld is the world of the run folder dir, whose workspace is made.
 // With no store (an evaluation's warm-up build) nothing hears its builds.
 func (h *Harness) newWorld(a app.App, dir string, cs *caseStore) *world {
-	apps := &runApps{app: a, dir: dir, releases: map[string]bool{}}
+	apps := &runApps{app: a, dir: dir, now: h.d.Now, releases: map[string]bool{}}
 	log := slog.New(slog.DiscardHandler)
 	if cs != nil {
 		log = cs.log
@@ -58,6 +58,7 @@ func (w *world) close() { w.previews.StopAll() }
 type runApps struct {
 	app app.App
 	dir string
+	now func() time.Time
 
 	mu       sync.Mutex
 	releases map[string]bool
@@ -75,7 +76,7 @@ func (a *runApps) Dir(string) string { return a.dir }
 func (a *runApps) WorkspaceDir(string) string { return filepath.Join(a.dir, "workspace") }
 
 func (a *runApps) Manifest(string) ([]byte, workspace.Manifest, workspace.Problems, error) {
-	return app.ReadManifest(a.WorkspaceDir(""))
+	return app.ReadManifest(a.WorkspaceDir(""), a.now)
 }
 
 func (a *runApps) RecordRelease(_ context.Context, r app.Release) (string, error) {

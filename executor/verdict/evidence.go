@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path"
 	"regexp"
@@ -231,14 +232,15 @@ func Evidence(ws *workspace.Workspace, t plan.Task, limit int) (ai.Document, err
 	return doc, nil
 }
 
-// acceptanceDir is the manifest's acceptance folder, or the default when
-// the manifest cannot be read.
+// acceptanceDir is the acceptance folder of the manifest the host obeys
+// (HEAD's), or the default when there is none.
 func acceptanceDir(ws *workspace.Workspace) string {
-	r, err := ws.Read("autoapp.json", 0, 0)
+	// The manifest is read from the repository's own files, or, when they
+	// are packed, by git within its own timeout.
+	_, m, _, err := ws.Manifest(context.Background())
 	if err != nil {
 		return path.Clean(workspace.DefaultAcceptance)
 	}
-	m, _ := workspace.ParseManifest([]byte(strings.Join(r.Lines, "\n")))
 	return m.AcceptanceDir()
 }
 

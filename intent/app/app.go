@@ -226,24 +226,49 @@ func (s *Service) Get(ctx context.Context, id string) (App, error) {
 	return a, nil
 }
 
-// Manifest reads the workspace's autoapp.json: the raw text, the parsed
-// manifest, and its problems (none when it can be used).
+// Manifest reads the manifest the host obeys for the application: its
+// workspace's autoapp.json as HEAD commits it, the raw text, the parsed
+// manifest, and its problems (none when it can be used), among them a
+// working tree's autoapp.json that is not the committed one.
 func (s *Service) Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error) {
-	return ReadManifest(s.WorkspaceDir(id))
+	return ReadManifest(s.WorkspaceDir(id), s.now)
 }
 
-// ReadManifest reads the autoapp.json of the workspace in dir, as Manifest
-// does an application's.
-func ReadManifest(dir string) ([]byte, workspace.Manifest, workspace.Problems, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, workspace.ManifestFile))
-	if errors.Is(err, fs.ErrNotExist) {
+// ReadManifest reads the manifest of the workspace in dir, as Manifest
+// does an application's. A folder that is not there has none.
+func ReadManifest(dir string, now func() time.Time) ([]byte, workspace.Manifest, workspace.Problems, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, workspace.Manifest{}, workspace.Problems{{Message: "the workspace has no autoapp.json"}}, nil
 	}
+	ws, err := workspace.Open(dir, now)
 	if err != nil {
 		return nil, workspace.Manifest{}, nil, fmt.Errorf("app: manifest: %w", err)
 	}
-	m, problems := workspace.ParseManifest(raw)
+	defer ws.Close()
+	// No caller waits on this with a context of its own; git, when it is
+	// asked, is bounded by its own timeout.
+	raw, m, problems, err := ws.Manifest(context.Background())
+	if err != nil {
+		return nil, workspace.Manifest{}, nil, fmt.Errorf("app: manifest: %w", err)
+	}
 	return raw, m, problems, nil
+}
+
+// TemplateManifest is the manifest of the built-in template, as the
+// binary holds it.
+func TemplateManifest(template string) (workspace.Manifest, error) {
+	if !isTemplate(template) {
+		return workspace.Manifest{}, refuse(EInvalid, "There is no template called %q.", template)
+	}
+	raw, err := fs.ReadFile(templates, "templates/"+template+"/"+workspace.ManifestFile)
+	if err != nil {
+		return workspace.Manifest{}, fmt.Errorf("app: the %s template: %w", template, err)
+	}
+	m, problems := workspace.ParseManifest(raw)
+	if len(problems) > 0 {
+		return workspace.Manifest{}, fmt.Errorf("app: the %s template's manifest: %w", template, problems)
+	}
+	return m, nil
 }
 
 // SaveManifest replaces autoapp.json with what the owner wrote, when it is

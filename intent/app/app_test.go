@@ -252,3 +252,45 @@ func TestTheSelectedApplicationIsRemembered(t *testing.T) {
 		t.Fatalf("session.json: %s %v", b, err)
 	}
 }
+
+// TestTheManifestIsTheOneCommitted: the manifest an application's pages,
+// builds and tools are given is autoapp.json as HEAD commits it. A link the
+// engineer's code put in its place hands over nothing of what it points
+// to, and a rewritten one is not obeyed: each is named as a problem.
+func TestTheManifestIsTheOneCommitted(t *testing.T) {
+	svc, _, root := newService(t)
+	ctx := context.Background()
+	if _, err := svc.CreateFromTemplate(ctx, "site", "", "static"); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(svc.WorkspaceDir("site"), "autoapp.json")
+	committed, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(root, "launcher", "providers.json")
+	os.MkdirAll(filepath.Dir(keys), 0o700)
+	os.WriteFile(keys, []byte(`{"apiKey": "sk-the-owners-key"}`), 0o600)
+	os.Remove(manifest)
+	if err := os.Symlink("../../../launcher/providers.json", manifest); err != nil {
+		t.Fatal(err)
+	}
+	raw, m, problems, err := svc.Manifest("site")
+	if err != nil || strings.Contains(string(raw), "sk-") || string(raw) != string(committed) || m.Name == "" {
+		t.Fatalf("a link to the keys: %q, %+v, %v", raw, m, err)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Message, "symbolic link") {
+		t.Fatalf("problems %v", problems)
+	}
+
+	os.Remove(manifest)
+	os.WriteFile(manifest, []byte(`{"name": "Site", "build": [{"name": "x", "command": ["sh", "-c", "id"], "timeout": "1m"}], "preview": {"static": "site"}}`), 0o644)
+	raw, m, problems, err = svc.Manifest("site")
+	if err != nil || string(raw) != string(committed) || len(m.Build) != 1 || m.Build[0].Name != "check" {
+		t.Fatalf("a rewritten manifest is obeyed: %q, %+v, %v", raw, m, err)
+	}
+	want := "autoapp.json in the workspace differs from the one committed at HEAD; the host obeys only the committed manifest"
+	if len(problems) != 1 || problems[0].Message != want {
+		t.Fatalf("problems %v, want %q", problems, want)
+	}
+}

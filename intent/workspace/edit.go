@@ -314,16 +314,26 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 // readWhole reads a file a change replaces or deletes, so that the change
 // can be undone; files larger than MaxFileBytes are refused.
 func (w *Workspace) readWhole(field, p string) ([]byte, *Problem, error) {
-	info, err := w.root.Lstat(p)
+	f, err := w.openSource(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace: %w", err)
 	}
-	if info.Size() > MaxFileBytes {
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("workspace: %w", err)
+	case !info.Mode().IsRegular():
+		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is %s, not a regular file", p, kindOf(info.Mode()))}, nil
+	case info.Size() > MaxFileBytes:
 		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is %s; the engineer changes files up to %d MiB", p, sizeText(info.Size()), MaxFileBytes>>20)}, nil
 	}
-	b, err := w.root.ReadFile(p)
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace: read %s: %w", p, err)
+	}
+	if len(b) > MaxFileBytes {
+		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is larger than %d MiB; the engineer changes files up to %d MiB", p, MaxFileBytes>>20, MaxFileBytes>>20)}, nil
 	}
 	return b, nil, nil
 }
@@ -394,6 +404,9 @@ func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string,
 // unrestored): only each command's timeout does.
 func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracked map[string]bool, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
 	ctx = context.WithoutCancel(ctx)
+	if err := w.checkIndex(ctx); err != nil {
+		return EditResult{}, err
+	}
 	prev, err := w.Head(ctx)
 	if err != nil {
 		return EditResult{}, err

@@ -85,19 +85,9 @@ func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 	refuse := func(format string, args ...any) (Blob, error) {
 		return Blob{}, Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
 	}
-	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "--full-tree", commit, "--", clean)
+	e, err := w.entryAt(ctx, commit, clean)
 	if err != nil {
-		return Blob{}, fmt.Errorf("workspace: blob %s: %w", clean, err)
-	}
-	entries, err := parseTree(out)
-	if err != nil {
-		return Blob{}, fmt.Errorf("workspace: blob %s: %w", clean, err)
-	}
-	var e *treeEntry
-	for i := range entries {
-		if entries[i].path == clean {
-			e = &entries[i]
-		}
+		return Blob{}, err
 	}
 	switch {
 	case e == nil:
@@ -113,17 +103,45 @@ func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 	case e.size > MaxArtifactBytes:
 		return refuse("%s is %s; an artifact is at most %d MiB.", clean, sizeText(e.size), MaxArtifactBytes>>20)
 	}
+	data, err := w.blobContent(ctx, *e)
+	if err != nil {
+		return Blob{}, err
+	}
+	sum := sha256.Sum256(data)
+	return Blob{Path: clean, Data: data, Size: e.size, SHA256: hex.EncodeToString(sum[:]), Mode: e.mode}, nil
+}
 
+// entryAt is the entry of the cleaned path p in commit's tree, as git
+// ls-tree lists it; nil when the commit holds nothing there.
+func (w *Workspace) entryAt(ctx context.Context, commit, p string) (*treeEntry, error) {
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-tree", "-z", "-l", "--full-tree", commit, "--", p)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: blob %s: %w", p, err)
+	}
+	entries, err := parseTree(out)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: blob %s: %w", p, err)
+	}
+	for i := range entries {
+		if entries[i].path == p {
+			return &entries[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// blobContent is the content of the blob e names, of at most
+// MaxArtifactBytes, as git stores it.
+func (w *Workspace) blobContent(ctx context.Context, e treeEntry) ([]byte, error) {
 	var buf bytes.Buffer
 	lb := &limitedBuffer{max: MaxArtifactBytes, buf: &buf}
 	if err := streamGit(ctx, w.dir, hostSign(w.now()), nil, nil, lb, "cat-file", "blob", e.oid); err != nil {
-		return Blob{}, fmt.Errorf("workspace: blob %s: %w", clean, err)
+		return nil, fmt.Errorf("workspace: blob %s: %w", e.path, err)
 	}
 	if lb.total != e.size {
-		return Blob{}, fmt.Errorf("workspace: blob %s: git gave %d bytes of a %d-byte blob", clean, lb.total, e.size)
+		return nil, fmt.Errorf("workspace: blob %s: git gave %d bytes of a %d-byte blob", e.path, lb.total, e.size)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return Blob{Path: clean, Data: buf.Bytes(), Size: e.size, SHA256: hex.EncodeToString(sum[:]), Mode: e.mode}, nil
+	return buf.Bytes(), nil
 }
 
 // Archive writes the whole workspace as the commit rev holds it to out, as
@@ -136,7 +154,11 @@ func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 // hand over bytes that are not the committed ones.
 //
 // Symbolic links are left out: a link to /etc, or out of the folder, would
-// reach the person's own files when they unpack it.
+// reach the person's own files when they unpack it. A commit the
+// engineer's code made by hand may hold any path: one that is absolute,
+// goes up with "..", has an empty name or is inside .git (see
+// pathProblem) refuses the whole archive with a sentence, so that what is
+// handed over holds only regular files and the folders they are in.
 func (w *Workspace) Archive(ctx context.Context, rev string, out io.Writer) error {
 	commit, err := w.Commit(ctx, rev)
 	if err != nil {
@@ -153,6 +175,13 @@ func (w *Workspace) Archive(ctx context.Context, rev string, out io.Writer) erro
 	}
 	// Before the size and the batch: a link is neither counted nor read.
 	entries = slices.DeleteFunc(entries, func(e treeEntry) bool { return e.mode == modeSymlink })
+	for _, e := range entries {
+		if why := pathProblem(e.path); why != "" {
+			return Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds the path %s, which %s; "+
+				"it is not handed over, since unpacking it would write outside its folder or into a repository's own files.",
+				shortRev(commit), quotedPath(e.path), why)}}
+		}
+	}
 	var total int64
 	var batch strings.Builder
 	for _, e := range entries {

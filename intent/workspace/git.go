@@ -38,6 +38,9 @@ func (w *Workspace) CommitOwnerFile(ctx context.Context, path, message string) e
 	w.writing.Lock()
 	defer w.writing.Unlock()
 	ctx = context.WithoutCancel(ctx) // a commit is not cut off half-way
+	if err := w.checkIndex(ctx); err != nil {
+		return err
+	}
 	sign := signature{OwnerName, OwnerEmail, w.now()}
 	if _, err := runGit(ctx, w.dir, sign, "add", "--", path); err != nil {
 		return fmt.Errorf("workspace: %w", err)
@@ -188,8 +191,12 @@ func runGitInput(ctx context.Context, dir string, s signature, stdin io.Reader, 
 	return out.Bytes(), nil
 }
 
-// streamGit runs git in dir, confined to it, writing its stdout to stdout.
+// streamGit runs git in dir, confined to it, writing its stdout to stdout,
+// once checkGitFiles found nothing git would wait on.
 func streamGit(ctx context.Context, dir string, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
+	if err := checkGitFiles(dir); err != nil {
+		return err
+	}
 	run := gitRun{dir: dir, timeout: gitTimeout, policy: sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone}}
 	return run.stream(ctx, s, stdin, env, stdout, args...)
 }

@@ -10,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A turn commits every accepted edit, and each git process costs a few
@@ -215,7 +217,7 @@ func (w *Workspace) nativeCommit(ctx context.Context, prev string, paths []strin
 		case err != nil || !info.Mode().IsRegular() || info.Size() > maxObject:
 			return "", Stat{}, false, errNotNative
 		default:
-			content, err := w.root.ReadFile(p)
+			content, err := w.files.readFile(p, maxObject)
 			if err != nil {
 				return "", Stat{}, false, errNotNative
 			}
@@ -320,16 +322,31 @@ func (w *Workspace) moveRef(ref, prev, next string, committer signature, message
 	subject, _, _ := strings.Cut(message, "\n")
 	line := fmt.Sprintf("%s %s %s\tcommit: %s\n", prev, next, ident(committer), subject)
 	for _, log := range []string{".git/logs/" + ref, ".git/logs/HEAD"} {
-		if f, err := w.root.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0); err == nil {
-			f.WriteString(line)
-			f.Close()
-		}
+		w.appendLog(log, line)
 	}
 	if err := w.root.Rename(lockName, ".git/"+ref); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	return nil
 }
+
+// appendLog appends line to the reflog at name when it is a regular file
+// there: a named pipe in its place is not waited on, nor a link followed.
+func (w *Workspace) appendLog(name, line string) {
+	f, err := w.root.OpenFile(name, os.O_WRONLY|os.O_APPEND|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		f.WriteString(line)
+	}
+}
+
+// maxTreeDepth bounds how deep the host's own writer and counter go into
+// folders: a path of the index is at most maxIndexPath bytes, so no
+// folder of a workspace is deeper; a deeper one is git's to handle.
+const maxTreeDepth = maxIndexPath / 2
 
 // treeNode is one folder's tree: its name in its parent ("" for the
 // top), how many entries it holds in all, how many folders directly, and
@@ -345,8 +362,11 @@ type treeNode struct {
 // buildTrees writes the trees of entries, top first. A folder not touched
 // whose tree the index caches keeps it.
 func buildTrees(objects *os.Root, entries []indexEntry, cache map[string]cachedTree, touched map[string]bool) ([]treeNode, error) {
-	var build func(dir, name string, entries []indexEntry) ([]treeNode, error)
-	build = func(dir, name string, entries []indexEntry) ([]treeNode, error) {
+	var build func(dir, name string, entries []indexEntry, depth int) ([]treeNode, error)
+	build = func(dir, name string, entries []indexEntry, depth int) ([]treeNode, error) {
+		if depth > maxTreeDepth {
+			return nil, errNotNative
+		}
 		prefix := ""
 		if dir != "" {
 			prefix = dir + "/"
@@ -356,6 +376,11 @@ func buildTrees(objects *os.Root, entries []indexEntry, cache map[string]cachedT
 		for i := 0; i < len(entries); {
 			rest := entries[i].path[len(prefix):]
 			sub, _, nested := strings.Cut(rest, "/")
+			if sub == "" {
+				// An empty name would be the folder itself, again: the
+				// index was read only when no path holds one.
+				return nil, errNotNative
+			}
 			if !nested {
 				items = append(items, treeItem{name: rest, mode: entries[i].mode, id: entries[i].id})
 				i++
@@ -366,7 +391,7 @@ func buildTrees(objects *os.Root, entries []indexEntry, cache map[string]cachedT
 				j++
 			}
 			subDir := prefix + sub
-			nodes, err := build(subDir, sub, entries[i:j])
+			nodes, err := build(subDir, sub, entries[i:j], depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -397,7 +422,7 @@ func buildTrees(objects *os.Root, entries []indexEntry, cache map[string]cachedT
 		}
 		return out, nil
 	}
-	return build("", "", entries)
+	return build("", "", entries, 0)
 }
 
 // binaryContent is what git takes for binary: a NUL in the first 8,000
@@ -425,10 +450,13 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 	var stat Stat
 	var added, deleted bool
 	// walk compares two trees; a zero name is a tree that is not there.
-	var walk func(x, y objectID) bool
-	walk = func(x, y objectID) bool {
+	var walk func(x, y objectID, depth int) bool
+	walk = func(x, y objectID, depth int) bool {
 		if x == y {
 			return true
+		}
+		if depth > maxTreeDepth {
+			return false
 		}
 		var xs, ys []treeItem
 		for _, side := range []struct {
@@ -460,7 +488,7 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 				return false
 			case old.mode == cur.mode && old.id == cur.id:
 			case (old.mode == gitTree || old.mode == 0) && (cur.mode == gitTree || cur.mode == 0):
-				if !walk(old.id, cur.id) {
+				if !walk(old.id, cur.id, depth+1) {
 					return false
 				}
 			case old.mode != 0 && cur.mode != 0 && old.mode != cur.mode,
@@ -487,7 +515,7 @@ func (w *Workspace) nativeShortStat(from, to string) (Stat, bool) {
 		}
 		return true
 	}
-	if !walk(ta, tb) || added && deleted {
+	if !walk(ta, tb, 0) || added && deleted {
 		return Stat{}, false
 	}
 	return stat, true

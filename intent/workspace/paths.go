@@ -203,7 +203,7 @@ func (w *Workspace) kindOfFolder(ctx context.Context, p string) (folderKind, err
 
 // isEmpty says the folder at the cleaned path p holds nothing.
 func (w *Workspace) isEmpty(p string) (bool, error) {
-	f, err := w.root.Open(p)
+	f, err := w.openSource(p)
 	if err != nil {
 		return false, fmt.Errorf("workspace: %w", err)
 	}

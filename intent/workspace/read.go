@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"regexp/syntax"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Entry is one name in a folder.
@@ -37,17 +40,19 @@ func (w *Workspace) List(dir string) ([]Entry, error) {
 	if prob != nil {
 		return nil, Problems{*prob}
 	}
-	f, err := w.root.Open(p)
+	f, err := w.openSource(p)
 	if err != nil {
 		return nil, Problems{*w.openProblem("dir", p, "folder", err)}
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	if !info.IsDir() {
+	case info.Mode().IsRegular():
 		return nil, Problems{{Field: "dir", Message: fmt.Sprintf("%q is a file; read it instead", p)}}
+	case !info.IsDir():
+		return nil, Problems{{Field: "dir", Message: fmt.Sprintf("%q is %s, not a folder", p, kindOf(info.Mode()))}}
 	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
@@ -182,10 +187,18 @@ func (w *Workspace) Read(p string, from, to int) (ReadResult, error) {
 	return r, nil
 }
 
+// openSource opens the cleaned path p as the engineer's reads do: through
+// the root, which follows a symbolic link only while it stays inside the
+// workspace, and without waiting, so that a named pipe or a device is
+// opened at once for the caller to refuse by its type.
+func (w *Workspace) openSource(p string) (*os.File, error) {
+	return w.root.OpenFile(p, openFlags&^unix.O_NOFOLLOW, 0)
+}
+
 // openText opens the cleaned path p for reading its text: a regular file
 // of at most MaxFileBytes that is not binary.
 func (w *Workspace) openText(field, p string) (io.ReadCloser, *Problem, error) {
-	f, err := w.root.Open(p)
+	f, err := w.openSource(p)
 	if err != nil {
 		return nil, w.openProblem(field, p, "file", err), nil
 	}
@@ -201,7 +214,7 @@ func (w *Workspace) openText(field, p string) (io.ReadCloser, *Problem, error) {
 	case info.IsDir():
 		return refuse("%q is a folder; list it instead", p)
 	case !info.Mode().IsRegular():
-		return refuse("%q is not a regular file", p)
+		return refuse("%q is %s, not a regular file", p, kindOf(info.Mode()))
 	case info.Size() > MaxFileBytes:
 		return refuse("%q is %s; the engineer reads and edits files up to %d MiB", p, sizeText(info.Size()), MaxFileBytes>>20)
 	}
@@ -305,36 +318,80 @@ func (w *Workspace) SearchEach(queries []string, regexp bool, under string) ([]S
 		res[i].Matches = []Match{}
 	}
 	open := len(queries) // the queries not capped yet
-	err := fs.WalkDir(w.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start {
-				return err
-			}
-			return nil // a folder that cannot be read is left out
-		}
-		if d.IsDir() {
-			if strings.EqualFold(d.Name(), ".git") {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
+	err := w.walkFiles(start, func(p string) (bool, error) {
 		capped, err := w.searchFile(p, matches, res)
 		if err != nil {
-			return err
+			return false, err
 		}
 		open -= capped
-		if open == 0 {
-			return fs.SkipAll
-		}
-		return nil
+		return open > 0, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("workspace: search %s: %w", start, err)
 	}
 	return res, nil
+}
+
+// walkFiles calls visit with each regular file at or under the cleaned
+// path start, in path order, going into no symbolic link and no .git; a
+// folder that cannot be read is left out. visit answers whether to go
+// on. Every folder is opened without waiting (see openSource), and the
+// folders still to read are kept in a list, not in the stack, so that no
+// depth of folders the engineer's code made can exhaust it.
+func (w *Workspace) walkFiles(start string, visit func(p string) (bool, error)) error {
+	type item struct {
+		path string
+		dir  bool
+	}
+	info, err := w.root.Stat(start)
+	if err != nil {
+		return err
+	}
+	todo := []item{{start, info.IsDir()}}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil
+	}
+	for len(todo) > 0 {
+		it := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if !it.dir {
+			if more, err := visit(it.path); err != nil || !more {
+				return err
+			}
+			continue
+		}
+		entries, err := w.readFolder(it.path)
+		if err != nil {
+			if it.path == start {
+				return err
+			}
+			continue
+		}
+		// Last first, so that the first is taken next.
+		for _, e := range slices.Backward(entries) {
+			switch {
+			case e.IsDir() && strings.EqualFold(e.Name(), ".git"):
+			case e.IsDir(), e.Type().IsRegular():
+				todo = append(todo, item{path.Join(it.path, e.Name()), e.IsDir()})
+			}
+		}
+	}
+	return nil
+}
+
+// readFolder lists the folder at the cleaned path p in name order.
+func (w *Workspace) readFolder(p string) ([]fs.DirEntry, error) {
+	f, err := w.openSource(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", p)
+	}
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // matcher validates a search query and returns what tests a line.

@@ -2,11 +2,16 @@ package workspace_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"autoapp/intent/workspace"
+
+	"golang.org/x/sys/unix"
 )
 
 // numbered returns n lines "<prefix> 1" … "<prefix> n", each ending in \n.
@@ -244,5 +249,59 @@ func TestSearch(t *testing.T) {
 			_, err := w.Search(tt.query, tt.regexp, tt.under)
 			wantProblem(t, err, tt.field, tt.text)
 		})
+	}
+}
+
+// TestTheEngineersReadsNeverWaitNorLeave: source.read, list and search
+// answer at once for a named pipe the engineer's code planted, refuse a
+// link out of the workspace, and read through a link that stays inside,
+// as they always have.
+func TestTheEngineersReadsNeverWaitNorLeave(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t, map[string]string{"site/index.html": "<h1>Hi</h1>\n", "main.go": "package main\n"})
+	dir := w.Dir()
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "site", "pipe.html"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{"environ": "/proc/self/environ", "home.html": "site/index.html", "www": "site"} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quickly := func(what string, f func() error) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Second):
+			t.Fatalf("%s did not answer within a second", what)
+		}
+		return nil
+	}
+	err := quickly("Read of a pipe", func() error { _, err := w.Read("pipe", 0, 0); return err })
+	wantProblem(t, err, "path", "not a regular file")
+	err = quickly("List of a pipe", func() error { _, err := w.List("pipe"); return err })
+	wantProblem(t, err, "dir", "not a folder")
+	err = quickly("Search beside pipes", func() error { _, err := w.Search("Hi", false, ""); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = quickly("Edit of a pipe", func() error {
+		_, err := w.Edit(t.Context(), "site/pipe.html", []workspace.Hunk{{Find: "a", Replace: "b"}}, workspace.CommitMeta{})
+		return err
+	})
+	wantProblem(t, err, "path", "not a regular file")
+	_, err = w.Read("environ", 0, 0)
+	wantProblem(t, err, "path", "outside the workspace")
+	for _, p := range []string{"home.html", "www/index.html"} {
+		r, err := w.Read(p, 0, 0)
+		if err != nil || r.Text != "1\t<h1>Hi</h1>\n" {
+			t.Errorf("Read(%s) through a link inside = %q, %v", p, r.Text, err)
+		}
 	}
 }
