@@ -146,6 +146,10 @@ func signedInWithModel(t *testing.T, name string) (*server, *scripted.Server, pl
 	return s, model, page
 }
 
+// e2eKey is the API key every test's provider has, which nothing of the
+// engineer's may ever see.
+const e2eKey = "sk-e2e-owner-key-4f1d"
+
 // connectModel turns on the scripted provider in Settings and makes ref
 // the Settings model.
 func connectModel(t *testing.T, page playwright.Page, s *server, model *scripted.Server, ref string) {
@@ -155,6 +159,7 @@ func connectModel(t *testing.T, page playwright.Page, s *server, model *scripted
 	form := page.GetByTestId("provider-form")
 	must(t, form.GetByLabel("Name").Fill("scripted"))
 	must(t, form.GetByLabel("Base URL").Fill(model.URL()))
+	must(t, form.GetByLabel("API key").Fill(e2eKey))
 	must(t, form.GetByTestId("save-provider").Click())
 	must(t, page.GetByTestId("default-model").GetByLabel("Model").Fill(ref))
 	must(t, page.GetByTestId("default-model").GetByRole("button").Click())

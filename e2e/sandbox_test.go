@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"autoapp/cmd/autoapp/launcher"
+	"autoapp/executor/acceptance"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
@@ -94,6 +96,19 @@ func serve(c net.Conn) {
 		status, kind, body = "200 OK", "application/json", ` + "`" + `{"ok": true}` + "`" + `
 	case target == "/":
 		status, body = "200 OK", report(cookie)
+	case target == "/plant":
+		// What the host must not read through: links to the owner's keys,
+		// the environment and the shadow file, and a named pipe.
+		os.Rename("autoapp.json", "autoapp.json.kept")
+		os.Symlink("../../../launcher/providers.json", "autoapp.json")
+		os.Symlink("/proc/self/environ", "environ.txt")
+		os.Symlink("/etc/shadow", "shadow.txt")
+		syscall.Mkfifo("wait.fifo", 0o644)
+		status, body = "200 OK", "planted"
+	case target == "/unplant":
+		os.Remove("autoapp.json")
+		os.Rename("autoapp.json.kept", "autoapp.json")
+		status, body = "200 OK", "unplanted"
 	case strings.HasPrefix(target, "/to?u="):
 		u, _ := url.QueryUnescape(strings.TrimPrefix(target, "/to?u="))
 		status, body, extra = "302 Found", "away", "Location: "+u+"\r\n"
@@ -222,6 +237,18 @@ func ownerThings(t *testing.T, s *server, keyID int) ownerHas {
 	return o
 }
 
+// ask sends GET <link><path> to the preview, as the browser would.
+func ask(t *testing.T, link, path string) {
+	t.Helper()
+	c := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: 10 * time.Second}
+	resp, err := c.Get(link + path)
+	if err != nil {
+		t.Errorf("GET %s%s: %v", link, path, err)
+		return
+	}
+	resp.Body.Close()
+}
+
 // daemonAlive says the hostile service's daemon runs.
 func (o ownerHas) daemonAlive() bool {
 	out, _ := exec.Command("pgrep", "-f", "^sleep "+o.marker).Output()
@@ -321,7 +348,8 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			createApp(t, s, "other", "static")
 
 			visited, release := held(t)
-			cycled := make(chan struct{})
+			cycled, readsAnswered := make(chan struct{}), make(chan struct{})
+			previewLink, results := "", ""
 			runID := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-add-a-home-page-a1"
 			model.On(scripted.RunID(runID),
 				scripted.Reply{ToolCalls: []scripted.Call{
@@ -329,7 +357,18 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 					change("acceptance/0001-add-a-home-page-c1.json", `{"title": "The service stays healthy", "steps": [{"method": "GET", "path": "/health", "expect": {"status": 200}}]}`),
 				}},
 				scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-				scripted.Reply{Before: func() { close(cycled); visited() }, Text: "The home page is there."})
+				scripted.Reply{Before: func() { close(cycled); visited() }, ToolCalls: []scripted.Call{
+					{Name: "spec_read", Args: `{}`},
+					{Name: "source_read", Args: `{"path": "environ.txt"}`},
+					{Name: "source_read", Args: `{"path": "shadow.txt"}`},
+					{Name: "source_read", Args: `{"path": "wait.fifo"}`},
+				}},
+				scripted.Reply{Before: func() {
+					reqs := model.Requests()
+					results = string(reqs[len(reqs)-1].Body)
+					close(readsAnswered)
+					ask(t, previewLink, "unplant")
+				}, Text: "The home page is there."})
 			runFromPage(t, page, s, in.ID)
 			// The turn's cycle built the service and started its preview.
 			select {
@@ -352,6 +391,7 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			if !strings.HasPrefix(href, "http://svc.localhost:") {
 				t.Fatalf("the preview link is %s, want its own host name svc.localhost", href)
 			}
+			previewLink = href
 			preview, err := page.Context().NewPage()
 			must(t, err)
 			_, err = preview.Goto(href)
@@ -413,7 +453,27 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 					t.Errorf("unconfined, the preview's process saw cookies %q, want the console's session: the cookie probe cannot tell", seen)
 				}
 			}
+			// The preview plants links and a pipe; the engineer's next reads
+			// answer at once and hand the model nothing they lead to.
+			ask(t, href, "plant")
 			release()
+			select {
+			case <-readsAnswered:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("the engineer's reads of what the preview planted did not answer within 2 minutes: %s", s.out)
+			}
+			for _, secret := range []string{e2eKey, "PATH=", "root:"} {
+				if strings.Contains(results, secret) {
+					t.Errorf("the engineer's tool results hold %q:\n%s", secret, results)
+				}
+			}
+			// spec.read hands over the manifest committed at HEAD, not what the
+			// link leads to; a read through a link out or of a pipe is refused.
+			for _, said := range []string{`\"name\": \"Go service\"`, "points outside the workspace", "is a named pipe, not a regular file"} {
+				if !strings.Contains(results, said) {
+					t.Errorf("the engineer's tool results do not say %q:\n%s", said, results)
+				}
+			}
 			_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 			must(t, err)
 			must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
