@@ -105,6 +105,17 @@ func serve(c net.Conn) {
 		os.Symlink("/etc/shadow", "shadow.txt")
 		syscall.Mkfifo("wait.fifo", 0o644)
 		status, body = "200 OK", "planted"
+	case target == "/fork":
+		for i := 0; i < 500; i++ {
+			exec.Command("sleep", "60").Start()
+		}
+		status, body = "200 OK", "forked"
+	case target == "/memory":
+		held := make([]byte, 3<<30)
+		for i := 0; i < len(held); i += 4096 {
+			held[i] = 1
+		}
+		status, body = "200 OK", "held"
 	case target == "/unplant":
 		os.Remove("autoapp.json")
 		os.Rename("autoapp.json.kept", "autoapp.json")
@@ -263,13 +274,13 @@ func (o ownerHas) udpGot() bool {
 	return n > 0
 }
 
-// eventually waits up to 10s for cond.
+// eventually waits up to 30s for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 10s", what)
+			t.Fatalf("%s did not happen within 30s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -488,6 +499,33 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 					t.Fatalf("after Stop preview: %v\n%s", err, s.out)
 				}
 				eventually(t, "the preview's daemon to end with Stop", func() bool { return !o.daemonAlive() })
+				// Past a limit the preview is stopped, and its page says which.
+				for _, c := range []struct{ path, sentence string }{
+					{"fork", "The preview started more than 256 processes and was stopped."},
+					{"memory", "The preview used more than 2 GiB of memory and was stopped."},
+				} {
+					must(t, page.GetByTestId("preview-start").Click())
+					must(t, expect.Locator(page.GetByTestId("preview-link")).ToBeVisible())
+					link, err := page.GetByTestId("preview-link").GetAttribute("href")
+					must(t, err)
+					// The answer may never come: the preview is stopped while asked.
+					path := c.path
+					go func() {
+						client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: 30 * time.Second}
+						if resp, err := client.Get(link + path); err == nil {
+							resp.Body.Close()
+						}
+					}()
+					eventually(t, "the preview past its "+c.path+" limit to be stopped", func() bool {
+						_, err := page.Goto(s.URL + "/apps/svc")
+						must(t, err)
+						n, _ := page.GetByTestId("preview-stopped").Count()
+						return n > 0
+					})
+					must(t, expect.Locator(page.GetByTestId("preview-note")).ToHaveText(c.sentence))
+					_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "apps-preview-"+c.path+"-limit.png"))})
+					must(t, err)
+				}
 				// Its daemon ends with the server too, however the server ends.
 				must(t, page.GetByTestId("preview-start").Click())
 				eventually(t, "the preview's daemon to start again", o.daemonAlive)

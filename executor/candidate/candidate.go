@@ -256,6 +256,9 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 			o.PreviewNote = PreviewStoppedByRestart
 		} else {
 			o.PreviewNote = PreviewStoppedOnItsOwn
+			if why := s.previews.EndedWhy(appID); why != "" {
+				o.PreviewNote = why
+			}
 		}
 	}
 	if c := st.Checks; c != nil {

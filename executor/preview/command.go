@@ -117,7 +117,7 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 		stop()
 		return nil, fmt.Errorf("preview: start: %w", err)
 	}
-	return &running{info: info, output: proc.output.Text, ended: proc.exited, stop: stop}, nil
+	return &running{info: info, output: proc.output.Text, ended: proc.exited, stop: stop, why: func() string { return proc.limit }}, nil
 }
 
 // lastOutput ends a sentence with what the preview printed last.
@@ -203,6 +203,8 @@ type process struct {
 	// killed and its output read; state says how it ended.
 	exited chan struct{}
 	state  string
+	// limit is the sentence of the limit that ended it, if one did.
+	limit string
 
 	mu   sync.Mutex
 	gone bool // the leader was reaped: its pid may name another process
@@ -258,7 +260,8 @@ func spawn(jail build.Starter, policy sandbox.Policy, dir string, argv, env []st
 		var limit *sandbox.LimitError
 		switch {
 		case errors.As(err, &limit):
-			p.state = strings.TrimSuffix(limit.Sentence("the preview"), ".")
+			p.limit = limit.Sentence("the preview")
+			p.state = strings.TrimSuffix(p.limit, ".")
 		case err != nil:
 			p.state = err.Error()
 		default:

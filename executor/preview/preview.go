@@ -65,6 +65,9 @@ type running struct {
 	ended <-chan struct{}
 	// stop ends the preview and returns once it has ended.
 	stop func()
+	// why, once it has ended, says what ended it when the host knows: a
+	// limit of the sandbox. Nil or "" otherwise.
+	why func() string
 }
 
 // Manager runs at most one preview per application. It is safe for
@@ -81,6 +84,9 @@ type Manager struct {
 	mu      sync.Mutex
 	closed  bool
 	running map[string]*running
+	// endings says, per application, why its last preview ended by
+	// itself, when the host knows.
+	endings map[string]string
 	// turns keeps one start or stop at a time per application.
 	turns map[string]*sync.Mutex
 }
@@ -99,6 +105,7 @@ func NewManager(now func() time.Time, log *slog.Logger, jail build.Starter) *Man
 		quit:    quit,
 		cancel:  cancel,
 		running: map[string]*running{},
+		endings: map[string]string{},
 		turns:   map[string]*sync.Mutex{},
 	}
 }
@@ -155,6 +162,7 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 		return Info{}, refuse(EFailed, "The server is shutting down, so no preview can start.")
 	}
 	m.running[appID] = r
+	delete(m.endings, appID)
 	m.mu.Unlock()
 	go m.watch(appID, r)
 
@@ -167,14 +175,19 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 // process that crashed or was killed from outside.
 func (m *Manager) watch(appID string, r *running) {
 	<-r.ended
+	why := ""
+	if r.why != nil {
+		why = r.why()
+	}
 	m.mu.Lock()
 	unexpected := m.running[appID] == r
 	if unexpected {
 		delete(m.running, appID)
+		m.endings[appID] = why
 	}
 	m.mu.Unlock()
 	if unexpected {
-		m.log.Warn("preview ended by itself", "app", appID, "release", r.info.Release, "pid", r.info.PID)
+		m.log.Warn("preview ended by itself", "app", appID, "release", r.info.Release, "pid", r.info.PID, "why", why)
 	}
 }
 
@@ -222,6 +235,14 @@ func (m *Manager) Status(appID string) (Info, bool) {
 	default:
 		return r.info, true
 	}
+}
+
+// EndedWhy says why the application's last preview ended by itself, when
+// the host knows (a limit of the sandbox stopped it); "" otherwise.
+func (m *Manager) EndedWhy(appID string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.endings[appID]
 }
 
 // Output is the recent output of the application's running preview.

@@ -577,3 +577,21 @@ func TestAPreviewAnswersOnlyAtItsOwnNameAndNeverSeesTheConsolesCookies(t *testin
 		t.Errorf("the answer sets cookies %v, want only its own", set)
 	}
 }
+
+// TestAPreviewPastALimitIsStoppedAndSaysWhich starts a preview that, once
+// it answers, starts 500 processes: the sandbox stops it, and the manager
+// says which limit ended it.
+func TestAPreviewPastALimitIsStoppedAndSaysWhich(t *testing.T) {
+	m := newManager(t)
+	p := command("sh", "-c", "./server & sleep 1; for i in $(seq 500); do sleep 30 & done; wait")
+	if _, err := m.Start(context.Background(), "app1", workspaceDir(t), p, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the preview to be stopped", func() bool {
+		_, ok := m.Status("app1")
+		return !ok
+	})
+	if got, want := m.EndedWhy("app1"), "The preview started more than 256 processes and was stopped."; got != want {
+		t.Errorf("EndedWhy = %q, want %q", got, want)
+	}
+}
