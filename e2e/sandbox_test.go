@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,6 +39,8 @@ func hostileService(root, home, hostCache string, o ownerHas) string {
 
 import (
 	"bufio"
+	"crypto/sha1"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/url"
@@ -104,6 +107,9 @@ func serve(c net.Conn) {
 		os.Symlink("/proc/self/environ", "environ.txt")
 		os.Symlink("/etc/shadow", "shadow.txt")
 		syscall.Mkfifo("wait.fifo", 0o644)
+		// And an index whose one entry is named /rt-crash.
+		os.Rename(".git/index", ".git/index.kept")
+		os.WriteFile(".git/index", craftedIndex("/rt-crash"), 0o644)
 		status, body = "200 OK", "planted"
 	case target == "/fork":
 		for i := 0; i < 500; i++ {
@@ -119,6 +125,7 @@ func serve(c net.Conn) {
 	case target == "/unplant":
 		os.Remove("autoapp.json")
 		os.Rename("autoapp.json.kept", "autoapp.json")
+		os.Rename(".git/index.kept", ".git/index")
 		status, body = "200 OK", "unplanted"
 	case strings.HasPrefix(target, "/to?u="):
 		u, _ := url.QueryUnescape(strings.TrimPrefix(target, "/to?u="))
@@ -191,6 +198,33 @@ func report(cookie string) string {
 	return b.String()
 }
 
+// craftedIndex is a git index (version 2) of one entry named name.
+func craftedIndex(name string) []byte {
+	var b []byte
+	u32 := func(v uint32) { b = binary.BigEndian.AppendUint32(b, v) }
+	b = append(b, "DIRC"...)
+	u32(2)
+	u32(1)
+	for range 6 {
+		u32(0) // ctime, mtime, dev, ino
+	}
+	u32(0o100644)
+	u32(0)
+	u32(0)
+	u32(0)
+	b = append(b, make([]byte, 20)...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(name)))
+	b = append(b, name...)
+	for n := 62 + len(name); ; n++ {
+		b = append(b, 0)
+		if (n+1)%8 == 0 {
+			break
+		}
+	}
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
+}
+
 func dialTCP(proto, port int) error {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, proto)
 	if err != nil {
@@ -246,6 +280,24 @@ func ownerThings(t *testing.T, s *server, keyID int) ownerHas {
 	t.Cleanup(func() { o.udp.Close() })
 	o.udpPort = o.udp.LocalAddr().(*net.UDPAddr).Port
 	return o
+}
+
+// lastToolResult is the last tool message of a chat completion request.
+func lastToolResult(t *testing.T, body string) string {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	must(t, json.Unmarshal([]byte(body), &req))
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "tool" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
 }
 
 // ask sends GET <link><path> to the preview, as the browser would.
@@ -360,7 +412,7 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 
 			visited, release := held(t)
 			cycled, readsAnswered := make(chan struct{}), make(chan struct{})
-			previewLink, results := "", ""
+			previewLink, results, edited := "", "", ""
 			runID := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-add-a-home-page-a1"
 			model.On(scripted.RunID(runID),
 				scripted.Reply{ToolCalls: []scripted.Call{
@@ -377,6 +429,10 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 				scripted.Reply{Before: func() {
 					reqs := model.Requests()
 					results = string(reqs[len(reqs)-1].Body)
+				}, ToolCalls: []scripted.Call{change("after.txt", "written after the index was crafted\n")}},
+				scripted.Reply{Before: func() {
+					reqs := model.Requests()
+					edited = string(reqs[len(reqs)-1].Body)
 					close(readsAnswered)
 					ask(t, previewLink, "unplant")
 				}, Text: "The home page is there."})
@@ -485,6 +541,11 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 					t.Errorf("the engineer's tool results do not say %q:\n%s", said, results)
 				}
 			}
+			// The edit after the index was crafted is refused with a sentence,
+			// and the server lives on.
+			if got := lastToolResult(t, edited); !strings.Contains(got, `"ok":false`) || !strings.Contains(got, "index") {
+				t.Errorf("the edit after a crafted index: %s, want a refusal that names the index", got)
+			}
 			_, err = page.Goto(s.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 			must(t, err)
 			must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
@@ -519,8 +580,8 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 					eventually(t, "the preview past its "+c.path+" limit to be stopped", func() bool {
 						_, err := page.Goto(s.URL + "/apps/svc")
 						must(t, err)
-						n, _ := page.GetByTestId("preview-stopped").Count()
-						return n > 0
+						n, _ := page.GetByTestId("preview-running").Count()
+						return n == 0
 					})
 					must(t, expect.Locator(page.GetByTestId("preview-note")).ToHaveText(c.sentence))
 					_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "apps-preview-"+c.path+"-limit.png"))})
