@@ -3,6 +3,9 @@ package executor_test
 import (
 	"context"
 	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,5 +91,60 @@ func TestADoneIntentLeftUndeliveredIsDeliveredOnStart(t *testing.T) {
 	}
 	if n, err := h.exec.DeliverMissing(ctx); err != nil || n != 0 {
 		t.Fatalf("DeliverMissing again = %d, %v; want nothing: it is delivered once", n, err)
+	}
+}
+
+// TestADeliveryIsOfTheRevisionTheChecksPassedAt: the delivery write fails
+// after the last verdict, and a direct edit then commits a change to the
+// artifact. Run delivers the judged revision's bytes, not the new HEAD's,
+// and the delivery keeps the HEAD it found, for the panel to say so.
+func TestADeliveryIsOfTheRevisionTheChecksPassedAt(t *testing.T) {
+	h := newHost(t)
+	id := h.plan(t, heading())
+	h.scriptHeading(id, 1)
+	h.exec1(t, `CREATE TRIGGER no_delivery BEFORE INSERT ON deliveries BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`)
+	if d := h.run(t, id); d.Status != intent.IntentStopped {
+		t.Fatalf("the intent is %s (%q), want stopped undelivered", d.Status, d.StopReason)
+	}
+	ctx := context.Background()
+	detail, err := h.backlog.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := detail.Tasks[0].RevAfter
+	judgedPage, err := os.ReadFile(filepath.Join(h.apps.WorkspaceDir("site"), "site", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A chat turn's direct edit, committed after the verdict.
+	ws := h.apps.WorkspaceDir("site")
+	if err := os.WriteFile(filepath.Join(ws, "site", "index.html"), []byte("<h1>Never judged</h1>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "A direct edit"}} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	h.exec1(t, `DROP TRIGGER no_delivery`)
+	if d := h.run(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("after Run the intent is %s (%q)", d.Status, d.StopReason)
+	}
+	got, err := h.launcher.Deliveries.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != judged {
+		t.Errorf("the delivery is of %s, want the judged revision %s", got.Revision, judged)
+	}
+	if got.Evidence.HeadAtDelivery == "" || got.Evidence.HeadAtDelivery == judged {
+		t.Errorf("the delivery kept HEAD %q, want the later revision it found", got.Evidence.HeadAtDelivery)
+	}
+	blob, _, err := h.launcher.Deliveries.Artifact(ctx, id, "site/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(blob.Data) != string(judgedPage) {
+		t.Errorf("the delivered page is %q, want the judged %q", blob.Data, judgedPage)
 	}
 }

@@ -598,7 +598,7 @@ func (e *Executor) deliver(ctx context.Context, d intent.IntentDetail) bool {
 }
 
 // deliveryInput is what the done intent hands over: the manifest's
-// artifacts at the candidate's HEAD, with the completed tasks' examples
+// artifacts at the revision the last completed task was judged at, with the completed tasks' examples
 // and the last checks as evidence.
 func (e *Executor) deliveryInput(ctx context.Context, d intent.IntentDetail) (delivery.Input, error) {
 	_, m, _, err := e.d.Apps.Manifest(d.AppID)
@@ -615,9 +615,25 @@ func (e *Executor) deliveryInput(ctx context.Context, d intent.IntentDetail) (de
 	}
 	done, err := e.d.Backlog.Get(ctx, d.ID)
 	if err == nil {
+		var last intent.Task
 		for _, t := range done.Tasks {
 			if t.Status == intent.TaskCompleted {
-				in.Evidence.Tasks = append(in.Evidence.Tasks, delivery.TaskEvidence{Slug: t.Slug, ExampleHashes: t.ExampleHashes})
+				in.Evidence.Tasks = append(in.Evidence.Tasks, delivery.TaskEvidence{Slug: t.Slug, ExampleHashes: t.ExampleHashes, Revision: t.RevAfter})
+				if t.RevAfter != "" && !t.EndedAt.Before(last.EndedAt) {
+					last = t.Task
+				}
+			}
+		}
+		// What is delivered is what was judged: the revision the last
+		// completed task's verdict was made at, never a later HEAD (a
+		// direct edit between the verdict and a delivery that had to wait).
+		if last.RevAfter != "" {
+			in.Revision = last.RevAfter
+			if o.Head != "" && o.Head != last.RevAfter {
+				in.Evidence.HeadAtDelivery = o.Head
+			}
+			if o.Build == nil || o.Build.Release == nil || o.Build.Release.Revision != last.RevAfter {
+				in.ReleaseID = last.ReleaseID
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"slices"
+	"maps"
 	"context"
 	"fmt"
 	"net/url"
@@ -463,6 +465,20 @@ func deliveryView(d delivery.Delivery) *views.DeliveryView {
 	}
 	for _, p := range d.Problems {
 		v.Problems = append(v.Problems, p.Path+": "+p.Message)
+	}
+	if d.Evidence.HeadAtDelivery != "" {
+		v.Moved = fmt.Sprintf("The workspace changed after the last verdict; the delivery is of %s, the revision the checks passed at.", short(d.Revision))
+	}
+	for _, t := range d.Evidence.Tasks {
+		row := views.DeliveredTask{Slug: t.Slug, Revision: short(t.Revision)}
+		if row.Revision == "" {
+			row.Revision = short(d.Revision)
+		}
+		for _, n := range slices.Sorted(maps.Keys(t.ExampleHashes)) {
+			id := fmt.Sprintf("%s-c%d", t.Slug, n)
+			row.Examples = append(row.Examples, views.DeliveredExample{ID: id, Hash: t.ExampleHashes[n]})
+		}
+		v.Evidence = append(v.Evidence, row)
 	}
 	return v
 }

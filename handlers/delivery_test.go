@@ -192,3 +192,41 @@ func TestDeliveryArchive(t *testing.T) {
 		}
 	})
 }
+
+// TestTheDeliveryPanelShowsItsEvidenceAndAMovedWorkspace: the panel lists
+// each completed task with the revision it was judged at and the examples
+// it was held to (hashes on hover), says nothing was activated, and says
+// so when the workspace had changed after the last verdict.
+func TestTheDeliveryPanelShowsItsEvidenceAndAMovedWorkspace(t *testing.T) {
+	t.Parallel()
+	s, b := withOwner(t)
+	ctx := context.Background()
+	if _, err := s.apps.CreateFromTemplate(ctx, "site", "", "static"); err != nil {
+		t.Fatal(err)
+	}
+	dir := s.apps.WorkspaceDir("site")
+	judged := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	in, err := s.backlog.OpenDraft(ctx, "site", "A heading", intent.Analysis{Restated: []string{"A heading."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.Repeat("ab", 32)
+	if _, err := s.deliveries.Deliver(ctx, delivery.Input{IntentID: in.ID, AppID: "site", Revision: judged,
+		Paths: []string{"site/index.html"}, Evidence: delivery.Evidence{
+			Tasks:          []delivery.TaskEvidence{{Slug: "0001-add-a-heading", ExampleHashes: map[int]string{1: hash}, Revision: judged}},
+			HeadAtDelivery: strings.Repeat("c", 40)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Standing for a run that ended done (the panel shows a done intent's delivery).
+	if _, err := s.db.Write.Exec(`UPDATE intents SET status = 'done' WHERE id = ?`, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := b.get(fmt.Sprintf("/backlog/intents/%d", in.ID))
+	wantStatus(t, r, fiber.StatusOK)
+	wantSentence(t, r, "The workspace changed after the last verdict; the delivery is of "+judged[:10]+", the revision the checks passed at.")
+	wantSentence(t, r, "Nothing was activated.")
+	wantSentence(t, r, `data-testid="evidence-0001-add-a-heading"`)
+	wantSentence(t, r, "judged at <code>"+judged[:10]+"</code>")
+	wantSentence(t, r, "<code>0001-add-a-heading-c1</code>")
+	wantSentence(t, r, `title="`+hash+`"`)
+}

@@ -1,5 +1,7 @@
 package views
 
+import "fmt"
+
 // TierModel is one tier's model in the Backlog's settings.
 type TierModel struct {
 	Tier, Model string
@@ -196,11 +198,48 @@ type DeliveryView struct {
 	// Problems are artifact paths that could not be exported, with why.
 	Problems    []string
 	ArchiveHref string
+	// Moved says the workspace changed after the last verdict, and that
+	// the delivery is of the judged revision; "" when it had not.
+	Moved string
+	// Evidence is each completed task's verdict: the revision it was
+	// judged at and the examples that passed.
+	Evidence []DeliveredTask
+}
+
+// DeliveredTask is one completed task in a delivery's evidence.
+type DeliveredTask struct {
+	Slug, Revision string
+	Examples       []DeliveredExample
+}
+
+// DeliveredExample is one acceptance example a task was held to, with the
+// hash of its steps when the task completed (a completed task's examples
+// all passed at its verdict).
+type DeliveredExample struct {
+	ID, Hash string
 }
 
 // ArtifactRow is one downloadable artifact.
 type ArtifactRow struct {
 	Path, Size, SHA256, Media, Href string
+}
+
+// examplesPassed says how many of a delivered task's examples it was held
+// to, all of which passed at its verdict.
+func examplesPassed(t DeliveredTask) string {
+	n := len(t.Examples)
+	if n == 1 {
+		return "1 acceptance example passed"
+	}
+	return fmt.Sprintf("%d acceptance examples passed", n)
+}
+
+// shortHash is the first 12 characters of a hash.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
 
 // deliveredFrom says where a delivery was exported from: "revision

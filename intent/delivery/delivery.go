@@ -68,6 +68,8 @@ type Problem struct {
 type TaskEvidence struct {
 	Slug          string         `json:"slug"`
 	ExampleHashes map[int]string `json:"exampleHashes"`
+	// Revision is the revision its verdict was made at.
+	Revision string `json:"revision,omitempty"`
 }
 
 // CheckEvidence is one acceptance example run against the release.
@@ -81,6 +83,10 @@ type CheckEvidence struct {
 type Evidence struct {
 	Tasks  []TaskEvidence  `json:"tasks"`
 	Checks []CheckEvidence `json:"checks"`
+	// HeadAtDelivery is the workspace's HEAD when the delivery was made,
+	// kept only when it had moved on from the revision the last verdict
+	// was made at, which is what is delivered.
+	HeadAtDelivery string `json:"headAtDelivery,omitempty"`
 }
 
 // Input is what the executor knows when an intent is done.
@@ -413,7 +419,7 @@ func jsonText(v any) string {
 // cleanEvidence gives every list and map a value, so the JSON holds [] and
 // {} and never null.
 func cleanEvidence(e Evidence) Evidence {
-	out := Evidence{Tasks: make([]TaskEvidence, 0, len(e.Tasks)), Checks: list(e.Checks)}
+	out := Evidence{Tasks: make([]TaskEvidence, 0, len(e.Tasks)), Checks: list(e.Checks), HeadAtDelivery: e.HeadAtDelivery}
 	for _, t := range e.Tasks {
 		if t.ExampleHashes == nil {
 			t.ExampleHashes = map[int]string{}
