@@ -1,11 +1,11 @@
 package handlers
 
 import (
-	"slices"
-	"maps"
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
