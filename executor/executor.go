@@ -459,13 +459,13 @@ func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) st
 		}
 		if err != nil {
 			e.d.Log.Error("the delivery could not be prepared", "intent", r.intentID, "err", err)
-			return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", r.intentID)
+			return intent.UndeliveredReason(r.intentID)
 		}
 		record = func(ctx context.Context, tx *sqlx.Tx) error { return delivery.Record(ctx, tx, prepared) }
 	}
 	if err := e.d.Backlog.Finish(ctx, r.intentID, "every task completed", record); err != nil {
 		e.d.Log.Error("the intent could not be marked done and delivered", "intent", r.intentID, "err", err)
-		return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", r.intentID)
+		return intent.UndeliveredReason(r.intentID)
 	}
 	e.d.Log.Info("the intent is done and its delivery made", "intent", r.intentID, "app", d.AppID)
 	return ""

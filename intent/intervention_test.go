@@ -510,3 +510,42 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 		t.Fatalf("a retry showed the owner's fields: %+v", rc)
 	}
 }
+
+// TestRunRefusesAPausedIntentWhoseWaitingTaskWasRemoved: paused after its
+// first task, the intent's waiting task is removed by the owner. Nothing
+// is left to run, so Run refuses with the sentence the chat's door gives,
+// instead of finishing the intent as done. Only the stop an undelivered
+// finish left runs again to deliver.
+func TestRunRefusesAPausedIntentWhoseWaitingTaskWasRemoved(t *testing.T) {
+	e := mustOpen(t)
+	in, tasks := e.running(t, "notes", "Add tags", "Filter by tag")
+	ctx := context.Background()
+	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
+	e.move(t, tasks[0].ID, intent.TaskCompleted, "r1")
+	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.RemoveTask(ctx, "rm-1", tasks[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	err := e.svc.BeginRun(ctx, in.ID)
+	if err == nil || err.Error() != fmt.Sprintf("Nothing is left to run in intent #%d.", in.ID) {
+		t.Fatalf("Run = %v, want nothing left to run", err)
+	}
+	if s := e.intentStatus(t, in.ID); s != intent.IntentStopped {
+		t.Fatalf("the refused Run moved the intent to %s", s)
+	}
+	// The stop an undelivered finish leaves does run again, to deliver.
+	if err := e.svc.MoveIntent(ctx, in.ID, intent.IntentRunning, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.MoveIntent(ctx, in.ID, intent.IntentStopped, intent.UndeliveredReason(in.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
+		t.Fatalf("Run after an undelivered finish: %v", err)
+	}
+}

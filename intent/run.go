@@ -172,9 +172,11 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 			live = append(live, t.Task)
 		}
 	}
-	// A stopped intent whose every task completed (its finish could not
-	// be written) runs only to be finished and delivered.
-	if len(queue) == 0 && (in.Status != IntentStopped || len(live) == 0) {
+	// A stopped intent whose every task completed runs only to be
+	// finished and delivered, and only when that is why it stopped: its
+	// finish could not be written. Any other stop with nothing left (a
+	// pause whose waiting task the owner then removed) has nothing to run.
+	if len(queue) == 0 && (in.Status != IntentStopped || len(live) == 0 || !Undelivered(in.StopReason, in.ID)) {
 		return refuse(EConflict, "Nothing is left to run in intent #%d.", in.ID)
 	}
 	if ps := plan.ValidateGraph(live); len(ps) > 0 {
@@ -206,4 +208,15 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 		return fmt.Errorf("intent: begin run: %w", err)
 	}
 	return nil
+}
+
+// UndeliveredReason is why an intent stops when every task completed but
+// its finish and delivery could not be written: Run then delivers it.
+func UndeliveredReason(intentID int64) string {
+	return fmt.Sprintf("Every task completed, but intent #%d could not be delivered; the launcher's log has the detail. Run again to deliver it.", intentID)
+}
+
+// Undelivered says reason is the stop UndeliveredReason gives intentID.
+func Undelivered(reason string, intentID int64) bool {
+	return reason == UndeliveredReason(intentID)
 }

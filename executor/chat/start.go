@@ -121,7 +121,8 @@ func canStart(in intent.IntentSummary) error {
 		why = fmt.Sprintf("Intent #%d is %s: only a submitted plan or a stopped intent can run.", in.ID, in.Status)
 	case in.Counts[intent.TaskNeedsAnswer] > 0:
 		why = fmt.Sprintf("A task of intent #%d waits for the person's answer: they answer it in the Backlog first.", in.ID)
-	case toRun(in) == 0:
+	case toRun(in) == 0 && !(in.Status == intent.IntentStopped && intent.Undelivered(in.StopReason, in.ID)):
+		// Only the stop an undelivered finish left runs with nothing to build.
 		why = fmt.Sprintf("Nothing is left to run in intent #%d.", in.ID)
 	default:
 		return nil
