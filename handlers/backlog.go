@@ -466,6 +466,7 @@ func deliveryView(d delivery.Delivery) *views.DeliveryView {
 	for _, p := range d.Problems {
 		v.Problems = append(v.Problems, p.Path+": "+p.Message)
 	}
+	v.Needs = d.Evidence.Needs
 	if d.Evidence.HeadAtDelivery != "" {
 		v.Moved = fmt.Sprintf("The workspace changed after the last verdict; the delivery is of %s, the revision the checks passed at.", short(d.Revision))
 	}

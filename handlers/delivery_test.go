@@ -214,7 +214,8 @@ func TestTheDeliveryPanelShowsItsEvidenceAndAMovedWorkspace(t *testing.T) {
 	if _, err := s.deliveries.Deliver(ctx, delivery.Input{IntentID: in.ID, AppID: "site", Revision: judged,
 		Paths: []string{"site/index.html"}, Evidence: delivery.Evidence{
 			Tasks:          []delivery.TaskEvidence{{Slug: "0001-add-a-heading", ExampleHashes: map[int]string{1: hash}, Revision: judged}},
-			HeadAtDelivery: strings.Repeat("c", 40)}}); err != nil {
+			HeadAtDelivery: strings.Repeat("c", 40),
+			Needs:          []string{"site/index.html loads timer.js, which is not delivered; download the workspace archive to have it."}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Standing for a run that ended done (the panel shows a done intent's delivery).
@@ -225,6 +226,7 @@ func TestTheDeliveryPanelShowsItsEvidenceAndAMovedWorkspace(t *testing.T) {
 	wantStatus(t, r, fiber.StatusOK)
 	wantSentence(t, r, "The workspace changed after the last verdict; the delivery is of "+judged[:10]+", the revision the checks passed at.")
 	wantSentence(t, r, "Nothing was activated.")
+	wantSentence(t, r, "site/index.html loads timer.js, which is not delivered; download the workspace archive to have it.")
 	wantSentence(t, r, `data-testid="evidence-0001-add-a-heading"`)
 	wantSentence(t, r, "judged at <code>"+judged[:10]+"</code>")
 	wantSentence(t, r, "<code>0001-add-a-heading-c1</code>")

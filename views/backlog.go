@@ -204,6 +204,8 @@ type DeliveryView struct {
 	// Evidence is each completed task's verdict: the revision it was
 	// judged at and the examples that passed.
 	Evidence []DeliveredTask
+	// Needs says what a delivered page loads that the delivery lacks.
+	Needs []string
 }
 
 // DeliveredTask is one completed task in a delivery's evidence.

@@ -87,6 +87,9 @@ type Evidence struct {
 	// kept only when it had moved on from the revision the last verdict
 	// was made at, which is what is delivered.
 	HeadAtDelivery string `json:"headAtDelivery,omitempty"`
+	// Needs says, a sentence each, what an HTML artifact loads that the
+	// delivery does not carry, so a downloaded page may not work offline.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // Input is what the executor knows when an intent is done.
@@ -222,6 +225,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	}
 	// A path named twice (by the manifest and a task's plan) is exported once.
 	exported, refused := map[string]bool{}, map[string]bool{}
+	var pages []workspace.Blob
 	for _, p := range in.Paths {
 		b, err := ws.Blob(ctx, commit, p)
 		if ps, ok := workspace.AsProblems(err); ok {
@@ -239,6 +243,12 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 		}
 		exported[b.Path] = true
 		d.Artifacts = append(d.Artifacts, Artifact{Path: b.Path, Size: b.Size, SHA256: b.SHA256, Media: mediaType(b.Path)})
+		if strings.HasPrefix(mediaType(b.Path), "text/html") {
+			pages = append(pages, b)
+		}
+	}
+	for _, page := range pages {
+		d.Evidence.Needs = append(d.Evidence.Needs, needs(page, exported)...)
 	}
 
 	return d, nil
@@ -419,7 +429,7 @@ func jsonText(v any) string {
 // cleanEvidence gives every list and map a value, so the JSON holds [] and
 // {} and never null.
 func cleanEvidence(e Evidence) Evidence {
-	out := Evidence{Tasks: make([]TaskEvidence, 0, len(e.Tasks)), Checks: list(e.Checks), HeadAtDelivery: e.HeadAtDelivery}
+	out := Evidence{Tasks: make([]TaskEvidence, 0, len(e.Tasks)), Checks: list(e.Checks), HeadAtDelivery: e.HeadAtDelivery, Needs: e.Needs}
 	for _, t := range e.Tasks {
 		if t.ExampleHashes == nil {
 			t.ExampleHashes = map[int]string{}

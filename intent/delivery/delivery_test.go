@@ -404,3 +404,33 @@ func TestArchive(t *testing.T) {
 		t.Error("the archive holds a file committed after the delivery")
 	}
 }
+
+// TestAnHTMLArtifactSaysWhatItLoadsThatIsNotDelivered: a page that loads a
+// script the delivery does not carry, a style it does, an image from the
+// web and an inline one: the delivery says, a sentence each, what the page
+// needs that is not in the artifacts.
+func TestAnHTMLArtifactSaysWhatItLoadsThatIsNotDelivered(t *testing.T) {
+	t.Parallel()
+	e := mustOpen(t)
+	e.write(t, "site/index.html", []byte(`<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css">
+<script src="timer.js"></script><script src="./timer.js"></script><link rel="icon" href="data:,"></head>
+<body><img src="https://cdn.example/logo.png" alt=""><img src="img/bell.png?v=2#x" alt=""><a href="other.html">a link is no load</a></body></html>`))
+	e.write(t, "site/timer.js", []byte("// not delivered\n"))
+	rev := e.commitAll(t, "a page that loads things")
+	d, err := e.svc.Deliver(context.Background(), e.input(rev, "site/index.html", "site/style.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"site/index.html loads timer.js, which is not delivered; download the workspace archive to have it.",
+		"site/index.html loads https://cdn.example/logo.png from the web, so it works offline only without it.",
+		"site/index.html loads img/bell.png, which is not delivered; download the workspace archive to have it.",
+	}
+	if !reflect.DeepEqual(d.Evidence.Needs, want) {
+		t.Errorf("needs = %q\nwant    %q", d.Evidence.Needs, want)
+	}
+	got, err := e.svc.Get(context.Background(), e.intentID)
+	if err != nil || !reflect.DeepEqual(got.Evidence.Needs, want) {
+		t.Errorf("stored needs = %q (%v)", got.Evidence.Needs, err)
+	}
+}
