@@ -356,7 +356,7 @@ func TestAStaticPreviewServesOnlyRegularFiles(t *testing.T) {
 	}
 	for _, p := range paths {
 		t.Run(p, func(t *testing.T) {
-			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+			client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: time.Second}
 			resp, err := client.Get(strings.TrimSuffix(info.URL, "/") + p)
 			if err != nil {
 				t.Fatalf("GET %s did not answer within a second: %v", p, err)

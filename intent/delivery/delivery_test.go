@@ -269,7 +269,8 @@ func TestDeliverWithRelease(t *testing.T) {
 	if _, err := e.apps.RecordRelease(ctx, app.Release{ID: "r1", AppID: appID, Revision: rev, BuiltAt: clock().UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
-	in := e.input(rev[:7], "site/index.html")
+	// The page and the style it loads, so the page needs nothing more.
+	in := e.input(rev[:7], "site/index.html", "site/style.css")
 	in.ReleaseID = "r1"
 	d, err := e.svc.Deliver(ctx, in)
 	if err != nil {
