@@ -63,7 +63,7 @@ func (m Machine) String() string {
 	if !m.Confines() {
 		return "no sandbox: " + m.Why
 	}
-	return fmt.Sprintf("namespaces (bubblewrap) and Landlock ABI %d", m.ABI)
+	return fmt.Sprintf("bubblewrap's namespaces and Landlock ABI %d", m.ABI)
 }
 
 var probed = sync.OnceValue(probe)
