@@ -12,7 +12,7 @@ func TestTheOwnerTurnsTheSandboxOffAndOnInSettings(t *testing.T) {
 	r := b.get("/apps")
 	wantStatus(t, r, fiber.StatusOK)
 	wantSentence(t, r, `data-confined="true"`)
-	wantSentence(t, r, "Builds and previews run in a sandbox (namespaces (bubblewrap) and Landlock")
+	wantSentence(t, r, "Builds and previews run in a sandbox (bubblewrap and Landlock")
 	settings := b.get("/settings")
 	for _, limit := range []string{"256 processes at once", "2 GiB of memory in all", "10 minutes of CPU time a process", "files of at most 1 GiB"} {
 		wantSentence(t, settings, limit)

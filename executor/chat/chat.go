@@ -237,6 +237,15 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 		var replayed bool
 		var err error
 		if about != appID {
+			// A request opened here for another application keeps the mode
+			// of the conversation it came from: a guided owner stays guided.
+			if w.Mode == "" && w.ID != 0 {
+				from, err := s.d.Requests.State(ctx, w.ID)
+				if err != nil {
+					return Turn{}, false, err
+				}
+				w.Mode = from.Mode
+			}
 			w.ID, w.Seen, w.Answer = 0, 0, false
 			if w.Mode == "" {
 				w.Mode = request.ModeAutonomous

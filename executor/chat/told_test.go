@@ -181,3 +181,28 @@ func TestWhichApplicationAMessageIsAbout(t *testing.T) {
 		}
 	})
 }
+
+// TestARequestOpenedForAnotherApplicationKeepsTheConversationsMode: in a
+// guided conversation on site, words that name notes open a request of
+// notes that is guided too, not autonomous.
+func TestARequestOpenedForAnotherApplicationKeepsTheConversationsMode(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t)
+	if _, err := h.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+		t.Fatal(err)
+	}
+	h.model.Always(scripted.Any(), scripted.Reply{Text: "Noted."})
+	open, err := h.chat.Say(ctx, appID, request.Say{Op: "op-1", Text: "A greeting on the home page.", Mode: request.ModeGuided})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(t, appID)
+	st, err := h.chat.Say(ctx, appID, request.Say{ID: open.ID, Seen: open.Revision, Op: "op-2", Text: "Application: notes\nA list of notes."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(t, "notes")
+	if st.AppID != "notes" || st.Mode != request.ModeGuided {
+		t.Fatalf("the request opened on notes is %+v, want guided as the conversation it came from", st)
+	}
+}

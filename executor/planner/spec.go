@@ -51,7 +51,7 @@ Acceptance criteria:
 - The host writes the last criterion of every task itself: %[11]q. Do not write it.
 - A failure criterion ("failure": true) says which route refuses and what the person is told ("Saving a note without a title is refused with: Give the note a title."). Its example passes only when that route refuses with a 4xx status.
 - Every task has a failure criterion, or, when nothing can go wrong (a static page refuses nothing), no failure criterion and a no_failure_path reason. Not both.
-- The wording rule: criteria are checked against a preview before anything is activated, so a criterion never defers to activation. One that says "after activating" (or "after activation"), "not in a preview", "only after" or "in the activated", or that names an external route of the serving release, is refused. What only the activated application can show goes in runbook, as "after activating, …"; a runbook line never asks for that in the preview.
+- The wording rule: criteria are checked against a preview before anything is activated, so a criterion never defers to activation. One that says "after activating" (or "after activation"), "not in a preview", "only after" or "in the activated" is refused. What only the activated application can show goes in runbook, as "after activating, …"; a runbook line never asks for that in the preview.
 
 The plan as a whole:
 - An intent holds at most %[12]d live tasks (not removed).

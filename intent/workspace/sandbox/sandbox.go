@@ -57,13 +57,13 @@ type Machine struct {
 // bubblewrap that makes namespaces.
 func (m Machine) Confines() bool { return m.ABI > 0 && m.Bwrap != "" }
 
-// String names the mechanisms for the pages: "namespaces (bubblewrap) and
+// String names the mechanisms for the pages: "bubblewrap's namespaces and
 // Landlock ABI 7".
 func (m Machine) String() string {
 	if !m.Confines() {
 		return "no sandbox: " + m.Why
 	}
-	return fmt.Sprintf("namespaces (bubblewrap) and Landlock ABI %d", m.ABI)
+	return fmt.Sprintf("bubblewrap and Landlock ABI %d", m.ABI)
 }
 
 var probed = sync.OnceValue(probe)
