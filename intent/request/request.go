@@ -5,8 +5,9 @@
 // submitted, the owner's approval, the run and the delivery.
 //
 // Every owner write carries the revision the page showed and an operation
-// id: a stale revision is refused with a sentence, and a repeated
-// operation id answers what the first one did and writes nothing. In
+// id: a stale revision is refused with a sentence, a repeated operation
+// id answers what the first one did and writes nothing, and one repeated
+// with other words or another mode is refused and writes nothing. In
 // guided mode the owner approves the exact plan: the approval is bound to
 // PlanHash of the plan's rows, and any later change voids it. It knows
 // nothing of HTTP.

@@ -122,7 +122,7 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.svc.Create(ctx, "notes", "Something else", request.ModeGuided, "op-create")
+	again, err := e.svc.Create(ctx, "notes", "Add tags", request.ModeAutonomous, "op-create")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 		t.Fatal(err)
 	}
 	// The page retries with what it showed before: revision 1, now stale.
-	repeat, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter, twice.")
+	repeat, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +164,66 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 	refusal(t, err, request.EConflict)
 	if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 3 {
 		t.Fatalf("%d entries, want 3", n)
+	}
+}
+
+func TestAReusedOperationIDWithOtherWordsIsRefusedAndWritesNothing(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "notes")
+	created, err := e.svc.Create(ctx, "notes", "Add tags", request.ModeAutonomous, "op-create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Question(ctx, created.ID, "One tag or several?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Answer(ctx, created.ID, 3, "op-answer", "Several."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetMode(ctx, created.ID, 4, "op-mode", request.ModeGuided); err != nil {
+		t.Fatal(err)
+	}
+	const sentence = "was sent before with other words or another mode; nothing was written. Reload the page and send it again."
+	for _, c := range []struct {
+		name  string
+		write func() (request.State, error)
+	}{
+		{"create with other text", func() (request.State, error) {
+			return e.svc.Create(ctx, "notes", "Add labels", request.ModeAutonomous, "op-create")
+		}},
+		{"create in another mode", func() (request.State, error) {
+			return e.svc.Create(ctx, "notes", "Add tags", request.ModeGuided, "op-create")
+		}},
+		{"message with other text", func() (request.State, error) {
+			return e.svc.Message(ctx, created.ID, 1, "op-message", "Also a sort.")
+		}},
+		{"answer with other text", func() (request.State, error) {
+			return e.svc.Answer(ctx, created.ID, 3, "op-answer", "One.")
+		}},
+		{"mode switched back", func() (request.State, error) {
+			return e.svc.SetMode(ctx, created.ID, 4, "op-mode", request.ModeAutonomous)
+		}},
+		{"a say that would open a request in another mode", func() (request.State, error) {
+			st, _, err := e.svc.Say(ctx, request.Say{AppID: "notes", Op: "op-create", Text: "Add tags", Mode: request.ModeGuided}, nil)
+			return st, err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.write()
+			if re := refusal(t, err, request.EConflict); !strings.Contains(re.Message, sentence) {
+				t.Fatalf("message %q", re.Message)
+			}
+			if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 5 {
+				t.Fatalf("%d entries, want 5", n)
+			}
+			if n := e.count(t, `SELECT count(*) FROM requests`); n != 1 {
+				t.Fatalf("%d requests, want 1", n)
+			}
+		})
 	}
 }
 

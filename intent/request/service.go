@@ -40,6 +40,9 @@ type write struct {
 	// operation id.
 	seen int
 	opID string
+	// sent, when set, says whether the body of the entry a repeated
+	// operation id wrote records what this write sends (see replay).
+	sent func(body string) bool
 	// then, when set, writes what else the entry starts, in its
 	// transaction; a replayed operation does not call it.
 	then Then
@@ -132,7 +135,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	}
 	defer tx.Rollback()
 	if owner {
-		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind); err != nil || ok {
+		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind, w.sent); err != nil || ok {
 			return st, err
 		}
 	}
@@ -221,7 +224,7 @@ func (s *Service) create(ctx context.Context, appID, text, mode, opID string, th
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
 	defer tx.Rollback()
-	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest); err != nil || ok {
+	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest, sameBody(requestBody{Text: text, Mode: mode})); err != nil || ok {
 		return st, err
 	}
 	var n int
@@ -273,6 +276,7 @@ func (s *Service) message(ctx context.Context, id int64, seen int, opID, text st
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMessage, then: then,
+		sent:   sameBody(textBody{Text: text}),
 		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
 }
 
@@ -286,6 +290,7 @@ func (s *Service) answer(ctx context.Context, id int64, seen int, opID, text str
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer, then: then,
+		sent: sameBody(textBody{Text: text}),
 		decide: func(j journal) (any, error) {
 			if len(j.OpenQuestions()) == 0 {
 				return nil, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", id)
@@ -301,6 +306,7 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMode,
+		sent: sameBody(modeBody{Mode: mode}),
 		decide: func(j journal) (any, error) {
 			if j.Mode == mode {
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
