@@ -20,6 +20,21 @@ type (
 	textBody struct {
 		Text string `json:"text"`
 	}
+	// questionBody is a question of the engineer: of the analysis, or of
+	// the builder of a task (Task).
+	questionBody struct {
+		Text string `json:"text"`
+		Task int64  `json:"task,omitempty"`
+	}
+	// answerBody is an answer of the owner to the question entry at
+	// revision Question, asked for task Task when a builder asked. An
+	// answer from before answers were linked has neither: it answered
+	// every question asked before it.
+	answerBody struct {
+		Text     string `json:"text"`
+		Question int    `json:"question,omitempty"`
+		Task     int64  `json:"task,omitempty"`
+	}
 	planBody struct {
 		IntentID int64     `json:"intent_id"`
 		Hash     string    `json:"hash"`
@@ -113,19 +128,28 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Text, j.Mode = b.Text, b.Mode
-	case KindMessage, KindQuestion, KindAnswer:
+	case KindMessage:
 		var b textBody
 		if err := decode(&b); err != nil {
 			return err
 		}
-		switch e.Kind {
-		case KindMessage:
-			j.Messages = append(j.Messages, said(b.Text))
-		case KindQuestion:
-			j.Questions = append(j.Questions, said(b.Text))
-		default:
-			j.Answers = append(j.Answers, said(b.Text))
+		j.Messages = append(j.Messages, said(b.Text))
+	case KindQuestion:
+		var b questionBody
+		if err := decode(&b); err != nil {
+			return err
 		}
+		q := said(b.Text)
+		q.Task = b.Task
+		j.Questions = append(j.Questions, q)
+	case KindAnswer:
+		var b answerBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		a := said(b.Text)
+		a.Question, a.Task = b.Question, b.Task
+		j.Answers = append(j.Answers, a)
 	case KindPlan:
 		var b planBody
 		if err := decode(&b); err != nil {

@@ -306,7 +306,9 @@ func TestQuestionsAndAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.OpenQuestions()) != 0 || len(st.Answers) != 1 || st.Answers[0].Text != "Several; filter by one.  " || st.Revision != 4 {
+	// The answer answers the oldest open question, and that one only.
+	if open := st.OpenQuestions(); len(open) != 1 || open[0].Revision != 3 || len(st.Answers) != 1 ||
+		st.Answers[0].Text != "Several; filter by one.  " || st.Answers[0].Question != 2 || st.Revision != 4 {
 		t.Fatalf("answered: %+v", st)
 	}
 	_, err = e.svc.Question(ctx, st.ID, "  ")
@@ -729,5 +731,109 @@ func TestARunStartsOnlyWithItsJournalEntry(t *testing.T) {
 	}
 	if st, err = e.svc.State(ctx, st.ID); err != nil || !st.Ran {
 		t.Fatalf("after the run started: %+v %v", st, err)
+	}
+}
+
+// TestABuildersQuestionAndItsAnswerAreJournaled: intent.ask's question (a
+// move to needs-answer) is an entry by the engineer, and the owner's answer
+// (AnswerTask) an entry by the owner linked to the question by its id,
+// each in the transaction of the task's move. Another task's question
+// stays open. (Before, neither was in the journal.)
+func TestABuildersQuestionAndItsAnswerAreJournaled(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, tasks := e.planned(t, "notes", request.ModeAutonomous, "Add tags", "Add a filter")
+	e.backlog.OnTaskQuestion(e.svc.QuestionIn)
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(task intent.Task, question string) {
+		t.Helper()
+		if err := e.backlog.MoveTask(ctx, task.ID, intent.TaskInProgress, intent.Move{Reason: "a turn", RunID: "r-" + task.Slug}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.backlog.MoveTask(ctx, task.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", Question: question}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask(tasks[0], "One tag or several?")
+	ask(tasks[1], "Filter by one tag or by several?")
+	asked := e.state(t, st.ID)
+	open := asked.OpenQuestions()
+	if len(open) != 2 || open[0].Actor != request.ActorEngineer || open[0].Task != tasks[0].ID || open[0].Text != "One tag or several?" ||
+		open[1].Task != tasks[1].ID {
+		t.Fatalf("open questions: %+v", open)
+	}
+
+	if err := e.backlog.AnswerTask(ctx, tasks[0].ID, "Several."); err != nil {
+		t.Fatal(err)
+	}
+	st = e.state(t, st.ID)
+	a, ok := st.AnswerTo(open[0].Revision)
+	if !ok || a.Actor != request.ActorOwner || a.Text != "Several." || a.Task != tasks[0].ID || a.Revision != asked.Revision+1 {
+		t.Fatalf("the answer to question %d: %+v (%v); answers %+v", open[0].Revision, a, ok, st.Answers)
+	}
+	if still := st.OpenQuestions(); len(still) != 1 || still[0].Revision != open[1].Revision {
+		t.Fatalf("one answer closed more than its question: open %+v", still)
+	}
+	var body string
+	if err := e.db.Read.Get(&body, `SELECT body FROM request_journal WHERE request_id = ? AND kind = 'answer' AND actor = 'owner'`, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`{"text":"Several.","question":%d,"task":%d}`, open[0].Revision, tasks[0].ID); body != want {
+		t.Fatalf("answer entry %s, want %s", body, want)
+	}
+
+	// The entry is written with the move: a journal that refuses it
+	// refuses the answer, and the task still waits.
+	if _, err := e.db.Write.Exec(`CREATE TRIGGER no_entry BEFORE INSERT ON request_journal BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.AnswerTask(ctx, tasks[1].ID, "By one."); err == nil {
+		t.Fatal("the answer was taken although its journal entry could not be written")
+	}
+	if d, err := e.backlog.Task(ctx, tasks[1].ID); err != nil || d.Status != intent.TaskNeedsAnswer {
+		t.Fatalf("task %s: %v %v", tasks[1].Slug, d.Status, err)
+	}
+}
+
+// TestAnAnswerClosesOnlyTheQuestionItAnswers: of two open questions of the
+// analysis, the owner's answer to one leaves the other open. (Before, one
+// answer closed every open question.)
+func TestAnAnswerClosesOnlyTheQuestionItAnswers(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st := e.create(t, "notes", request.ModeGuided)
+	first, err := e.svc.Question(ctx, st.ID, "Can a note have several tags?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = e.svc.Question(ctx, st.ID, "Is the filter by one tag?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := st.Revision
+	st, err = e.svc.AnswerQuestion(ctx, st.ID, st.Revision, e.op(), second, "By one tag.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := st.OpenQuestions()
+	if len(open) != 1 || open[0].Revision != first.Revision {
+		t.Fatalf("open after answering question %d: %+v", second, open)
+	}
+	if a, ok := st.AnswerTo(second); !ok || a.Text != "By one tag." || a.Actor != request.ActorOwner {
+		t.Fatalf("the answer: %+v %v", a, ok)
+	}
+	_, err = e.svc.AnswerQuestion(ctx, st.ID, st.Revision, e.op(), second, "Again.")
+	if re := refusal(t, err, request.EConflict); re.Message != fmt.Sprintf("Question %d of request %d is answered already.", second, st.ID) {
+		t.Fatalf("message %q", re.Message)
+	}
+	// With no question named, the oldest open one is answered.
+	st, err = e.svc.Answer(ctx, st.ID, st.Revision, e.op(), "Several.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := st.AnswerTo(first.Revision); !ok || a.Text != "Several." || len(st.OpenQuestions()) != 0 {
+		t.Fatalf("after the second answer: %+v", st)
 	}
 }
