@@ -90,11 +90,13 @@ func (h *Handlers) needsYou(ctx context.Context) int {
 
 // needNoun names one need of a kind, for "and 3 more failed tasks".
 var needNoun = map[overview.NeedKind][2]string{
-	overview.NeedQuestion: {"question at the gate", "questions at the gate"},
-	overview.NeedAnswer:   {"task that asked", "tasks that asked"},
-	overview.NeedFailed:   {"failed task", "failed tasks"},
-	overview.NeedFeedback: {"intent waiting for feedback", "intents waiting for feedback"},
-	overview.NeedRelease:  {"release to make current", "releases to make current"},
+	overview.NeedQuestion:       {"question at the gate", "questions at the gate"},
+	overview.NeedAnswer:         {"task that asked", "tasks that asked"},
+	overview.NeedFailed:         {"failed task", "failed tasks"},
+	overview.NeedFeedback:       {"intent waiting for feedback", "intents waiting for feedback"},
+	overview.NeedRelease:        {"release to make current", "releases to make current"},
+	overview.NeedApproval:       {"plan waiting for approval", "plans waiting for approval"},
+	overview.NeedDraftQuestions: {"draft with questions", "drafts with questions"},
 }
 
 func spendView(t spend.Total) views.SpendView {
@@ -114,10 +116,12 @@ func overviewView(o overview.Overview) views.OverviewView {
 			nv.Href, nv.Action = "/apps/"+n.AppID, "Open the application"
 		case overview.NeedFeedback:
 			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
+		case overview.NeedApproval:
+			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Review and approve the plan"
 		}
 		v.Needs = append(v.Needs, nv)
 	}
-	for _, k := range []overview.NeedKind{overview.NeedQuestion, overview.NeedAnswer, overview.NeedFailed, overview.NeedFeedback, overview.NeedRelease} {
+	for _, k := range []overview.NeedKind{overview.NeedQuestion, overview.NeedAnswer, overview.NeedFailed, overview.NeedFeedback, overview.NeedApproval, overview.NeedDraftQuestions, overview.NeedRelease} {
 		if more := o.Needs.More(k); more > 0 {
 			v.More = append(v.More, views.NeedMoreView{Kind: string(k), Text: "and " + views.Count(more, "more "+needNoun[k][0], "more "+needNoun[k][1]) + "."})
 		}

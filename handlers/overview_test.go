@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/intent"
+	"autoapp/intent/request"
 	"autoapp/intent/spend"
 )
 
@@ -224,4 +225,68 @@ func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 	}
 	wantSentence(t, r, "partial")
 	wantSentence(t, r, spend.Dollars((60_000*2.0+3_000*8.0)/1e6))
+}
+
+// TestTheRailCountsAPlanWaitingForApprovalAndADraftsQuestions: a guided
+// plan waiting for approval and a draft whose engineer asked each mark the
+// rail's Backlog and are listed on the panel with where the owner acts.
+// (Before, the rail stayed unmarked.)
+func TestTheRailCountsAPlanWaitingForApprovalAndADraftsQuestions(t *testing.T) {
+	s, b := withApp(t)
+	ctx := context.Background()
+	requests := s.launcher.Requests
+	marked := func(t *testing.T, want string) *response {
+		t.Helper()
+		r := b.get("/backlog")
+		wantStatus(t, r, fiber.StatusOK)
+		rail := element(t, r, `data-testid="rail-backlog"`, "</a>")
+		if want == "" {
+			if strings.Contains(rail, `data-testid="rail-mark"`) {
+				t.Fatalf("the rail is marked: %s", rail)
+			}
+			return r
+		}
+		if !strings.Contains(rail, `data-testid="rail-mark"`) || !strings.Contains(rail, want) {
+			t.Fatalf("the rail's Backlog is not marked %q: %s", want, rail)
+		}
+		return r
+	}
+
+	st, err := requests.Create(ctx, appID, "Add tags", request.ModeGuided, "op-create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.draft(t, "Add tags", intent.Analysis{Restated: []string{"Add tags."}}, planStep{title: "Add tags", priority: "medium"})
+	if _, err := requests.Link(ctx, st.ID, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = requests.PlanSubmitted(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := marked(t, "1 thing needs you")
+	panel := element(t, r, `data-testid="overview"`, "</ul>")
+	if !strings.Contains(panel, `data-testid="need-approval"`) || !strings.Contains(panel, fmt.Sprintf(`href="/backlog/intents/%d"`, in.ID)) ||
+		!strings.Contains(panel, "Review and approve the plan") {
+		t.Fatalf("the panel: %s", panel)
+	}
+	if _, err := requests.Approve(ctx, st.ID, st.Revision, "op-approve"); err != nil {
+		t.Fatal(err)
+	}
+	marked(t, "")
+
+	if err := s.backlog.Withdraw(ctx, "op-withdraw", in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.backlog.OpenDraft(ctx, appID, "Sell shirts", intent.Analysis{Restated: []string{"A shop."}, Questions: []string{"Which sizes?"}}); err != nil {
+		t.Fatal(err)
+	}
+	r = marked(t, "1 thing needs you")
+	panel = element(t, r, `data-testid="overview"`, "</ul>")
+	if !strings.Contains(panel, `data-testid="need-draft-questions"`) || !strings.Contains(panel, `action="/request/select"`) ||
+		!strings.Contains(panel, "the engineer asks 1 question about the draft") {
+		t.Fatalf("the panel: %s", panel)
+	}
 }

@@ -161,6 +161,7 @@ func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 	w := request.Say{Text: c.FormValue("text"), Op: c.FormValue("op"), Mode: c.FormValue("mode"), Answer: answer}
 	w.ID, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
 	w.Seen, _ = strconv.Atoi(c.FormValue("seen"))
+	w.Question, _ = strconv.Atoi(c.FormValue("question"))
 	_, err = h.chats.Say(ctx, appID, w)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)

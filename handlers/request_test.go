@@ -67,3 +67,32 @@ func TestTheWordsAndTheTurnThatAnswersThemAreOneWrite(t *testing.T) {
 		t.Fatalf("%d requests (%v), want none", requests, err)
 	}
 }
+
+// TestAResentMessageWithOtherWordsIsRefused: the same operation id with
+// other text is a conflict, not the first message's answer, and the
+// journal is left as the first write left it. (Before, the second POST was
+// answered as the first.)
+func TestAResentMessageWithOtherWordsIsRefused(t *testing.T) {
+	s, b := withApp(t)
+	m := withModel(t, s)
+	g := scripted.NewGate(t)
+	m.On(scripted.Any(), scripted.Reply{Before: g.Hold, Text: "Noted."})
+	wantRedirect(t, b.post("/request", url.Values{"text": {"Add tags to notes."}, "mode": {"guided"}, "op": {"op-resent-1"}}), "/request")
+	g.Wait(t)
+	defer g.Open()
+	journal := func() string {
+		t.Helper()
+		var rows []string
+		if err := s.db.Read.Select(&rows, `SELECT revision || ' ' || kind || ' ' || body FROM request_journal ORDER BY request_id, revision`); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(rows, "\n")
+	}
+	before := journal()
+	r := b.post("/request", url.Values{"text": {"Add labels to notes."}, "mode": {"guided"}, "op": {"op-resent-1"}})
+	wantStatus(t, r, fiber.StatusConflict)
+	wantSentence(t, r, "was sent before with other words or another mode; nothing was written.")
+	if after := journal(); after != before {
+		t.Fatalf("the journal changed:\n%s\nwant\n%s", after, before)
+	}
+}

@@ -143,3 +143,30 @@ func (s *Service) RunStartedAt(ctx context.Context, intentID int64) (time.Time, 
 	}
 	return timeOf(at), nil
 }
+
+// Awaiting is an open intent that may wait for the owner rather than for
+// a task: a draft whose engineer asked questions, or a submitted guided
+// plan with proposed tasks, which waits for approval unless the owner
+// approved it already (the request's journal says; the overview asks it).
+type Awaiting struct {
+	IntentID  int64  `db:"id"`
+	AppID     string `db:"app_id"`
+	Mode      Mode   `db:"mode"`
+	Questions int    `db:"questions"`
+}
+
+// AwaitingOwner are the open intents that may wait for the owner, oldest
+// first: drafts with open questions, and submitted guided plans with a
+// proposed task, drafts or stopped.
+func (s *Service) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
+	var out []Awaiting
+	if err := s.db.Read.SelectContext(ctx, &out,
+		`SELECT i.id, i.app_id, i.mode, json_array_length(i.questions) AS questions FROM intents i
+		 WHERE (i.status = 'draft' AND json_array_length(i.questions) > 0)
+		    OR (i.status IN ('draft', 'stopped') AND i.mode = 'guided' AND i.submitted_at IS NOT NULL
+		        AND EXISTS (SELECT 1 FROM tasks t WHERE t.intent_id = i.id AND t.status = 'proposed'))
+		 ORDER BY i.id`); err != nil {
+		return nil, fmt.Errorf("intent: awaiting the owner: %w", err)
+	}
+	return out, nil
+}

@@ -29,6 +29,9 @@ type Service struct {
 	onDone DoneHook
 	// onRunStart is what else the start of a run checks and writes (OnRunStart).
 	onRunStart RunHook
+	// onTaskQuestion is what else a builder's question and the person's
+	// answer write (OnTaskQuestion).
+	onTaskQuestion TaskQuestionHook
 	// afterApply, in tests, runs between applying interventions and
 	// acknowledging them: where a crash is tested.
 	afterApply func()
@@ -62,9 +65,19 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	defer tx.Rollback()
-	from, err := moveTask(ctx, tx, s.now(), taskID, to, ev)
+	now := s.now()
+	from, err := moveTask(ctx, tx, now, taskID, to, ev)
 	if err != nil {
 		return err
+	}
+	if to == TaskNeedsAnswer && s.onTaskQuestion != nil {
+		t, err := loadTask(ctx, tx, taskID)
+		if err != nil {
+			return err
+		}
+		if err := s.onTaskQuestion(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: ev.Question, At: now}); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: move task %d: %w", taskID, err)
@@ -91,8 +104,14 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 		return refuse(EConflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
 	}
 	ev := Move{Reason: "the person answered", Actor: ActorOwner, Answer: answer}
-	if _, err := moveTask(ctx, tx, s.now(), taskID, TaskInQueue, ev); err != nil {
+	now := s.now()
+	if _, err := moveTask(ctx, tx, now, taskID, TaskInQueue, ev); err != nil {
 		return err
+	}
+	if s.onTaskQuestion != nil {
+		if err := s.onTaskQuestion(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: t.Question, Answer: answer, At: now}); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: answer task %d: %w", taskID, err)
@@ -109,6 +128,25 @@ type DoneHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Tim
 // transaction: the guided gate and the request's run entry. A refusal it
 // returns refuses the run.
 type RunHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
+
+// TaskQuestion is a builder's question (Answer "") or the person's answer
+// to it, as the task's move records it.
+type TaskQuestion struct {
+	IntentID int64
+	TaskID   int64
+	Question string
+	Answer   string
+	At       time.Time
+}
+
+// TaskQuestionHook is what else a builder's question and the person's
+// answer write, in the transaction of the task's move: the request's
+// journal takes both.
+type TaskQuestionHook func(ctx context.Context, tx *sqlx.Tx, q TaskQuestion) error
+
+// OnTaskQuestion sets the hook MoveTask (to needs-answer) and AnswerTask
+// call; set it before the executor starts.
+func (s *Service) OnTaskQuestion(h TaskQuestionHook) { s.onTaskQuestion = h }
 
 // OnRunStart sets the hook BeginRun calls; set it before the executor starts.
 func (s *Service) OnRunStart(h RunHook) { s.onRunStart = h }

@@ -19,10 +19,12 @@ type SpendView struct {
 
 // NeedView is one thing waiting for the person.
 type NeedView struct {
-	// Kind is question, answer, failed or release.
+	// Kind is question, answer, failed, feedback, approval,
+	// draft-questions or release.
 	Kind, AppID, Text, Advice string
 	// Href and Action lead to where it is answered; a question at the gate
-	// is answered on the Request page of its application instead.
+	// and a draft's questions are answered on the Request page of its
+	// application instead.
 	Href   string
 	Action string
 }

@@ -138,7 +138,7 @@ func overviewBody(s Shell, o OverviewView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if n.Kind == "question" {
+				if n.Kind == "question" || n.Kind == "draft-questions" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<form method=\"post\" action=\"/request/select\" class=\"inline\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -33,6 +33,7 @@ type Backlog interface {
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
 	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
 	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
+	AwaitingOwner(ctx context.Context) ([]intent.Awaiting, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	GetWithInterventions(ctx context.Context, intentID int64) (d intent.IntentDetail, pending, applied []intent.Receipt, err error)
 }
@@ -129,6 +130,11 @@ const (
 	// NeedFeedback: a run stopped for the person's feedback, which waits
 	// for the next chat turn about the application.
 	NeedFeedback NeedKind = "feedback"
+	// NeedApproval: a guided plan waits for the owner's approval.
+	NeedApproval NeedKind = "approval"
+	// NeedDraftQuestions: the engineer asked questions about a draft,
+	// answered on the Request page of its application.
+	NeedDraftQuestions NeedKind = "draft-questions"
 )
 
 // Need is one thing waiting for the person.
@@ -349,7 +355,46 @@ func (s *Service) NeedCount(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return n + waiting + feedback + len(s.releases(apps)), nil
+	awaiting, err := s.awaiting(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return n + waiting + feedback + len(awaiting) + len(s.releases(apps)), nil
+}
+
+// questions is "1 question" or "3 questions".
+func questions(n int) string {
+	if n == 1 {
+		return "1 question"
+	}
+	return fmt.Sprintf("%d questions", n)
+}
+
+// awaiting are the intents that wait for the owner rather than for a
+// task: a guided plan waiting for approval, and a draft whose engineer
+// asked questions.
+func (s *Service) awaiting(ctx context.Context) ([]Need, error) {
+	rows, err := s.d.Backlog.AwaitingOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Need
+	for _, a := range rows {
+		if a.Questions > 0 {
+			out = append(out, Need{Kind: NeedDraftQuestions, AppID: a.AppID, IntentID: a.IntentID,
+				Text: fmt.Sprintf("%s: the engineer asks %s about the draft of intent #%d.", a.AppID, questions(a.Questions), a.IntentID)})
+			continue
+		}
+		d, err := s.d.Backlog.Get(ctx, a.IntentID)
+		if err != nil {
+			return nil, err
+		}
+		if s.awaitsApproval(ctx, d) {
+			out = append(out, Need{Kind: NeedApproval, AppID: a.AppID, IntentID: a.IntentID,
+				Text: fmt.Sprintf("%s: the guided plan of intent #%d waits for your approval.", a.AppID, a.IntentID)})
+		}
+	}
+	return out, nil
 }
 
 func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
@@ -400,6 +445,13 @@ func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
 					Text: fmt.Sprintf("%s: intent #%d stopped for your feedback; send the engineer a message and it revises the plan with it.", a.ID, f.IntentID)})
 			}
 		}
+	}
+	awaiting, err := s.awaiting(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, n := range awaiting {
+		out.add(n)
 	}
 	for _, n := range s.releases(apps) {
 		out.add(n)

@@ -504,3 +504,72 @@ func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T
 		t.Fatalf("feedback a chat turn took still waits: %+v", needs)
 	}
 }
+
+// TestAGuidedPlanAndADraftsQuestionsNeedTheOwner: a submitted guided plan
+// waits for the owner's approval, and a draft whose engineer asked waits
+// for the owner's answers; both are listed and counted for the rail, each
+// with the intent it is about, until the owner acts. (Before, neither was.)
+func TestAGuidedPlanAndADraftsQuestionsNeedTheOwner(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "site")
+	e.app(t, "shop")
+	requests := e.launcher.Requests
+
+	st, err := requests.Create(ctx, "site", "Add tags", "guided", "op-site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := e.backlog.OpenDraft(ctx, "site", st.Text, intent.Analysis{Restated: []string{"Tags."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.backlog.AddTask(ctx, planned.ID, plan.Task{Title: "Add tags", Priority: "medium",
+		Labels: []string{"views"}, EstimatedLines: 10, Risk: "normal", Reasoning: "low", Summary: "A change.",
+		Criteria: []plan.Criterion{{Text: "It shows."}}, NoFailurePath: "nothing to refuse"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := requests.Link(ctx, st.ID, planned.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.Submit(ctx, planned.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = requests.PlanSubmitted(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	asking, err := e.backlog.OpenDraft(ctx, "shop", "Sell shirts", intent.Analysis{Restated: []string{"A shop."},
+		Questions: []string{"Which sizes?", "Which currency?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	needs, err := e.needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(needs)
+	if a := k[overview.NeedApproval]; len(a) != 1 || a[0].IntentID != planned.ID || a[0].AppID != "site" ||
+		a[0].Text != fmt.Sprintf("site: the guided plan of intent #%d waits for your approval.", planned.ID) {
+		t.Errorf("the plan waiting for approval: %+v", a)
+	}
+	if q := k[overview.NeedDraftQuestions]; len(q) != 1 || q[0].IntentID != asking.ID || q[0].AppID != "shop" ||
+		q[0].Text != fmt.Sprintf("shop: the engineer asks 2 questions about the draft of intent #%d.", asking.ID) {
+		t.Errorf("the draft's questions: %+v", q)
+	}
+	if len(needs) != 2 {
+		t.Errorf("%d needs, want 2: %+v", len(needs), needs)
+	}
+
+	// Approved, the plan waits for Run, not for the owner's approval.
+	if _, err := requests.Approve(ctx, st.ID, st.Revision, "op-approve"); err != nil {
+		t.Fatal(err)
+	}
+	needs, err = e.needs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(needs) != 1 || needs[0].Kind != overview.NeedDraftQuestions {
+		t.Fatalf("after approving: %+v", needs)
+	}
+}

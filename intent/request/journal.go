@@ -20,6 +20,21 @@ type (
 	textBody struct {
 		Text string `json:"text"`
 	}
+	// questionBody is a question of the engineer: of the analysis, or of
+	// the builder of a task (Task).
+	questionBody struct {
+		Text string `json:"text"`
+		Task int64  `json:"task,omitempty"`
+	}
+	// answerBody is an answer of the owner to the question entry at
+	// revision Question, asked for task Task when a builder asked. An
+	// answer from before answers were linked has neither: it answered
+	// every question asked before it.
+	answerBody struct {
+		Text     string `json:"text"`
+		Question int    `json:"question,omitempty"`
+		Task     int64  `json:"task,omitempty"`
+	}
 	planBody struct {
 		IntentID int64     `json:"intent_id"`
 		Hash     string    `json:"hash"`
@@ -113,19 +128,28 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Text, j.Mode = b.Text, b.Mode
-	case KindMessage, KindQuestion, KindAnswer:
+	case KindMessage:
 		var b textBody
 		if err := decode(&b); err != nil {
 			return err
 		}
-		switch e.Kind {
-		case KindMessage:
-			j.Messages = append(j.Messages, said(b.Text))
-		case KindQuestion:
-			j.Questions = append(j.Questions, said(b.Text))
-		default:
-			j.Answers = append(j.Answers, said(b.Text))
+		j.Messages = append(j.Messages, said(b.Text))
+	case KindQuestion:
+		var b questionBody
+		if err := decode(&b); err != nil {
+			return err
 		}
+		q := said(b.Text)
+		q.Task = b.Task
+		j.Questions = append(j.Questions, q)
+	case KindAnswer:
+		var b answerBody
+		if err := decode(&b); err != nil {
+			return err
+		}
+		a := said(b.Text)
+		a.Question, a.Task = b.Question, b.Task
+		j.Answers = append(j.Answers, a)
 	case KindPlan:
 		var b planBody
 		if err := decode(&b); err != nil {
@@ -185,15 +209,19 @@ func insertEntry(ctx context.Context, tx *sqlx.Tx, id int64, e entryRow) error {
 
 // replay answers a repeated operation id with the state its first write
 // answered. The id must have been used for the same kind of write on the
-// same request (any request when id is 0, for Create).
-func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind) (State, bool, error) {
+// same request (any request when id is 0, for Create), and, when same is
+// set, with the same words: same says whether the first write's entry
+// body records what this one sends. A reused id that sends something else
+// is refused, and nothing is written.
+func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, same func(body string) bool) (State, bool, error) {
 	var r struct {
 		RequestID int64  `db:"request_id"`
 		Kind      Kind   `db:"kind"`
+		Body      string `db:"body"`
 		Result    string `db:"result"`
 	}
 	err := tx.GetContext(ctx, &r,
-		`SELECT o.request_id, j.kind, o.result FROM request_ops o
+		`SELECT o.request_id, j.kind, j.body, o.result FROM request_ops o
 		 JOIN request_journal j ON j.request_id = o.request_id AND j.revision = o.revision
 		 WHERE o.op_id = ?`, opID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -205,11 +233,23 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind) 
 	if (id != 0 && r.RequestID != id) || r.Kind != kind {
 		return State{}, false, refuse(EConflict, "Operation id %q was used for another change; reload the page and try again.", opID)
 	}
+	if same != nil && !same(r.Body) {
+		return State{}, false, refuse(EConflict, "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again.", opID)
+	}
 	var st State
 	if err := json.Unmarshal([]byte(r.Result), &st); err != nil {
 		return State{}, false, fmt.Errorf("request: operation %s: its result is not the JSON it should be: %w", opID, err)
 	}
 	return st, true, nil
+}
+
+// sameBody returns a check, for replay, that an entry's body decodes into
+// the same value as sent.
+func sameBody[T comparable](sent T) func(body string) bool {
+	return func(body string) bool {
+		var first T
+		return json.Unmarshal([]byte(body), &first) == nil && first == sent
+	}
 }
 
 // recordOp keeps an owner's operation id with the revision its entry got

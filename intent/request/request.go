@@ -5,8 +5,9 @@
 // submitted, the owner's approval, the run and the delivery.
 //
 // Every owner write carries the revision the page showed and an operation
-// id: a stale revision is refused with a sentence, and a repeated
-// operation id answers what the first one did and writes nothing. In
+// id: a stale revision is refused with a sentence, a repeated operation
+// id answers what the first one did and writes nothing, and one repeated
+// with other words or another mode is refused and writes nothing. In
 // guided mode the owner approves the exact plan: the approval is bound to
 // PlanHash of the plan's rows, and any later change voids it. It knows
 // nothing of HTTP.
@@ -72,12 +73,20 @@ const MaxOpID = 100
 const MaxText = 32 << 10
 
 // Said is one thing someone wrote on the request: a message, a question
-// or an answer, with the revision of its entry.
+// or an answer, with the revision of its entry. A question's id is its
+// revision.
 type Said struct {
 	Revision int
 	Actor    string
 	Text     string
 	At       time.Time
+	// Task is the task whose builder asked the question, or whose
+	// question the answer answers; 0 for the analysis.
+	Task int64
+	// Question, on an answer, is the id of the question it answers; 0 on
+	// an analysis answer from before answers were linked, which answered
+	// every question asked before it.
+	Question int
 }
 
 // PlanVersion is one plan the engineer submitted: the revision of its
@@ -123,19 +132,38 @@ type State struct {
 	Unapprovable string
 }
 
-// OpenQuestions returns the questions asked since the owner last answered.
+// OpenQuestions returns the questions no answer answers yet, oldest
+// first.
 func (s State) OpenQuestions() []Said {
-	last := 0
-	if n := len(s.Answers); n > 0 {
-		last = s.Answers[n-1].Revision
-	}
 	var open []Said
 	for _, q := range s.Questions {
-		if q.Revision > last {
+		if !s.answered(q) {
 			open = append(open, q)
 		}
 	}
 	return open
+}
+
+// answered says whether an answer answers the question: one linked to it,
+// or an unlinked one of the analysis written after it.
+func (s State) answered(q Said) bool {
+	for _, a := range s.Answers {
+		if a.Question == q.Revision || (a.Question == 0 && a.Task == 0 && a.Revision > q.Revision) {
+			return true
+		}
+	}
+	return false
+}
+
+// AnswerTo returns the answer to the question with this id, and false
+// while it is open.
+func (s State) AnswerTo(question int) (Said, bool) {
+	for _, a := range s.Answers {
+		if a.Question == question {
+			return a, true
+		}
+	}
+	return Said{}, false
 }
 
 // LastPlan returns the last plan version submitted, and false when none was.

@@ -122,7 +122,7 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.svc.Create(ctx, "notes", "Something else", request.ModeGuided, "op-create")
+	again, err := e.svc.Create(ctx, "notes", "Add tags", request.ModeAutonomous, "op-create")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 		t.Fatal(err)
 	}
 	// The page retries with what it showed before: revision 1, now stale.
-	repeat, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter, twice.")
+	repeat, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +164,66 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 	refusal(t, err, request.EConflict)
 	if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 3 {
 		t.Fatalf("%d entries, want 3", n)
+	}
+}
+
+func TestAReusedOperationIDWithOtherWordsIsRefusedAndWritesNothing(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	e.app(t, "notes")
+	created, err := e.svc.Create(ctx, "notes", "Add tags", request.ModeAutonomous, "op-create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Message(ctx, created.ID, 1, "op-message", "Also a filter."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Question(ctx, created.ID, "One tag or several?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Answer(ctx, created.ID, 3, "op-answer", "Several."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetMode(ctx, created.ID, 4, "op-mode", request.ModeGuided); err != nil {
+		t.Fatal(err)
+	}
+	const sentence = "was sent before with other words or another mode; nothing was written. Reload the page and send it again."
+	for _, c := range []struct {
+		name  string
+		write func() (request.State, error)
+	}{
+		{"create with other text", func() (request.State, error) {
+			return e.svc.Create(ctx, "notes", "Add labels", request.ModeAutonomous, "op-create")
+		}},
+		{"create in another mode", func() (request.State, error) {
+			return e.svc.Create(ctx, "notes", "Add tags", request.ModeGuided, "op-create")
+		}},
+		{"message with other text", func() (request.State, error) {
+			return e.svc.Message(ctx, created.ID, 1, "op-message", "Also a sort.")
+		}},
+		{"answer with other text", func() (request.State, error) {
+			return e.svc.Answer(ctx, created.ID, 3, "op-answer", "One.")
+		}},
+		{"mode switched back", func() (request.State, error) {
+			return e.svc.SetMode(ctx, created.ID, 4, "op-mode", request.ModeAutonomous)
+		}},
+		{"a say that would open a request in another mode", func() (request.State, error) {
+			st, _, err := e.svc.Say(ctx, request.Say{AppID: "notes", Op: "op-create", Text: "Add tags", Mode: request.ModeGuided}, nil)
+			return st, err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.write()
+			if re := refusal(t, err, request.EConflict); !strings.Contains(re.Message, sentence) {
+				t.Fatalf("message %q", re.Message)
+			}
+			if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 5 {
+				t.Fatalf("%d entries, want 5", n)
+			}
+			if n := e.count(t, `SELECT count(*) FROM requests`); n != 1 {
+				t.Fatalf("%d requests, want 1", n)
+			}
+		})
 	}
 }
 
@@ -246,7 +306,9 @@ func TestQuestionsAndAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.OpenQuestions()) != 0 || len(st.Answers) != 1 || st.Answers[0].Text != "Several; filter by one.  " || st.Revision != 4 {
+	// The answer answers the oldest open question, and that one only.
+	if open := st.OpenQuestions(); len(open) != 1 || open[0].Revision != 3 || len(st.Answers) != 1 ||
+		st.Answers[0].Text != "Several; filter by one.  " || st.Answers[0].Question != 2 || st.Revision != 4 {
 		t.Fatalf("answered: %+v", st)
 	}
 	_, err = e.svc.Question(ctx, st.ID, "  ")
@@ -669,5 +731,109 @@ func TestARunStartsOnlyWithItsJournalEntry(t *testing.T) {
 	}
 	if st, err = e.svc.State(ctx, st.ID); err != nil || !st.Ran {
 		t.Fatalf("after the run started: %+v %v", st, err)
+	}
+}
+
+// TestABuildersQuestionAndItsAnswerAreJournaled: intent.ask's question (a
+// move to needs-answer) is an entry by the engineer, and the owner's answer
+// (AnswerTask) an entry by the owner linked to the question by its id,
+// each in the transaction of the task's move. Another task's question
+// stays open. (Before, neither was in the journal.)
+func TestABuildersQuestionAndItsAnswerAreJournaled(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, tasks := e.planned(t, "notes", request.ModeAutonomous, "Add tags", "Add a filter")
+	e.backlog.OnTaskQuestion(e.svc.QuestionIn)
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(task intent.Task, question string) {
+		t.Helper()
+		if err := e.backlog.MoveTask(ctx, task.ID, intent.TaskInProgress, intent.Move{Reason: "a turn", RunID: "r-" + task.Slug}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.backlog.MoveTask(ctx, task.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", Question: question}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask(tasks[0], "One tag or several?")
+	ask(tasks[1], "Filter by one tag or by several?")
+	asked := e.state(t, st.ID)
+	open := asked.OpenQuestions()
+	if len(open) != 2 || open[0].Actor != request.ActorEngineer || open[0].Task != tasks[0].ID || open[0].Text != "One tag or several?" ||
+		open[1].Task != tasks[1].ID {
+		t.Fatalf("open questions: %+v", open)
+	}
+
+	if err := e.backlog.AnswerTask(ctx, tasks[0].ID, "Several."); err != nil {
+		t.Fatal(err)
+	}
+	st = e.state(t, st.ID)
+	a, ok := st.AnswerTo(open[0].Revision)
+	if !ok || a.Actor != request.ActorOwner || a.Text != "Several." || a.Task != tasks[0].ID || a.Revision != asked.Revision+1 {
+		t.Fatalf("the answer to question %d: %+v (%v); answers %+v", open[0].Revision, a, ok, st.Answers)
+	}
+	if still := st.OpenQuestions(); len(still) != 1 || still[0].Revision != open[1].Revision {
+		t.Fatalf("one answer closed more than its question: open %+v", still)
+	}
+	var body string
+	if err := e.db.Read.Get(&body, `SELECT body FROM request_journal WHERE request_id = ? AND kind = 'answer' AND actor = 'owner'`, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`{"text":"Several.","question":%d,"task":%d}`, open[0].Revision, tasks[0].ID); body != want {
+		t.Fatalf("answer entry %s, want %s", body, want)
+	}
+
+	// The entry is written with the move: a journal that refuses it
+	// refuses the answer, and the task still waits.
+	if _, err := e.db.Write.Exec(`CREATE TRIGGER no_entry BEFORE INSERT ON request_journal BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.AnswerTask(ctx, tasks[1].ID, "By one."); err == nil {
+		t.Fatal("the answer was taken although its journal entry could not be written")
+	}
+	if d, err := e.backlog.Task(ctx, tasks[1].ID); err != nil || d.Status != intent.TaskNeedsAnswer {
+		t.Fatalf("task %s: %v %v", tasks[1].Slug, d.Status, err)
+	}
+}
+
+// TestAnAnswerClosesOnlyTheQuestionItAnswers: of two open questions of the
+// analysis, the owner's answer to one leaves the other open. (Before, one
+// answer closed every open question.)
+func TestAnAnswerClosesOnlyTheQuestionItAnswers(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st := e.create(t, "notes", request.ModeGuided)
+	first, err := e.svc.Question(ctx, st.ID, "Can a note have several tags?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = e.svc.Question(ctx, st.ID, "Is the filter by one tag?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := st.Revision
+	st, err = e.svc.AnswerQuestion(ctx, st.ID, st.Revision, e.op(), second, "By one tag.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := st.OpenQuestions()
+	if len(open) != 1 || open[0].Revision != first.Revision {
+		t.Fatalf("open after answering question %d: %+v", second, open)
+	}
+	if a, ok := st.AnswerTo(second); !ok || a.Text != "By one tag." || a.Actor != request.ActorOwner {
+		t.Fatalf("the answer: %+v %v", a, ok)
+	}
+	_, err = e.svc.AnswerQuestion(ctx, st.ID, st.Revision, e.op(), second, "Again.")
+	if re := refusal(t, err, request.EConflict); re.Message != fmt.Sprintf("Question %d of request %d is answered already.", second, st.ID) {
+		t.Fatalf("message %q", re.Message)
+	}
+	// With no question named, the oldest open one is answered.
+	st, err = e.svc.Answer(ctx, st.ID, st.Revision, e.op(), "Several.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := st.AnswerTo(first.Revision); !ok || a.Text != "Several." || len(st.OpenQuestions()) != 0 {
+		t.Fatalf("after the second answer: %+v", st)
 	}
 }

@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,6 +41,9 @@ type write struct {
 	// operation id.
 	seen int
 	opID string
+	// sent, when set, says whether the body of the entry a repeated
+	// operation id wrote records what this write sends (see replay).
+	sent func(body string) bool
 	// then, when set, writes what else the entry starts, in its
 	// transaction; a replayed operation does not call it.
 	then Then
@@ -60,6 +64,9 @@ type Say struct {
 	Text   string
 	Mode   string
 	Answer bool
+	// Question is the id of the question an answer answers; 0 is the
+	// oldest open question of the analysis.
+	Question int
 }
 
 // Say journals the owner's words and, in the same transaction, what they
@@ -77,7 +84,7 @@ func (s *Service) Say(ctx context.Context, w Say, then Then) (st State, replayed
 	case w.ID == 0:
 		st, err = s.create(ctx, w.AppID, w.Text, w.Mode, w.Op, then)
 	case w.Answer:
-		st, err = s.answer(ctx, w.ID, w.Seen, w.Op, w.Text, then)
+		st, err = s.answer(ctx, w.ID, w.Seen, w.Op, w.Question, w.Text, then)
 	default:
 		st, err = s.message(ctx, w.ID, w.Seen, w.Op, w.Text, then)
 	}
@@ -132,7 +139,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	}
 	defer tx.Rollback()
 	if owner {
-		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind); err != nil || ok {
+		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind, w.sent); err != nil || ok {
 			return st, err
 		}
 	}
@@ -221,7 +228,7 @@ func (s *Service) create(ctx context.Context, appID, text, mode, opID string, th
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
 	defer tx.Rollback()
-	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest); err != nil || ok {
+	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest, sameBody(requestBody{Text: text, Mode: mode})); err != nil || ok {
 		return st, err
 	}
 	var n int
@@ -273,25 +280,64 @@ func (s *Service) message(ctx context.Context, id int64, seen int, opID, text st
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMessage, then: then,
+		sent:   sameBody(textBody{Text: text}),
 		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
 }
 
-// Answer records the owner's answer to the engineer's open questions.
+// Answer records the owner's answer to the oldest open question of the
+// analysis.
 func (s *Service) Answer(ctx context.Context, id int64, seen int, opID, text string) (State, error) {
-	return s.answer(ctx, id, seen, opID, text, nil)
+	return s.answer(ctx, id, seen, opID, 0, text, nil)
 }
 
-func (s *Service) answer(ctx context.Context, id int64, seen int, opID, text string, then Then) (State, error) {
+// AnswerQuestion records the owner's answer to one question of the
+// analysis, by its id (the revision of its entry); 0 is the oldest open
+// one. The answer closes that question only.
+func (s *Service) AnswerQuestion(ctx context.Context, id int64, seen int, opID string, question int, text string) (State, error) {
+	return s.answer(ctx, id, seen, opID, question, text, nil)
+}
+
+func (s *Service) answer(ctx context.Context, id int64, seen int, opID string, question int, text string, then Then) (State, error) {
 	if err := checkText("answer", text); err != nil {
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer, then: then,
+		sent: func(body string) bool {
+			var first answerBody
+			return json.Unmarshal([]byte(body), &first) == nil && first.Text == text && (question == 0 || first.Question == question)
+		},
 		decide: func(j journal) (any, error) {
-			if len(j.OpenQuestions()) == 0 {
-				return nil, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", id)
+			q, err := analysisQuestion(j.State, question)
+			if err != nil {
+				return nil, err
 			}
-			return textBody{Text: text}, nil
+			return answerBody{Text: text, Question: q.Revision}, nil
 		}})
+}
+
+// analysisQuestion is the open question of the analysis the owner's
+// answer answers: the one with this id, or the oldest open one for 0.
+func analysisQuestion(st State, id int) (Said, error) {
+	for _, q := range st.Questions {
+		if id != 0 && q.Revision != id {
+			continue
+		}
+		switch {
+		case q.Task != 0 && id != 0:
+			return Said{}, refuse(EConflict, "Question %d was asked by the builder of a task; answer it on the task.", id)
+		case q.Task != 0:
+			continue
+		case st.answered(q) && id != 0:
+			return Said{}, refuse(EConflict, "Question %d of request %d is answered already.", id, st.ID)
+		case st.answered(q):
+			continue
+		}
+		return q, nil
+	}
+	if id != 0 {
+		return Said{}, refuse(ENotFound, "Request %d has no question %d.", st.ID, id)
+	}
+	return Said{}, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", st.ID)
 }
 
 // SetMode changes the mode of the request. The approval, bound to the
@@ -301,6 +347,7 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMode,
+		sent: sameBody(modeBody{Mode: mode}),
 		decide: func(j journal) (any, error) {
 			if j.Mode == mode {
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
@@ -387,7 +434,32 @@ func (s *Service) Question(ctx context.Context, id int64, text string) (State, e
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindQuestion,
-		decide: func(journal) (any, error) { return textBody{Text: text}, nil }})
+		decide: func(journal) (any, error) { return questionBody{Text: text}, nil }})
+}
+
+// QuestionIn journals a builder's question (actor engineer) or the
+// owner's answer to it (actor owner), linked to the question it answers,
+// in the transaction of the task's move (an intent.TaskQuestionHook). An
+// intent with no request writes nothing.
+func (s *Service) QuestionIn(ctx context.Context, tx *sqlx.Tx, q intent.TaskQuestion) error {
+	j, ok, err := intentJournal(ctx, tx, q.IntentID)
+	if err != nil || !ok {
+		return err
+	}
+	e := entryRow{Revision: j.Revision + 1, Kind: KindQuestion, Actor: ActorEngineer, At: q.At.UnixMilli(),
+		Body: string(mustJSON(questionBody{Text: q.Question, Task: q.TaskID}))}
+	if q.Answer != "" {
+		// The task's last open question; none when it was asked before
+		// the journal took builders' questions.
+		b := answerBody{Text: q.Answer, Task: q.TaskID}
+		for _, o := range j.OpenQuestions() {
+			if o.Task == q.TaskID {
+				b.Question = o.Revision
+			}
+		}
+		e.Kind, e.Actor, e.Body = KindAnswer, ActorOwner, string(mustJSON(b))
+	}
+	return insertEntry(ctx, tx, j.ID, e)
 }
 
 // PlanSubmitted records the plan of the linked intent as a new version,

@@ -53,9 +53,10 @@ func (s *Service) Sync(ctx context.Context, id int64) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
+	// The analysis's questions; a builder's (Task) are journaled as asked.
 	open := st.OpenQuestions()
 	for _, q := range d.Questions {
-		if slices.ContainsFunc(open, func(o Said) bool { return o.Text == q }) {
+		if slices.ContainsFunc(open, func(o Said) bool { return o.Task == 0 && o.Text == q }) {
 			continue
 		}
 		if st, err = s.Question(ctx, id, q); err != nil {

@@ -186,6 +186,9 @@ func (l *Launcher) build(o Options) error {
 	l.Backlog.OnDone(l.Requests.DeliveredIn)
 	// The guided gate and the run's journal entry hold in the run's start.
 	l.Backlog.OnRunStart(l.Requests.RunStartedIn)
+	// A builder's question and the owner's answer are journaled in the
+	// task's move.
+	l.Backlog.OnTaskQuestion(l.Requests.QuestionIn)
 	// The turn limits of limits.json, read as each turn starts.
 	l.Limits = ai.NewLimitsFile(l.Root)
 	l.limits = l.Limits.Limits
