@@ -324,6 +324,9 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 		st := p.Request
 		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
 		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
+		if last, ok := st.LastPlan(); ok {
+			v.PlanVersion, v.PlanHash = len(st.Plans), last.Hash[:min(12, len(last.Hash))]
+		}
 		// Run is offered once the exact plan is approved, as Run checks.
 		v.CanRun = v.CanRun && st.Approval.Valid
 	}

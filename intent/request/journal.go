@@ -21,9 +21,9 @@ type (
 		Text string `json:"text"`
 	}
 	planBody struct {
-		IntentID int64     `json:"intent_id"`
-		Hash     string    `json:"hash"`
-		Tasks    []planRow `json:"tasks"`
+		IntentID int64  `json:"intent_id"`
+		Hash     string `json:"hash"`
+		planSnapshot
 	}
 	approvalBody struct {
 		Hash string `json:"hash"`
@@ -41,6 +41,18 @@ type (
 	deliveryBody struct{}
 )
 
+// planSnapshot is the plan a version journalled: its analysis (nil on a
+// version journalled before the hash covered it) and its rows.
+type planSnapshot struct {
+	Analysis *planAnalysis `json:"analysis,omitempty"`
+	Tasks    []planRow     `json:"tasks"`
+}
+
+// snapshot is a plan as a version journals it.
+func snapshot(p planContent) planSnapshot {
+	return planSnapshot{Analysis: &p.Analysis, Tasks: p.Tasks}
+}
+
 // entryRow is a request_journal row as SQLite holds it.
 type entryRow struct {
 	Revision int    `db:"revision"`
@@ -55,7 +67,7 @@ type entryRow struct {
 // entry the last approval approved.
 type journal struct {
 	State
-	snapshots    map[int][]planRow
+	snapshots    map[int]planSnapshot
 	approvedPlan int
 	// voided is why the host withdrew the last approval, if it did.
 	voided string
@@ -83,7 +95,7 @@ func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
 	}
 	j := journal{
 		State:     State{ID: id, AppID: r.AppID, IntentID: r.IntentID.Int64, CreatedAt: time.UnixMilli(r.CreatedAt)},
-		snapshots: map[int][]planRow{},
+		snapshots: map[int]planSnapshot{},
 	}
 	for _, e := range rows {
 		if err := j.apply(e); err != nil {
@@ -132,7 +144,7 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Plans = append(j.Plans, PlanVersion{Revision: e.Revision, Hash: b.Hash})
-		j.snapshots[e.Revision] = b.Tasks
+		j.snapshots[e.Revision] = b.planSnapshot
 	case KindApproval:
 		var b approvalBody
 		if err := decode(&b); err != nil {
@@ -155,9 +167,9 @@ func (j *journal) apply(e entryRow) error {
 	return nil
 }
 
-// approval says whether the last approval holds against the intent's rows
+// approval says whether the last approval holds against the intent's plan
 // now, and when it does not, what changed since.
-func (j journal) approval(rows []planRow, current string) Approval {
+func (j journal) approval(now planContent, current string) Approval {
 	if j.Approved == "" {
 		return Approval{Voided: j.voided}
 	}
@@ -165,7 +177,7 @@ func (j journal) approval(rows []planRow, current string) Approval {
 	if current == j.Approved && last.Hash == j.Approved {
 		return Approval{Valid: true}
 	}
-	parts := changes(j.snapshots[j.approvedPlan], rows)
+	parts := changes(j.snapshots[j.approvedPlan], now)
 	if last.Hash != j.Approved {
 		parts = append(parts, "A new plan was submitted.")
 	}

@@ -8,7 +8,8 @@
 // id: a stale revision is refused with a sentence, and a repeated
 // operation id answers what the first one did and writes nothing. In
 // guided mode the owner approves the exact plan: the approval is bound to
-// PlanHash of the plan's rows, and any later change voids it. It knows
+// PlanHash of the plan it was shown (the analysis and the task rows with
+// their models), and any later change voids it. It knows
 // nothing of HTTP.
 package request
 
@@ -50,7 +51,7 @@ const (
 	KindMessage  Kind = "message"  // a later message of the owner
 	KindAnswer   Kind = "answer"   // the owner answered the engineer's questions
 	KindQuestion Kind = "question" // the engineer asked
-	KindPlan     Kind = "plan"     // a submitted plan version: its hash and its rows
+	KindPlan     Kind = "plan"     // a submitted plan version: its hash, its analysis and its rows
 	KindApproval Kind = "approval" // the owner approved a plan hash
 	KindMode     Kind = "mode"     // the owner changed the mode
 	KindRun      Kind = "run"      // the executor started the intent
@@ -81,7 +82,7 @@ type Said struct {
 }
 
 // PlanVersion is one plan the engineer submitted: the revision of its
-// entry and the hash of its rows.
+// entry and the hash of its plan.
 type PlanVersion struct {
 	Revision int
 	Hash     string
@@ -96,7 +97,7 @@ type Approval struct {
 }
 
 // State is a request as its journal tells it, and whether its approval
-// still matches the intent's rows.
+// still matches the intent's plan.
 type State struct {
 	ID        int64
 	AppID     string
@@ -112,7 +113,7 @@ type State struct {
 	// Approved is the plan hash the owner last approved; "" when none.
 	Approved string
 	Approval Approval
-	// Current is the hash of the intent's rows now; "" before an intent is
+	// Current is the hash of the intent's plan now; "" before an intent is
 	// linked.
 	Current   string
 	Ran       bool

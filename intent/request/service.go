@@ -183,21 +183,21 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	return st, nil
 }
 
-// settle completes a folded journal with the hash of the intent's rows now
+// settle completes a folded journal with the hash of the intent's plan now
 // and whether the approval still holds against them.
 func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 	st := j.State
 	if st.IntentID == 0 {
-		return withApprovable(st, j.approvable(intent.IntentDetail{}, nil)), nil
+		return withApprovable(st, j.approvable(intent.IntentDetail{}, planContent{})), nil
 	}
 	d, err := s.backlog.Get(ctx, st.IntentID)
 	if err != nil {
 		return State{}, err
 	}
-	rows := planRows(d)
-	st.Current = hashRows(rows)
-	st.Approval = j.approval(rows, st.Current)
-	return withApprovable(st, j.approvable(d, rows)), nil
+	now := content(d)
+	st.Current = hashPlan(now)
+	st.Approval = j.approval(now, st.Current)
+	return withApprovable(st, j.approvable(d, now)), nil
 }
 
 // Create records a new request of the owner for an application: its text
@@ -323,7 +323,7 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 					return nil, err
 				}
 			}
-			if err := j.approvable(d, planRows(d)); err != nil {
+			if err := j.approvable(d, content(d)); err != nil {
 				return nil, err
 			}
 			last, _ := j.LastPlan()
@@ -391,7 +391,7 @@ func (s *Service) Question(ctx context.Context, id int64, text string) (State, e
 }
 
 // PlanSubmitted records the plan of the linked intent as a new version,
-// with its hash and its rows, once the intent is submitted. A plan the
+// with its hash, its analysis and its rows, once the intent is submitted. A plan the
 // same as the last version is not recorded again.
 func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindPlan,
@@ -406,12 +406,12 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 			if d.SubmittedAt.IsZero() {
 				return nil, refuse(EConflict, "The plan of intent %d is not submitted; it is recorded once it is.", j.IntentID)
 			}
-			rows := planRows(d)
-			h := hashRows(rows)
+			p := content(d)
+			h := hashPlan(p)
 			if last, ok := j.LastPlan(); ok && last.Hash == h {
 				return nil, nil
 			}
-			return planBody{IntentID: j.IntentID, Hash: h, Tasks: rows}, nil
+			return planBody{IntentID: j.IntentID, Hash: h, planSnapshot: snapshot(p)}, nil
 		}})
 }
 
@@ -468,7 +468,7 @@ func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, 
 }
 
 // State reads a request from its journal, with whether its approval still
-// holds against the intent's rows.
+// holds against the intent's plan.
 func (s *Service) State(ctx context.Context, id int64) (State, error) {
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
