@@ -220,6 +220,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/request/questions/:qid/approve", h.questionApprove)
 	app.Post("/request/questions/:qid/deny", h.questionDeny)
 	app.Post("/backlog/intents/:id/approve", h.intentApprove)
+	app.Post("/backlog/intents/:id/approval/withdraw", h.intentWithdrawApproval)
 	app.Get("/knowledge", h.knowledgeLog)
 	app.Get("/knowledge/log", h.knowledgeLogLines)
 	app.Get("/knowledge/turns", h.knowledgeTurns)

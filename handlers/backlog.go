@@ -324,6 +324,7 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 		st := p.Request
 		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
 		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
+		v.CanWithdrawApproval, v.Revoked = st.Revocable, st.Approval.Revoked
 		if last, ok := st.LastPlan(); ok {
 			v.PlanVersion, v.PlanHash = len(st.Plans), last.Hash[:min(12, len(last.Hash))]
 		}

@@ -33,6 +33,7 @@ type Requests interface {
 	Message(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Answer(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Approve(ctx context.Context, id int64, seen int, opID string) (request.State, error)
+	WithdrawApproval(ctx context.Context, intentID int64, seen int, opID string) (request.State, error)
 	Latest(ctx context.Context, appID string) (request.State, bool, error)
 	ForIntent(ctx context.Context, intentID int64) (request.State, error)
 	OpDone(ctx context.Context, opID string) (bool, error)
@@ -201,6 +202,19 @@ func (h *Handlers) intentApprove(c *fiber.Ctx) error {
 			return err
 		}
 		_, err = h.requests.Approve(c.UserContext(), st.ID, seen, c.FormValue("op"))
+		return err
+	})
+}
+
+// intentWithdrawApproval takes the owner's approval back before Run.
+func (h *Handlers) intentWithdrawApproval(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	return h.intentAction(c, id, "approval", func() error {
+		_, err := h.requests.WithdrawApproval(c.UserContext(), id, seen, c.FormValue("op"))
 		return err
 	})
 }

@@ -109,6 +109,9 @@ type IntentView struct {
 	// Voided says what changed since the plan was approved.
 	Voided          string
 	RequestRevision int
+	// CanWithdrawApproval offers to take the approval back before Run;
+	// Revoked says the owner did.
+	CanWithdrawApproval, Revoked bool
 	// PlanVersion counts the plans the engineer submitted for the request,
 	// the last one PlanHash (shortened); 0 before the first.
 	PlanVersion int

@@ -35,6 +35,21 @@ func (j journal) approvable(d intent.IntentDetail, now planContent) error {
 	return nil
 }
 
+// revocable is the rule for withdrawing an approval: the owner may take
+// back an approval it gave while the intent is a draft or stopped, before
+// Run starts it again; a running intent is stopped first.
+func (j journal) revocable(d intent.IntentDetail) error {
+	switch {
+	case j.Approved == "":
+		return refuse(EConflict, "There is no approval to withdraw on request %d.", j.ID)
+	case d.Status == intent.IntentRunning:
+		return refuse(EConflict, "Intent #%d is running; stop it before withdrawing the approval.", d.ID)
+	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
+		return refuse(EConflict, "Intent #%d is %s; its approval can no longer be withdrawn.", d.ID, d.Status)
+	}
+	return nil
+}
+
 // withApprovable records the rule's answer on the state.
 func withApprovable(st State, err error) State {
 	st.Approvable, st.Unapprovable = err == nil, ""

@@ -31,6 +31,9 @@ type (
 		// Voided, on an entry the host writes, withdraws the last
 		// approval (Hash is then ""), saying why.
 		Voided string `json:"voided,omitempty"`
+		// Reason, on an entry the owner writes with no Hash, is why the
+		// approval was taken back: ReasonRevoked.
+		Reason string `json:"reason,omitempty"`
 	}
 	modeBody struct {
 		Mode string `json:"mode"`
@@ -69,8 +72,10 @@ type journal struct {
 	State
 	snapshots    map[int]planSnapshot
 	approvedPlan int
-	// voided is why the host withdrew the last approval, if it did.
-	voided string
+	// voided is why the host withdrew the last approval, if it did;
+	// revoked says the owner withdrew it.
+	voided  string
+	revoked bool
 }
 
 // load reads a request and folds its journal, in the caller's transaction.
@@ -151,6 +156,7 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Approved, j.approvedPlan, j.voided = b.Hash, b.Plan, b.Voided
+		j.revoked = b.Reason == ReasonRevoked
 	case KindMode:
 		var b modeBody
 		if err := decode(&b); err != nil {
@@ -171,7 +177,7 @@ func (j *journal) apply(e entryRow) error {
 // now, and when it does not, what changed since.
 func (j journal) approval(now planContent, current string) Approval {
 	if j.Approved == "" {
-		return Approval{Voided: j.voided}
+		return Approval{Voided: j.voided, Revoked: j.revoked}
 	}
 	last, _ := j.LastPlan()
 	if current == j.Approved && last.Hash == j.Approved {

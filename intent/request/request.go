@@ -94,7 +94,13 @@ type PlanVersion struct {
 type Approval struct {
 	Valid  bool
 	Voided string
+	// Revoked says the owner withdrew the last approval.
+	Revoked bool
 }
+
+// ReasonRevoked is the reason an approval entry gives when the owner
+// withdrew the approval.
+const ReasonRevoked = "revoked"
 
 // State is a request as its journal tells it, and whether its approval
 // still matches the intent's plan.
@@ -122,6 +128,8 @@ type State struct {
 	// Unapprovable is why, the sentence Approve refuses with.
 	Approvable   bool
 	Unapprovable string
+	// Revocable says the owner may withdraw the approval now.
+	Revocable bool
 }
 
 // OpenQuestions returns the questions asked since the owner last answered.

@@ -197,6 +197,7 @@ func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 	now := content(d)
 	st.Current = hashPlan(now)
 	st.Approval = j.approval(now, st.Current)
+	st.Revocable = j.revocable(d) == nil
 	return withApprovable(st, j.approvable(d, now)), nil
 }
 
@@ -329,6 +330,42 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 			last, _ := j.LastPlan()
 			return approvalBody{Hash: last.Hash, Plan: last.Revision}, nil
 		}})
+}
+
+// WithdrawApproval takes back the owner's approval of the plan of the
+// request intent intentID answers, before Run: an approval entry with the
+// reason "revoked". Run is then refused as for a plan never approved,
+// until the owner approves again. It refuses by the rule of revocable.
+func (s *Service) WithdrawApproval(ctx context.Context, intentID int64, seen int, opID string) (State, error) {
+	id, err := s.requestOf(ctx, intentID)
+	if err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
+		decide: func(j journal) (any, error) {
+			d, err := s.backlog.Get(ctx, intentID)
+			if err != nil {
+				return nil, err
+			}
+			if err := j.revocable(d); err != nil {
+				return nil, err
+			}
+			return approvalBody{Reason: ReasonRevoked}, nil
+		}})
+}
+
+// requestOf is the id of the request an intent answers; the link, once
+// made, never changes.
+func (s *Service) requestOf(ctx context.Context, intentID int64) (int64, error) {
+	var id int64
+	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, refuse(ENotFound, "No request is answered by intent %d.", intentID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("request: request of intent %d: %w", intentID, err)
+	}
+	return id, nil
 }
 
 // Link records the intent the engineer opened for the request. Linking the
@@ -484,13 +521,9 @@ func (s *Service) State(ctx context.Context, id int64) (State, error) {
 
 // ForIntent reads the request an intent answers.
 func (s *Service) ForIntent(ctx context.Context, intentID int64) (State, error) {
-	var id int64
-	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return State{}, refuse(ENotFound, "No request is answered by intent %d.", intentID)
-	}
+	id, err := s.requestOf(ctx, intentID)
 	if err != nil {
-		return State{}, fmt.Errorf("request: request of intent %d: %w", intentID, err)
+		return State{}, err
 	}
 	return s.State(ctx, id)
 }
