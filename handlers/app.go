@@ -221,6 +221,8 @@ func New(d Deps) *fiber.App {
 	app.Post("/request/questions/:qid/deny", h.questionDeny)
 	app.Post("/backlog/intents/:id/approve", h.intentApprove)
 	app.Post("/backlog/intents/:id/approval/withdraw", h.intentWithdrawApproval)
+	app.Post("/backlog/intents/:id/mode", h.intentMode)
+	app.Post("/request/mode", h.requestMode)
 	app.Get("/knowledge", h.knowledgeLog)
 	app.Get("/knowledge/log", h.knowledgeLogLines)
 	app.Get("/knowledge/turns", h.knowledgeTurns)

@@ -320,6 +320,9 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	if p.Progress != nil {
 		v.Progress = progressView(*p.Progress, p.At, p.Limits)
 	}
+	if st := p.Request; st != nil && d.Status != intent.IntentDone && d.Status != intent.IntentWithdrawn {
+		v.ModeSwitch = modeSwitch(fmt.Sprintf("/backlog/intents/%d/mode", d.ID), 0, *st, op)
+	}
 	if p.Guided() {
 		st := p.Request
 		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision

@@ -109,6 +109,9 @@ type IntentView struct {
 	// Voided says what changed since the plan was approved.
 	Voided          string
 	RequestRevision int
+	// ModeSwitch changes the mode of the request the intent answers; nil
+	// when it answers none, or is done or withdrawn.
+	ModeSwitch *ModeSwitch
 	// CanWithdrawApproval offers to take the approval back before Run;
 	// Revoked says the owner did.
 	CanWithdrawApproval, Revoked bool

@@ -37,6 +37,9 @@ type (
 	}
 	modeBody struct {
 		Mode string `json:"mode"`
+		// Voided, when the switch found an approval, withdraws it,
+		// saying why.
+		Voided string `json:"voided,omitempty"`
 	}
 	runBody struct {
 		Hash string `json:"hash"` // the plan hash when the run started
@@ -163,6 +166,9 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Mode = b.Mode
+		if b.Voided != "" {
+			j.Approved, j.approvedPlan, j.voided, j.revoked = "", 0, b.Voided, false
+		}
 	case KindRun:
 		j.Ran = true
 	case KindDelivery:

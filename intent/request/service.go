@@ -158,9 +158,14 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 		return State{}, err
 	}
 	if w.kind == KindMode {
-		// requests.mode follows the journal, for lookups.
+		// requests.mode and the intent's mode follow the journal.
 		if _, err := tx.ExecContext(ctx, `UPDATE requests SET mode = ? WHERE id = ?`, j.Mode, w.id); err != nil {
 			return State{}, fmt.Errorf("request: mode: %w", err)
+		}
+		if j.IntentID != 0 {
+			if err := intent.TakeMode(ctx, tx, j.IntentID, intent.Mode(j.Mode)); err != nil {
+				return State{}, err
+			}
 		}
 	}
 	st, err := s.settle(ctx, j)
@@ -295,19 +300,38 @@ func (s *Service) answer(ctx context.Context, id int64, seen int, opID, text str
 		}})
 }
 
-// SetMode changes the mode of the request. The approval, bound to the
-// plan's hash, is kept either way.
+// SetMode changes the mode of the request, and of the intent that answers
+// it, in one entry: a switch voids an approval the owner gave, so a guided
+// plan is approved again in the mode it runs in. A delivered request keeps
+// its mode.
 func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode string) (State, error) {
 	if err := checkMode(mode); err != nil {
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMode,
 		decide: func(j journal) (any, error) {
-			if j.Mode == mode {
+			switch {
+			case j.Mode == mode:
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
+			case j.Delivered:
+				return nil, refuse(EConflict, "Request %d is delivered; its mode can no longer change.", id)
 			}
-			return modeBody{Mode: mode}, nil
+			b := modeBody{Mode: mode}
+			if j.Approved != "" {
+				b.Voided = fmt.Sprintf("Switching the request to %s voided the approval.", mode)
+			}
+			return b, nil
 		}})
+}
+
+// SetIntentMode is SetMode for the request the intent answers, as the
+// intent's page sends it.
+func (s *Service) SetIntentMode(ctx context.Context, intentID int64, seen int, opID, mode string) (State, error) {
+	id, err := s.requestOf(ctx, intentID)
+	if err != nil {
+		return State{}, err
+	}
+	return s.SetMode(ctx, id, seen, opID, mode)
 }
 
 // Approve approves the last plan the engineer submitted, bound to its
