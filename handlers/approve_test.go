@@ -84,3 +84,60 @@ func TestTheApproveButtonFollowsTheRequestsRule(t *testing.T) {
 		wantText(t, r, why)
 	})
 }
+
+// TestAnApprovalCoversTheAnalysis: after the owner approved, a later chat
+// turn rewrites the analysis through intent.open (other assumptions, the
+// same tasks) and submits again; the approval no longer holds, Run is
+// refused with the changed plan's sentence, and the page shows the new
+// version.
+func TestAnApprovalCoversTheAnalysis(t *testing.T) {
+	s, ada := withApp(t)
+	withModel(t, s)
+	ctx := context.Background()
+	requests := s.launcher.Requests
+	st, err := requests.Create(ctx, appID, "Add tags", request.ModeGuided, "op-create")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.draft(t, "Add tags", intent.Analysis{Restated: []string{"Add tags."}, Assumptions: []string{"One tag per note."}},
+		planStep{title: "Add tags", priority: "medium"})
+	if _, err := requests.Link(ctx, st.ID, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, err = requests.Sync(ctx, st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRedirect(t, ada.post(intentPath(in.ID)+"/approve", url.Values{"seen": {strconv.Itoa(st.Revision)}, "op": {"op-approve"}}), intentPath(in.ID))
+	wantSentence(t, ada.get(intentPath(in.ID)), `data-testid="approved"`)
+
+	// The engineer's tools: intent.open with other assumptions, then
+	// intent.submit; the turn's end syncs the journal.
+	if _, err := s.backlog.OpenDraft(ctx, appID, "", intent.Analysis{Restated: []string{"Add tags."}, Assumptions: []string{"Several tags per note."}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.backlog.Submit(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = requests.Sync(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	const voided = "The assumptions changed. A new plan was submitted."
+	r := ada.post(intentPath(in.ID)+"/run", nil)
+	wantStatus(t, r, fiber.StatusConflict)
+	wantText(t, r, voided+" Approve the plan again before Run: this request is guided.")
+
+	r = ada.get(intentPath(in.ID))
+	wantStatus(t, r, fiber.StatusOK)
+	wantSentence(t, r, `data-testid="not-approved"`)
+	wantText(t, r, voided)
+	wantText(t, r, "Several tags per note.")
+	wantSentence(t, r, `data-testid="plan-version"`)
+	wantText(t, r, "Plan version 2")
+	if strings.Contains(r.body, `data-testid="run-confirm"`) {
+		t.Fatal("the page offers Run on a voided approval")
+	}
+}

@@ -322,10 +322,17 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	if p.Progress != nil {
 		v.Progress = progressView(*p.Progress, p.At, p.Limits)
 	}
+	if st := p.Request; st != nil && d.Status != intent.IntentDone && d.Status != intent.IntentWithdrawn {
+		v.ModeSwitch = modeSwitch(fmt.Sprintf("/backlog/intents/%d/mode", d.ID), 0, *st, op)
+	}
 	if p.Guided() {
 		st := p.Request
 		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
 		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
+		v.CanWithdrawApproval, v.Revoked = st.Revocable, st.Approval.Revoked
+		if last, ok := st.LastPlan(); ok {
+			v.PlanVersion, v.PlanHash = len(st.Plans), last.Hash[:min(12, len(last.Hash))]
+		}
 		// Run is offered once the exact plan is approved, as Run checks.
 		v.CanRun = v.CanRun && st.Approval.Valid
 	}

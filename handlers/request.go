@@ -33,6 +33,9 @@ type Requests interface {
 	Message(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Answer(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Approve(ctx context.Context, id int64, seen int, opID string) (request.State, error)
+	WithdrawApproval(ctx context.Context, intentID int64, seen int, opID string) (request.State, error)
+	SetMode(ctx context.Context, id int64, seen int, opID, mode string) (request.State, error)
+	SetIntentMode(ctx context.Context, intentID int64, seen int, opID, mode string) (request.State, error)
 	Latest(ctx context.Context, appID string) (request.State, bool, error)
 	ForIntent(ctx context.Context, intentID int64) (request.State, error)
 	OpDone(ctx context.Context, opID string) (bool, error)
@@ -138,7 +141,47 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 		p.Questions = d.Questions
 	}
 	p.RequestID, p.Revision, p.Mode, p.Text, p.IntentID = st.ID, st.Revision, st.Mode, st.Text, st.IntentID
+	p.ModeSwitch = modeSwitch("/request/mode", st.ID, st, p.Op)
 	return nil
+}
+
+// modeSwitch is the control of a request's mode, posting to action; the
+// Request page names the request (requestID), the intent's page its intent.
+func modeSwitch(action string, requestID int64, st request.State, op string) *views.ModeSwitch {
+	to := request.ModeGuided
+	if st.Mode == request.ModeGuided {
+		to = request.ModeAutonomous
+	}
+	return &views.ModeSwitch{Action: action, RequestID: requestID, Mode: st.Mode, To: to, Seen: st.Revision, Op: op,
+		VoidsApproval: st.Approved != ""}
+}
+
+// requestMode switches the open request's mode on the Request page.
+func (h *Handlers) requestMode(c *fiber.Ctx) error {
+	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	_, err := h.requests.SetMode(c.UserContext(), id, seen, c.FormValue("op"), c.FormValue("mode"))
+	if status, sentence, ok := refused(err); ok {
+		c.Status(status)
+		return h.renderRequest(c, views.Refusal{At: "mode", Sentence: sentence}, false)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/request", fiber.StatusSeeOther)
+}
+
+// intentMode switches the mode of the request the intent answers.
+func (h *Handlers) intentMode(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	return h.intentAction(c, id, "mode", func() error {
+		_, err := h.requests.SetIntentMode(c.UserContext(), id, seen, c.FormValue("op"), c.FormValue("mode"))
+		return err
+	})
 }
 
 // localTyped carries what a refused send typed back to the page.
@@ -202,6 +245,19 @@ func (h *Handlers) intentApprove(c *fiber.Ctx) error {
 			return err
 		}
 		_, err = h.requests.Approve(c.UserContext(), st.ID, seen, c.FormValue("op"))
+		return err
+	})
+}
+
+// intentWithdrawApproval takes the owner's approval back before Run.
+func (h *Handlers) intentWithdrawApproval(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	seen, _ := strconv.Atoi(c.FormValue("seen"))
+	return h.intentAction(c, id, "approval", func() error {
+		_, err := h.requests.WithdrawApproval(c.UserContext(), id, seen, c.FormValue("op"))
 		return err
 	})
 }

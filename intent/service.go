@@ -647,3 +647,12 @@ func TakeRequest(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode, te
 	}
 	return nil
 }
+
+// TakeMode records a new mode of the intent's request on the intent, in
+// the caller's transaction (the request's journal entry).
+func TakeMode(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE intents SET mode = ? WHERE id = ?`, string(mode), intentID); err != nil {
+		return fmt.Errorf("intent: take mode: %w", err)
+	}
+	return nil
+}

@@ -111,6 +111,16 @@ type IntentView struct {
 	// Voided says what changed since the plan was approved.
 	Voided          string
 	RequestRevision int
+	// ModeSwitch changes the mode of the request the intent answers; nil
+	// when it answers none, or is done or withdrawn.
+	ModeSwitch *ModeSwitch
+	// CanWithdrawApproval offers to take the approval back before Run;
+	// Revoked says the owner did.
+	CanWithdrawApproval, Revoked bool
+	// PlanVersion counts the plans the engineer submitted for the request,
+	// the last one PlanHash (shortened); 0 before the first.
+	PlanVersion int
+	PlanHash    string
 	// Polling is set while the draft is being written or the intent runs:
 	// the live part then asks again every two seconds, and stops when not.
 	Polling bool

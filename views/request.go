@@ -28,7 +28,9 @@ type RequestView struct {
 	Mode      string
 	Text      string
 	IntentID  int64
-	Delivery  *DeliveryView
+	// ModeSwitch changes the open request's mode; nil when none is open.
+	ModeSwitch *ModeSwitch
+	Delivery   *DeliveryView
 	// Asks are the engineer's questions to the person that its turn
 	// waits on: an edit, a build, a run.
 	Asks    []AskView
@@ -42,4 +44,16 @@ type RequestView struct {
 type AskView struct {
 	ID   int64
 	Text string
+}
+
+// ModeSwitch is the owner's control of a request's mode: the form posts to
+// Action the other mode, with the revision the page showed and an
+// operation id. VoidsApproval warns that an approval given goes with it.
+type ModeSwitch struct {
+	Action        string
+	RequestID     int64
+	Mode, To      string
+	Seen          int
+	Op            string
+	VoidsApproval bool
 }

@@ -8,12 +8,12 @@ import (
 
 // approvable is the rule for approving a plan: the owner may approve the
 // last plan the engineer submitted when the request is guided, the intent
-// is not being written, it is a draft or stopped, its rows are still the
-// ones submitted, and that plan is not approved already. When not, the
+// is not being written, it is a draft or stopped, its plan (analysis and
+// rows) is still the one submitted, and that plan is not approved already. When not, the
 // refusal says why. Approve keeps it, and State carries its answer for the
-// page's button; d and rows are the intent now (unread while no plan was
-// submitted).
-func (j journal) approvable(d intent.IntentDetail, rows []planRow) error {
+// page's button; d and now are the intent and its plan now (unread while
+// no plan was submitted).
+func (j journal) approvable(d intent.IntentDetail, now planContent) error {
 	last, submitted := j.LastPlan()
 	switch {
 	case j.Mode != ModeGuided:
@@ -26,11 +26,26 @@ func (j journal) approvable(d intent.IntentDetail, rows []planRow) error {
 		return refuse(EConflict, "Intent #%d is running; approve its plan once it stops.", d.ID)
 	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
 		return refuse(EConflict, "Intent #%d is %s; its plan can no longer be approved.", d.ID, d.Status)
-	case hashRows(rows) != last.Hash:
-		what := sentence(changes(j.snapshots[last.Revision], rows), "The plan changed.")
+	case hashPlan(now) != last.Hash:
+		what := sentence(changes(j.snapshots[last.Revision], now), "The plan changed.")
 		return refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
 	case j.Approved == last.Hash:
 		return refuse(EConflict, "This plan is approved already.")
+	}
+	return nil
+}
+
+// revocable is the rule for withdrawing an approval: the owner may take
+// back an approval it gave while the intent is a draft or stopped, before
+// Run starts it again; a running intent is stopped first.
+func (j journal) revocable(d intent.IntentDetail) error {
+	switch {
+	case j.Approved == "":
+		return refuse(EConflict, "There is no approval to withdraw on request %d.", j.ID)
+	case d.Status == intent.IntentRunning:
+		return refuse(EConflict, "Intent #%d is running; stop it before withdrawing the approval.", d.ID)
+	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
+		return refuse(EConflict, "Intent #%d is %s; its approval can no longer be withdrawn.", d.ID, d.Status)
 	}
 	return nil
 }

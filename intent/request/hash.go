@@ -55,16 +55,43 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// PlanHash is the SHA-256, in hex, of the canonical JSON of an intent's
-// live tasks: each one's slug, every plan field and its model, ordered by
-// slug. It is the same on every read of the same rows, and changes when a
-// task is replaced, removed or added, or its model changes.
-func PlanHash(d intent.IntentDetail) string {
-	return hashRows(planRows(d))
+// planAnalysis is the analysis as the plan hash sees it: every part the
+// owner is shown beside the tasks. The open questions are left out: a
+// plan is submitted only once they are answered.
+type planAnalysis struct {
+	Restated    []string `json:"restated"`
+	Fits        []string `json:"fits"`
+	Conflicts   []string `json:"conflicts"`
+	OutOfReach  []string `json:"out_of_reach"`
+	Assumptions []string `json:"assumptions"`
 }
 
-func hashRows(rows []planRow) string {
-	sum := sha256.Sum256(mustJSON(rows))
+// planContent is what the owner approves: the analysis and the rows.
+type planContent struct {
+	Analysis planAnalysis `json:"analysis"`
+	Tasks    []planRow    `json:"tasks"`
+}
+
+// content returns the plan of an intent as the hash sees it.
+func content(d intent.IntentDetail) planContent {
+	return planContent{Analysis: planAnalysis{
+		Restated: nonNil(d.Restated), Fits: nonNil(d.Fits), Conflicts: nonNil(d.Conflicts),
+		OutOfReach: nonNil(d.OutOfReach), Assumptions: nonNil(d.Assumptions),
+	}, Tasks: planRows(d)}
+}
+
+// PlanHash is the SHA-256, in hex, of the canonical JSON of an intent's
+// plan as the owner is shown it: the analysis (restated, fits, conflicts,
+// out of reach, assumptions) and the live tasks, each one's slug, every
+// plan field and its model, ordered by slug. It is the same on every read
+// of the same plan, and changes when the analysis changes, or a task is
+// replaced, removed or added, or its model changes.
+func PlanHash(d intent.IntentDetail) string {
+	return hashPlan(content(d))
+}
+
+func hashPlan(p planContent) string {
+	sum := sha256.Sum256(mustJSON(p))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -78,18 +105,37 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// changes says, one sentence each, what differs between the rows of a plan
-// version and later rows: for each task of the version by slug, whether it
-// was removed or replaced and whether its model changed; then the tasks
-// added since.
-func changes(before, after []planRow) []string {
-	now := make(map[string]planRow, len(after))
-	for _, r := range after {
+// changes says, one sentence each, what differs between a plan version
+// and a later plan: each part of the analysis that changed; then, for each
+// task of the version by slug, whether it was removed or replaced and
+// whether its model changed; then the tasks added since. A version
+// journalled before the hash covered the analysis (analysis nil) is
+// compared by its rows alone.
+func changes(before planSnapshot, after planContent) []string {
+	var out []string
+	if a := before.Analysis; a != nil {
+		parts := []struct {
+			then, now []string
+			what      string
+		}{
+			{a.Restated, after.Analysis.Restated, "The restated request changed."},
+			{a.Fits, after.Analysis.Fits, "What it builds on changed."},
+			{a.Conflicts, after.Analysis.Conflicts, "What it conflicts with changed."},
+			{a.OutOfReach, after.Analysis.OutOfReach, "What is out of reach changed."},
+			{a.Assumptions, after.Analysis.Assumptions, "The assumptions changed."},
+		}
+		for _, p := range parts {
+			if !slices.Equal(p.then, p.now) {
+				out = append(out, p.what)
+			}
+		}
+	}
+	now := make(map[string]planRow, len(after.Tasks))
+	for _, r := range after.Tasks {
 		now[r.Slug] = r
 	}
-	then := make(map[string]bool, len(before))
-	var out []string
-	for _, b := range before {
+	then := make(map[string]bool, len(before.Tasks))
+	for _, b := range before.Tasks {
 		then[b.Slug] = true
 		a, ok := now[b.Slug]
 		if !ok {
@@ -107,7 +153,7 @@ func changes(before, after []planRow) []string {
 			out = append(out, b.Slug+"'s model changed to "+a.Model+".")
 		}
 	}
-	for _, a := range after {
+	for _, a := range after.Tasks {
 		if !then[a.Slug] {
 			out = append(out, a.Slug+" was added.")
 		}

@@ -107,6 +107,34 @@ func TestPlanHashCoversEveryPlanField(t *testing.T) {
 	})
 }
 
+// TestPlanHashCoversTheAnalysis changes each part of the analysis the
+// owner is shown in turn and expects a different hash each time; the open
+// questions are not part of the plan.
+func TestPlanHashCoversTheAnalysis(t *testing.T) {
+	base := intent.IntentDetail{Tasks: []intent.BacklogTask{{Task: intent.Task{Task: task("Add tags"), Status: intent.TaskProposed}}}}
+	base.Restated = []string{"Add tags."}
+	h := request.PlanHash(base)
+	typ := reflect.TypeOf(intent.Analysis{})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			d := base
+			v := reflect.ValueOf(&d.Analysis).Elem().Field(i)
+			v.Set(reflect.Append(v, reflect.ValueOf("one more line")))
+			if changed := request.PlanHash(d) != h; changed != (f.Name != "Questions") {
+				t.Fatalf("changing %s changed the hash: %v", f.Name, changed)
+			}
+		})
+	}
+	t.Run("nil and empty lists", func(t *testing.T) {
+		d := base
+		d.Fits, d.Conflicts = []string{}, nil
+		if request.PlanHash(d) != h {
+			t.Fatal("a nil list and an empty one hash differently")
+		}
+	})
+}
+
 func cloneTask(p plan.Task) plan.Task {
 	p.Labels = slices.Clone(p.Labels)
 	p.BlockedBy = slices.Clone(p.BlockedBy)

@@ -36,9 +36,9 @@ type (
 		Task     int64  `json:"task,omitempty"`
 	}
 	planBody struct {
-		IntentID int64     `json:"intent_id"`
-		Hash     string    `json:"hash"`
-		Tasks    []planRow `json:"tasks"`
+		IntentID int64  `json:"intent_id"`
+		Hash     string `json:"hash"`
+		planSnapshot
 	}
 	approvalBody struct {
 		Hash string `json:"hash"`
@@ -46,15 +46,33 @@ type (
 		// Voided, on an entry the host writes, withdraws the last
 		// approval (Hash is then ""), saying why.
 		Voided string `json:"voided,omitempty"`
+		// Reason, on an entry the owner writes with no Hash, is why the
+		// approval was taken back: ReasonRevoked.
+		Reason string `json:"reason,omitempty"`
 	}
 	modeBody struct {
 		Mode string `json:"mode"`
+		// Voided, when the switch found an approval, withdraws it,
+		// saying why.
+		Voided string `json:"voided,omitempty"`
 	}
 	runBody struct {
 		Hash string `json:"hash"` // the plan hash when the run started
 	}
 	deliveryBody struct{}
 )
+
+// planSnapshot is the plan a version journalled: its analysis (nil on a
+// version journalled before the hash covered it) and its rows.
+type planSnapshot struct {
+	Analysis *planAnalysis `json:"analysis,omitempty"`
+	Tasks    []planRow     `json:"tasks"`
+}
+
+// snapshot is a plan as a version journals it.
+func snapshot(p planContent) planSnapshot {
+	return planSnapshot{Analysis: &p.Analysis, Tasks: p.Tasks}
+}
 
 // entryRow is a request_journal row as SQLite holds it.
 type entryRow struct {
@@ -70,10 +88,12 @@ type entryRow struct {
 // entry the last approval approved.
 type journal struct {
 	State
-	snapshots    map[int][]planRow
+	snapshots    map[int]planSnapshot
 	approvedPlan int
-	// voided is why the host withdrew the last approval, if it did.
-	voided string
+	// voided is why the host withdrew the last approval, if it did;
+	// revoked says the owner withdrew it.
+	voided  string
+	revoked bool
 }
 
 // load reads a request and folds its journal, in the caller's transaction.
@@ -98,7 +118,7 @@ func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
 	}
 	j := journal{
 		State:     State{ID: id, AppID: r.AppID, IntentID: r.IntentID.Int64, CreatedAt: time.UnixMilli(r.CreatedAt)},
-		snapshots: map[int][]planRow{},
+		snapshots: map[int]planSnapshot{},
 	}
 	for _, e := range rows {
 		if err := j.apply(e); err != nil {
@@ -156,19 +176,23 @@ func (j *journal) apply(e entryRow) error {
 			return err
 		}
 		j.Plans = append(j.Plans, PlanVersion{Revision: e.Revision, Hash: b.Hash})
-		j.snapshots[e.Revision] = b.Tasks
+		j.snapshots[e.Revision] = b.planSnapshot
 	case KindApproval:
 		var b approvalBody
 		if err := decode(&b); err != nil {
 			return err
 		}
 		j.Approved, j.approvedPlan, j.voided = b.Hash, b.Plan, b.Voided
+		j.revoked = b.Reason == ReasonRevoked
 	case KindMode:
 		var b modeBody
 		if err := decode(&b); err != nil {
 			return err
 		}
 		j.Mode = b.Mode
+		if b.Voided != "" {
+			j.Approved, j.approvedPlan, j.voided, j.revoked = "", 0, b.Voided, false
+		}
 	case KindRun:
 		j.Ran = true
 	case KindDelivery:
@@ -179,17 +203,17 @@ func (j *journal) apply(e entryRow) error {
 	return nil
 }
 
-// approval says whether the last approval holds against the intent's rows
+// approval says whether the last approval holds against the intent's plan
 // now, and when it does not, what changed since.
-func (j journal) approval(rows []planRow, current string) Approval {
+func (j journal) approval(now planContent, current string) Approval {
 	if j.Approved == "" {
-		return Approval{Voided: j.voided}
+		return Approval{Voided: j.voided, Revoked: j.revoked}
 	}
 	last, _ := j.LastPlan()
 	if current == j.Approved && last.Hash == j.Approved {
 		return Approval{Valid: true}
 	}
-	parts := changes(j.snapshots[j.approvedPlan], rows)
+	parts := changes(j.snapshots[j.approvedPlan], now)
 	if last.Hash != j.Approved {
 		parts = append(parts, "A new plan was submitted.")
 	}

@@ -9,7 +9,8 @@
 // id answers what the first one did and writes nothing, and one repeated
 // with other words or another mode is refused and writes nothing. In
 // guided mode the owner approves the exact plan: the approval is bound to
-// PlanHash of the plan's rows, and any later change voids it. It knows
+// PlanHash of the plan it was shown (the analysis and the task rows with
+// their models), and any later change voids it. It knows
 // nothing of HTTP.
 package request
 
@@ -51,7 +52,7 @@ const (
 	KindMessage  Kind = "message"  // a later message of the owner
 	KindAnswer   Kind = "answer"   // the owner answered the engineer's questions
 	KindQuestion Kind = "question" // the engineer asked
-	KindPlan     Kind = "plan"     // a submitted plan version: its hash and its rows
+	KindPlan     Kind = "plan"     // a submitted plan version: its hash, its analysis and its rows
 	KindApproval Kind = "approval" // the owner approved a plan hash
 	KindMode     Kind = "mode"     // the owner changed the mode
 	KindRun      Kind = "run"      // the executor started the intent
@@ -90,7 +91,7 @@ type Said struct {
 }
 
 // PlanVersion is one plan the engineer submitted: the revision of its
-// entry and the hash of its rows.
+// entry and the hash of its plan.
 type PlanVersion struct {
 	Revision int
 	Hash     string
@@ -102,10 +103,16 @@ type PlanVersion struct {
 type Approval struct {
 	Valid  bool
 	Voided string
+	// Revoked says the owner withdrew the last approval.
+	Revoked bool
 }
 
+// ReasonRevoked is the reason an approval entry gives when the owner
+// withdrew the approval.
+const ReasonRevoked = "revoked"
+
 // State is a request as its journal tells it, and whether its approval
-// still matches the intent's rows.
+// still matches the intent's plan.
 type State struct {
 	ID        int64
 	AppID     string
@@ -121,7 +128,7 @@ type State struct {
 	// Approved is the plan hash the owner last approved; "" when none.
 	Approved string
 	Approval Approval
-	// Current is the hash of the intent's rows now; "" before an intent is
+	// Current is the hash of the intent's plan now; "" before an intent is
 	// linked.
 	Current   string
 	Ran       bool
@@ -130,6 +137,8 @@ type State struct {
 	// Unapprovable is why, the sentence Approve refuses with.
 	Approvable   bool
 	Unapprovable string
+	// Revocable says the owner may withdraw the approval now.
+	Revocable bool
 }
 
 // OpenQuestions returns the questions no answer answers yet, oldest

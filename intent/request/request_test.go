@@ -378,6 +378,20 @@ func TestAnApprovalIsBoundToThePlanHash(t *testing.T) {
 			voided: "0003-filter-by-tag was added. A new plan was submitted.",
 		},
 		{
+			name: "the analysis rewritten by the engineer and submitted again",
+			change: func(t *testing.T, e *env, id int64, tasks []intent.Task) {
+				// What intent.open writes in a later chat turn: the same
+				// restatement, other assumptions; the tasks stay.
+				if _, err := e.backlog.OpenDraft(ctx, "notes", "", intent.Analysis{
+					Restated: []string{"Change notes."}, Assumptions: []string{"Tags are free text."},
+				}); err != nil {
+					t.Fatal(err)
+				}
+				e.submit(t, id)
+			},
+			voided: "The assumptions changed. A new plan was submitted.",
+		},
+		{
 			name: "everything at once",
 			change: func(t *testing.T, e *env, id int64, tasks []intent.Task) {
 				if err := e.backlog.SetTaskModel(ctx, e.op(), tasks[0].ID, "ollama:qwen3"); err != nil {

@@ -165,9 +165,14 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 		return State{}, err
 	}
 	if w.kind == KindMode {
-		// requests.mode follows the journal, for lookups.
+		// requests.mode and the intent's mode follow the journal.
 		if _, err := tx.ExecContext(ctx, `UPDATE requests SET mode = ? WHERE id = ?`, j.Mode, w.id); err != nil {
 			return State{}, fmt.Errorf("request: mode: %w", err)
+		}
+		if j.IntentID != 0 {
+			if err := intent.TakeMode(ctx, tx, j.IntentID, intent.Mode(j.Mode)); err != nil {
+				return State{}, err
+			}
 		}
 	}
 	st, err := s.settle(ctx, j)
@@ -190,21 +195,22 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	return st, nil
 }
 
-// settle completes a folded journal with the hash of the intent's rows now
+// settle completes a folded journal with the hash of the intent's plan now
 // and whether the approval still holds against them.
 func (s *Service) settle(ctx context.Context, j journal) (State, error) {
 	st := j.State
 	if st.IntentID == 0 {
-		return withApprovable(st, j.approvable(intent.IntentDetail{}, nil)), nil
+		return withApprovable(st, j.approvable(intent.IntentDetail{}, planContent{})), nil
 	}
 	d, err := s.backlog.Get(ctx, st.IntentID)
 	if err != nil {
 		return State{}, err
 	}
-	rows := planRows(d)
-	st.Current = hashRows(rows)
-	st.Approval = j.approval(rows, st.Current)
-	return withApprovable(st, j.approvable(d, rows)), nil
+	now := content(d)
+	st.Current = hashPlan(now)
+	st.Approval = j.approval(now, st.Current)
+	st.Revocable = j.revocable(d) == nil
+	return withApprovable(st, j.approvable(d, now)), nil
 }
 
 // Create records a new request of the owner for an application: its text
@@ -340,20 +346,44 @@ func analysisQuestion(st State, id int) (Said, error) {
 	return Said{}, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", st.ID)
 }
 
-// SetMode changes the mode of the request. The approval, bound to the
-// plan's hash, is kept either way.
+// SetMode changes the mode of the request, and of the intent that answers
+// it, in one entry: a switch voids an approval the owner gave, so a guided
+// plan is approved again in the mode it runs in. A delivered request keeps
+// its mode.
 func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode string) (State, error) {
 	if err := checkMode(mode); err != nil {
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindMode,
-		sent: sameBody(modeBody{Mode: mode}),
+		// The same switch sent again is the same, whether or not it voided
+		// an approval the first time.
+		sent: func(body string) bool {
+			var first modeBody
+			return json.Unmarshal([]byte(body), &first) == nil && first.Mode == mode
+		},
 		decide: func(j journal) (any, error) {
-			if j.Mode == mode {
+			switch {
+			case j.Mode == mode:
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
+			case j.Delivered:
+				return nil, refuse(EConflict, "Request %d is delivered; its mode can no longer change.", id)
 			}
-			return modeBody{Mode: mode}, nil
+			b := modeBody{Mode: mode}
+			if j.Approved != "" {
+				b.Voided = fmt.Sprintf("Switching the request to %s voided the approval.", mode)
+			}
+			return b, nil
 		}})
+}
+
+// SetIntentMode is SetMode for the request the intent answers, as the
+// intent's page sends it.
+func (s *Service) SetIntentMode(ctx context.Context, intentID int64, seen int, opID, mode string) (State, error) {
+	id, err := s.requestOf(ctx, intentID)
+	if err != nil {
+		return State{}, err
+	}
+	return s.SetMode(ctx, id, seen, opID, mode)
 }
 
 // Approve approves the last plan the engineer submitted, bound to its
@@ -370,12 +400,48 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 					return nil, err
 				}
 			}
-			if err := j.approvable(d, planRows(d)); err != nil {
+			if err := j.approvable(d, content(d)); err != nil {
 				return nil, err
 			}
 			last, _ := j.LastPlan()
 			return approvalBody{Hash: last.Hash, Plan: last.Revision}, nil
 		}})
+}
+
+// WithdrawApproval takes back the owner's approval of the plan of the
+// request intent intentID answers, before Run: an approval entry with the
+// reason "revoked". Run is then refused as for a plan never approved,
+// until the owner approves again. It refuses by the rule of revocable.
+func (s *Service) WithdrawApproval(ctx context.Context, intentID int64, seen int, opID string) (State, error) {
+	id, err := s.requestOf(ctx, intentID)
+	if err != nil {
+		return State{}, err
+	}
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
+		decide: func(j journal) (any, error) {
+			d, err := s.backlog.Get(ctx, intentID)
+			if err != nil {
+				return nil, err
+			}
+			if err := j.revocable(d); err != nil {
+				return nil, err
+			}
+			return approvalBody{Reason: ReasonRevoked}, nil
+		}})
+}
+
+// requestOf is the id of the request an intent answers; the link, once
+// made, never changes.
+func (s *Service) requestOf(ctx context.Context, intentID int64) (int64, error) {
+	var id int64
+	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, refuse(ENotFound, "No request is answered by intent %d.", intentID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("request: request of intent %d: %w", intentID, err)
+	}
+	return id, nil
 }
 
 // Link records the intent the engineer opened for the request. Linking the
@@ -463,7 +529,7 @@ func (s *Service) QuestionIn(ctx context.Context, tx *sqlx.Tx, q intent.TaskQues
 }
 
 // PlanSubmitted records the plan of the linked intent as a new version,
-// with its hash and its rows, once the intent is submitted. A plan the
+// with its hash, its analysis and its rows, once the intent is submitted. A plan the
 // same as the last version is not recorded again.
 func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindPlan,
@@ -478,12 +544,12 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 			if d.SubmittedAt.IsZero() {
 				return nil, refuse(EConflict, "The plan of intent %d is not submitted; it is recorded once it is.", j.IntentID)
 			}
-			rows := planRows(d)
-			h := hashRows(rows)
+			p := content(d)
+			h := hashPlan(p)
 			if last, ok := j.LastPlan(); ok && last.Hash == h {
 				return nil, nil
 			}
-			return planBody{IntentID: j.IntentID, Hash: h, Tasks: rows}, nil
+			return planBody{IntentID: j.IntentID, Hash: h, planSnapshot: snapshot(p)}, nil
 		}})
 }
 
@@ -540,7 +606,7 @@ func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, 
 }
 
 // State reads a request from its journal, with whether its approval still
-// holds against the intent's rows.
+// holds against the intent's plan.
 func (s *Service) State(ctx context.Context, id int64) (State, error) {
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
@@ -556,13 +622,9 @@ func (s *Service) State(ctx context.Context, id int64) (State, error) {
 
 // ForIntent reads the request an intent answers.
 func (s *Service) ForIntent(ctx context.Context, intentID int64) (State, error) {
-	var id int64
-	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return State{}, refuse(ENotFound, "No request is answered by intent %d.", intentID)
-	}
+	id, err := s.requestOf(ctx, intentID)
 	if err != nil {
-		return State{}, fmt.Errorf("request: request of intent %d: %w", intentID, err)
+		return State{}, err
 	}
 	return s.State(ctx, id)
 }

@@ -1,0 +1,79 @@
+package request_test
+
+import (
+	"context"
+	"testing"
+
+	"autoapp/intent"
+	"autoapp/intent/request"
+)
+
+// TestTheOwnerCanWithdrawAnApproval: withdrawing an approval before Run
+// journals an approval entry with the reason "revoked"; Run is then refused
+// as for a plan never approved, until the owner approves again. A repeated
+// operation id writes nothing; a stale revision, no approval or a running
+// intent is refused.
+func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")
+	if st.Revocable {
+		t.Fatal("an unapproved plan offers to withdraw its approval")
+	}
+	_, err := e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, e.op())
+	if re := refusal(t, err, request.EConflict); re.Message != "There is no approval to withdraw on request 1." {
+		t.Fatalf("message %q", re.Message)
+	}
+	st = e.approve(t, st.ID)
+	if !st.Revocable {
+		t.Fatal("an approved draft cannot withdraw its approval")
+	}
+	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision-1, e.op())
+	refusal(t, err, request.EConflict)
+
+	op := e.op()
+	after, err := e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Revision != st.Revision+1 || after.Approved != "" || after.Approval.Valid || !after.Approval.Revoked ||
+		after.Approval.Voided != "" || after.Revocable || !after.Approvable {
+		t.Fatalf("after withdrawing: %+v", after)
+	}
+	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ? AND revision = ? AND kind = 'approval'
+		AND actor = 'owner' AND json_extract(body, '$.reason') = 'revoked'`, st.ID, after.Revision); n != 1 {
+		t.Fatalf("%d revoked approval entries", n)
+	}
+	re := refusal(t, e.svc.CanRun(ctx, st.ID), request.EConflict)
+	if re.Message != "Approve the plan before Run: this request is guided." {
+		t.Fatalf("Run after withdrawing: %q", re.Message)
+	}
+
+	// The same operation again answers the same and writes nothing.
+	entries := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID)
+	again, err := e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
+	if err != nil || again.Revision != after.Revision {
+		t.Fatalf("replayed: %+v %v", again, err)
+	}
+	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID); n != entries {
+		t.Fatalf("the replay wrote %d entries", n-entries)
+	}
+	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, after.Revision, e.op())
+	refusal(t, err, request.EConflict)
+
+	// Approved again, it runs; running, its approval stays.
+	st = e.approve(t, st.ID)
+	if err := e.svc.CanRun(ctx, st.ID); err != nil {
+		t.Fatalf("Run after approving again: %v", err)
+	}
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentRunning, "the test runs it"); err != nil {
+		t.Fatal(err)
+	}
+	st = e.state(t, st.ID)
+	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, e.op())
+	if re := refusal(t, err, request.EConflict); re.Message != "Intent #1 is running; stop it before withdrawing the approval." {
+		t.Fatalf("message %q", re.Message)
+	}
+	_, err = e.svc.WithdrawApproval(ctx, 99, 0, e.op())
+	refusal(t, err, request.ENotFound)
+}
