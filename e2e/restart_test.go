@@ -12,6 +12,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"autoapp/executor/acceptance"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
@@ -47,9 +48,11 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("app-live")).ToHaveAttribute("data-polling", "false"))
 	link, err := page.GetByTestId("preview-link").GetAttribute("href")
 	must(t, err)
-	// The page links the preview at its own host name; Go asks it at loopback.
-	previewURL := strings.Replace(link, "svc.localhost", "127.0.0.1", 1)
-	if resp, err := http.Get(previewURL + "health"); err != nil || resp.StatusCode != 200 {
+	// The page links the preview at its own host name, which is the only
+	// name it answers; Go reaches that name at loopback, as a browser does.
+	previewURL := link
+	client := &http.Client{Transport: acceptance.LoopbackTransport(), Timeout: 10 * time.Second}
+	if resp, err := client.Get(previewURL + "health"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the preview does not answer before the restart: %v", err)
 	}
 
@@ -59,7 +62,7 @@ func TestARestartKeepsTheCandidateAndSaysWhatStopped(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("log")).ToContainText("listening on 127.0.0.1:"))
 
 	first.stop(t)
-	if resp, err := http.Get(previewURL + "health"); err == nil {
+	if resp, err := client.Get(previewURL + "health"); err == nil {
 		resp.Body.Close()
 		t.Fatalf("the preview at %s outlived the server", previewURL)
 	}
