@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"errors"
 
 	"autoapp/intent"
@@ -26,10 +27,10 @@ func (j journal) approvable(d intent.IntentDetail, now planContent) error {
 		return refuse(EConflict, "Intent #%d is running; approve its plan once it stops.", d.ID)
 	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
 		return refuse(EConflict, "Intent #%d is %s; its plan can no longer be approved.", d.ID, d.Status)
-	case hashPlan(now) != last.Hash:
+	case hashPlan(now) != last.Hash && !ownersOwn(j.snapshots[last.Revision], now):
 		what := sentence(changes(j.snapshots[last.Revision], now), "The plan changed.")
 		return refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
-	case j.Approved == last.Hash:
+	case hashPlan(now) == last.Hash && j.Approved == last.Hash:
 		return refuse(EConflict, "This plan is approved already.")
 	}
 	return nil
@@ -58,4 +59,25 @@ func withApprovable(st State, err error) State {
 		st.Unapprovable = re.Message
 	}
 	return st
+}
+
+// ownersOwn says the plan now differs from the version before only by what
+// the owner alone can change on the page: a task's model, a task removed.
+// The analysis and every remaining task are the engineer's, as submitted;
+// nothing was added. Approving it approves the owner's own version.
+func ownersOwn(before planSnapshot, now planContent) bool {
+	if a := before.Analysis; a != nil && !bytes.Equal(mustJSON(*a), mustJSON(now.Analysis)) {
+		return false
+	}
+	then := make(map[string]planRow, len(before.Tasks))
+	for _, r := range before.Tasks {
+		then[r.Slug] = r
+	}
+	for _, r := range now.Tasks {
+		b, ok := then[r.Slug]
+		if !ok || !bytes.Equal(mustJSON(b.Task), mustJSON(r.Task)) {
+			return false
+		}
+	}
+	return true
 }

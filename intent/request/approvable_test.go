@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"autoapp/intent"
 	"autoapp/intent/request"
 )
 
@@ -39,10 +40,20 @@ func TestWhetherAPlanCanBeApprovedIsOneRule(t *testing.T) {
 		}},
 		{"changed after it was submitted", func(t *testing.T, e *env) (request.State, string) {
 			st, tasks := e.planned(t, "notes", request.ModeGuided, "Add tags")
-			if err := e.backlog.SetTaskModel(ctx, e.op(), tasks[0].ID, "gpt-5-mini"); err != nil {
+			// Stopped after a run, the engineer's chat turn rewrites a task
+			// without submitting the plan again.
+			if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 				t.Fatal(err)
 			}
-			return st, "The plan changed after it was submitted: 0001-add-tags's model changed to gpt-5-mini. Approve it once the engineer submits it again."
+			if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentStopped, "0001-add-tags failed."); err != nil {
+				t.Fatal(err)
+			}
+			revised := task("Add tags")
+			revised.Summary = "Tags, as chips."
+			if _, err := e.backlog.ReplaceTask(ctx, tasks[0].IntentID, tasks[0].Slug, revised); err != nil {
+				t.Fatal(err)
+			}
+			return st, "The plan changed after it was submitted: 0001-add-tags was replaced. Approve it once the engineer submits it again."
 		}},
 		{"running", func(t *testing.T, e *env) (request.State, string) {
 			st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")

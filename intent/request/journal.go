@@ -49,6 +49,10 @@ type (
 		// Reason, on an entry the owner writes with no Hash, is why the
 		// approval was taken back: ReasonRevoked.
 		Reason string `json:"reason,omitempty"`
+		// Owner, when set, is the owner's own version of the plan that
+		// this approval approves (the engineer's plan with the owner's
+		// changes): it is a plan version of its own.
+		Owner *planSnapshot `json:"owner,omitempty"`
 	}
 	modeBody struct {
 		Mode string `json:"mode"`
@@ -184,6 +188,11 @@ func (j *journal) apply(e entryRow) error {
 		}
 		j.Approved, j.approvedPlan, j.voided = b.Hash, b.Plan, b.Voided
 		j.revoked = b.Reason == ReasonRevoked
+		if b.Owner != nil {
+			j.Plans = append(j.Plans, PlanVersion{Revision: e.Revision, Hash: b.Hash})
+			j.snapshots[e.Revision] = *b.Owner
+			j.approvedPlan = e.Revision
+		}
 	case KindMode:
 		var b modeBody
 		if err := decode(&b); err != nil {

@@ -90,8 +90,9 @@ type Said struct {
 	Question int
 }
 
-// PlanVersion is one plan the engineer submitted: the revision of its
-// entry and the hash of its plan.
+// PlanVersion is one plan the engineer submitted, or the owner's own
+// version of it that the owner approved (a task's model changed, a task
+// removed): the revision of its entry and the hash of its plan.
 type PlanVersion struct {
 	Revision int
 	Hash     string

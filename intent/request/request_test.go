@@ -464,13 +464,22 @@ func TestApproveRefusals(t *testing.T) {
 	st, tasks := e.planned(t, "shop", request.ModeGuided, "Add cart", "Show cart")
 	// The plan changed after it was submitted: the owner cannot approve
 	// rows the engineer has not submitted.
-	if err := e.backlog.SetTaskModel(ctx, e.op(), tasks[1].ID, "gpt-5-mini"); err != nil {
+	revised := task("Show cart")
+	revised.Summary = "The cart, with totals."
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentStopped, "0001-add-cart failed."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.backlog.ReplaceTask(ctx, tasks[1].IntentID, tasks[1].Slug, revised); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "The plan changed after it was submitted: 0002-show-cart's model changed to gpt-5-mini. Approve it once the engineer submits it again." {
+	if re := refusal(t, err, request.EConflict); re.Message != "The plan changed after it was submitted: 0002-show-cart was replaced. Approve it once the engineer submits it again." {
 		t.Fatalf("message %q", re.Message)
 	}
+	st, tasks = e.planned(t, "cart", request.ModeGuided, "Add cart", "Show cart")
 	// Being written again: refused until it is submitted.
 	if _, err := e.backlog.AddTask(ctx, tasks[0].IntentID, task("Empty cart")); err != nil {
 		t.Fatal(err)
@@ -849,5 +858,47 @@ func TestAnAnswerClosesOnlyTheQuestionItAnswers(t *testing.T) {
 	}
 	if a, ok := st.AnswerTo(first.Revision); !ok || a.Text != "Several." || len(st.OpenQuestions()) != 0 {
 		t.Fatalf("after the second answer: %+v", st)
+	}
+}
+
+// TestTheOwnersOwnChangeIsApprovableByTheOwner: a guided plan approved and
+// run stops on a failed task; the owner follows the advice and changes that
+// task's model, then removes another. Approve binds that version, a plan
+// version of the owner's, and Run may go; nothing waits for the engineer
+// to submit again.
+func TestTheOwnersOwnChangeIsApprovableByTheOwner(t *testing.T) {
+	ctx := context.Background()
+	e := mustOpen(t)
+	st, tasks := e.planned(t, "notes", request.ModeGuided, "Add tags", "Show tags")
+	st = e.approve(t, st.ID)
+	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentStopped, "0001-add-tags failed."); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.SetTaskModel(ctx, e.op(), tasks[0].ID, "ollama:qwen3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.backlog.RemoveTask(ctx, e.op(), tasks[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	st = e.state(t, st.ID)
+	if !st.Approvable || st.Approval.Valid {
+		t.Fatalf("after the owner's changes: approvable %v (%q), approval %+v", st.Approvable, st.Unapprovable, st.Approval)
+	}
+	if err := e.svc.CanRun(ctx, st.ID); err == nil {
+		t.Fatal("Run may go before the owner approved the changed plan")
+	}
+	st = e.approve(t, st.ID)
+	if len(st.Plans) != 2 || st.Approved != st.Plans[1].Hash || st.Current != st.Approved || !st.Approval.Valid {
+		t.Fatalf("approved: plans %+v, approved %s, current %s, %+v", st.Plans, st.Approved, st.Current, st.Approval)
+	}
+	if err := e.svc.CanRun(ctx, st.ID); err != nil {
+		t.Fatalf("Run after approving the owner's version: %v", err)
+	}
+	// Approving it again is the usual refusal.
+	if _, err := e.svc.Approve(ctx, st.ID, st.Revision, e.op()); err == nil || !strings.Contains(err.Error(), "approved already") {
+		t.Fatalf("approve again: %v", err)
 	}
 }

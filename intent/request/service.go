@@ -400,10 +400,17 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 					return nil, err
 				}
 			}
-			if err := j.approvable(d, content(d)); err != nil {
+			now := content(d)
+			if err := j.approvable(d, now); err != nil {
 				return nil, err
 			}
 			last, _ := j.LastPlan()
+			if h := hashPlan(now); h != last.Hash {
+				// The owner's own change (a model, a removed task): the
+				// approval is of that version, which it journals.
+				own := snapshot(now)
+				return approvalBody{Hash: h, Owner: &own}, nil
+			}
 			return approvalBody{Hash: last.Hash, Plan: last.Revision}, nil
 		}})
 }
