@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -193,13 +194,25 @@ func TestADeliveryThatCannotBeWrittenLeavesTheIntentStoppedUntilRun(t *testing.T
 	must(t, expect.Locator(page.GetByTestId("stop-reason")).ToContainText("could not be delivered"))
 	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToHaveCount(0))
 
-	// The disk has room again; the launcher starts anew.
+	// The disk has room again; the launcher stops, and a direct edit lands
+	// in the workspace after the last verdict, as a chat turn's would.
 	if _, err := db.Write.Exec(`DROP TRIGGER test_no_delivery`); err != nil {
 		t.Fatal(err)
 	}
 	_, err := page.Goto("about:blank")
 	must(t, err)
 	s.stop(t)
+	ws := filepath.Join(s.Root, "apps", "site", "workspace")
+	page0, err := os.ReadFile(filepath.Join(ws, "site", "index.html"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(ws, "site", "index.html"), []byte("<h1>Never judged</h1>\n"), 0o644))
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a direct edit after the verdict"}} {
+		git := exec.Command("git", args...)
+		git.Dir = ws
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	second := startServerAt(t, s.Root)
 	_, err = page.Goto(second.URL + "/backlog/intents/" + strconv.FormatInt(in.ID, 10))
 	must(t, err)
@@ -211,4 +224,17 @@ func TestADeliveryThatCannotBeWrittenLeavesTheIntentStoppedUntilRun(t *testing.T
 	runFromPage(t, page, second, in.ID)
 	must(t, expect.Locator(page.GetByTestId("intent-status")).ToContainText("done", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(60000)}))
 	must(t, expect.Locator(page.GetByTestId("artifact-site/index.html")).ToBeVisible())
+	// The delivery is of the judged revision, and says the workspace moved.
+	must(t, expect.Locator(page.GetByTestId("delivery-moved")).ToContainText("The workspace changed after the last verdict; the delivery is of "))
+	href, err := page.GetByTestId("artifact-site/index.html").GetByTestId("download").GetAttribute("href")
+	must(t, err)
+	resp, err := page.Request().Get(second.URL + href)
+	must(t, err)
+	body, err := resp.Body()
+	must(t, err)
+	if string(body) != string(page0) {
+		t.Errorf("the delivered page is %q, want the judged revision's %q", body, page0)
+	}
+	_, err = page.Locator("[data-testid=delivery]").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "delivery-moved.png"))})
+	must(t, err)
 }
