@@ -256,7 +256,6 @@ func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 		return &startError{err}
 	}
 	w.Close()
-	pgid := cmd.Process.Pid
 
 	copied := make(chan struct{})
 	go func() {
@@ -269,10 +268,10 @@ func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		proc.Stop()
 		err = <-waited
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	proc.Stop()
 
 	drain := time.NewTimer(drainWait)
 	defer drain.Stop()

@@ -206,6 +206,9 @@ type process struct {
 	// limit is the sentence of the limit that ended it, if one did.
 	limit string
 
+	// kill ends the preview and everything it started.
+	kill func()
+
 	mu   sync.Mutex
 	gone bool // the leader was reaped: its pid may name another process
 }
@@ -238,11 +241,12 @@ func spawn(jail build.Starter, policy sandbox.Policy, dir string, argv, env []st
 		defer close(copied)
 		_, _ = io.Copy(io.MultiWriter(p.output, lines), r)
 	}()
+	p.kill = sp.Stop
 	go func() {
 		err := sp.Wait()
 		p.mu.Lock()
-		// Nothing of the group may outlive its leader.
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		// Nothing of the tree may outlive its leader.
+		sp.Stop()
 		p.gone = true
 		p.mu.Unlock()
 
@@ -290,7 +294,7 @@ func (p *process) stop() {
 	select {
 	case <-p.exited:
 	case <-grace.C:
-		p.signal(syscall.SIGKILL)
+		p.kill()
 		<-p.exited
 	}
 }

@@ -68,7 +68,8 @@ func inside(arg string) int {
 	}
 	if sp.Lifeline > 0 {
 		go func() {
-			// Nothing is ever written: the read ends when the server does.
+			// Nothing is ever written: the read ends when the host stops the
+			// process or the server ends.
 			buf := make([]byte, 1)
 			for {
 				if _, err := unix.Read(sp.Lifeline, buf); err != unix.EINTR {

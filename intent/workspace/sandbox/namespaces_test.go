@@ -451,3 +451,40 @@ func reach() {
 	}
 	say("look at the owner's files", func() error { _, err := os.Stat(env("SECRET")); return err }())
 }
+
+// TestAProcessStoppedAsItStartsNeverRunsOn stops confined processes the
+// moment they are started, before bubblewrap can have tied the sandbox to
+// itself: none of their commands is left running.
+func TestAProcessStoppedAsItStartsNeverRunsOn(t *testing.T) {
+	m := machine(t)
+	r := newRoot(t)
+	marker := "4545." + strconv.Itoa(os.Getpid())
+	for range 10 {
+		cmd := exec.Command("/bin/sh", "-c", "sleep "+marker)
+		cmd.Dir = r.ws
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		p, err := sandbox.Start(cmd, m, sandbox.ForApp(r.ws))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Stop()
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Wait did not return within 5s of Stop")
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := exec.Command("pgrep", "-f", "^sleep "+marker).Output()
+		if strings.TrimSpace(string(out)) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stopped process's command runs on: %s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

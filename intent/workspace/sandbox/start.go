@@ -45,8 +45,10 @@ type spec struct {
 	// to Port. 0 when unused.
 	Status int `json:"status,omitempty"`
 	Relay  int `json:"relay,omitempty"`
-	// Lifeline reads a pipe only the server writes to: it ends when the
-	// server does, however it ends, and the helper then ends the tree.
+	// Lifeline reads a pipe whose only writing end the host's Process
+	// holds: it ends when the host stops the process or the server ends,
+	// however it ends, and the helper then ends the tree, even one whose
+	// bubblewrap was killed before it could tie the sandbox to itself.
 	Lifeline int `json:"lifeline,omitempty"`
 	// ReadOnlyDevices asks the helper to make the device nodes' mounts
 	// read-only, which needs the capability bubblewrap then keeps for it:
@@ -58,6 +60,10 @@ type spec struct {
 type Process struct {
 	cmd    *exec.Cmd
 	status *os.File // reads what the helper said; nil when unwatched
+	// lifeline is the writing end of the helper's lifeline; closing it
+	// ends the tree. Nil when unwatched.
+	lifeline *os.File
+	stopped  sync.Once
 	relay  *net.UnixConn
 	port   int
 	limits Limits
@@ -69,10 +75,30 @@ type Process struct {
 // everything inside.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
+// Stop ends the process and everything it started: it ends the helper's
+// lifeline and kills bubblewrap's process group. It is safe to call more
+// than once and after the process ended.
+func (p *Process) Stop() {
+	p.stopped.Do(func() {
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
+	})
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+	}
+}
+
 // Wait waits for the process to end, as cmd.Wait does, and answers a
 // *LimitError when a limit ended it.
 func (p *Process) Wait() error {
 	err := p.cmd.Wait()
+	p.stopped.Do(func() {
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
+	})
 	if p.relay != nil {
 		p.relay.Close()
 	}
@@ -181,12 +207,15 @@ func Start(cmd *exec.Cmd, m Machine, p Policy) (*Process, error) {
 		sp.Limits = p.Limits
 		sp.Status = fdOf(w)
 		closeAfterStart = append(closeAfterStart, w)
-		line, err := lifeline()
+		lr, lw, err := os.Pipe()
 		if err != nil {
 			closeAll(closeAfterStart)
-			return nil, err
+			proc.status.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		sp.Lifeline = fdOf(line)
+		proc.lifeline = lw
+		sp.Lifeline = fdOf(lr)
+		closeAfterStart = append(closeAfterStart, lr)
 	}
 	if p.Net == NetBindOne {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -228,6 +257,9 @@ func Start(cmd *exec.Cmd, m Machine, p Policy) (*Process, error) {
 		if proc.status != nil {
 			proc.status.Close()
 		}
+		if proc.lifeline != nil {
+			proc.lifeline.Close()
+		}
 		if proc.relay != nil {
 			proc.relay.Close()
 		}
@@ -262,21 +294,6 @@ func startFromKeptThread(cmd *exec.Cmd) error {
 	starts() <- startRequest{cmd: cmd, done: done}
 	return <-done
 }
-
-// lifeline is the reading end of a pipe whose writing end this process
-// holds until it ends; it is never written to.
-var lifeline = sync.OnceValues(func() (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	lifelineKept = append(lifelineKept, w)
-	return r, nil
-})
-
-// lifelineKept holds the lifeline's writing end for the life of the
-// process; nothing reads it.
-var lifelineKept []*os.File
 
 // helperBinary is this program's own file, which the sandbox binds as the
 // helper.
