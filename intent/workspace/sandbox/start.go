@@ -64,9 +64,9 @@ type Process struct {
 	// ends the tree. Nil when unwatched.
 	lifeline *os.File
 	stopped  sync.Once
-	relay  *net.UnixConn
-	port   int
-	limits Limits
+	relay    *net.UnixConn
+	port     int
+	limits   Limits
 
 	dialing sync.Mutex
 }
