@@ -17,23 +17,7 @@ import (
 // back to guided asks for it again.
 func TestTheOwnerWithdrawsAnApprovalAndSwitchesTheMode(t *testing.T) {
 	s, model, page := signedInWithModel(t, "engineer")
-	must(t, page.GetByTestId("rail-request").Click())
-	must(t, page.GetByLabel("Id").Fill("timer"))
-	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create the application"}).Click())
-	must(t, expect.Page(page).ToHaveURL(s.URL+"/request"))
-	model.On(scripted.RunID("chat-timer-1"),
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_open", map[string]any{"restated": "A timer on the home page.", "questions": []string{}})}},
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_task", map[string]any{"title": "Show the timer", "priority": "high",
-			"labels": []string{"views"}, "blocked_by": []string{}, "estimated_lines": 20, "locks": []string{}, "risk": "normal",
-			"stub": false, "reasoning": "low", "summary": "The home page shows a timer.",
-			"criteria": []map[string]any{{"text": "The home page shows 25:00"}}, "no_failure_path": "a static page refuses nothing"})}},
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_submit", map[string]any{})}},
-		scripted.Reply{Text: "The plan is in the Backlog. Approve it there, then press Run."})
-	must(t, page.GetByLabel("Guided").Check())
-	must(t, page.GetByTestId("request-text").Fill("a timer page"))
-	must(t, page.GetByTestId("send").Click())
-	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("The plan is in the Backlog", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
-	must(t, page.GetByTestId("open-intent").Click())
+	guidedTimerPlan(t, s, model, page)
 
 	must(t, page.GetByTestId("approve").Click())
 	must(t, expect.Locator(page.GetByTestId("approved")).ToBeVisible())
@@ -71,19 +55,7 @@ func TestTheOwnerWithdrawsAnApprovalAndSwitchesTheMode(t *testing.T) {
 // with nothing waiting for the engineer to submit again.
 func TestAGuidedOwnerChangesTheFailedTasksModelApprovesAndRuns(t *testing.T) {
 	s, model, page := signedInWithModel(t, "engineer")
-	must(t, page.GetByTestId("rail-request").Click())
-	must(t, page.GetByLabel("Id").Fill("timer"))
-	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create the application"}).Click())
-	must(t, expect.Page(page).ToHaveURL(s.URL+"/request"))
 	const slug = "0001-show-the-timer"
-	model.On(scripted.RunID("chat-timer-1"),
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_open", map[string]any{"restated": "A timer on the home page.", "questions": []string{}})}},
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_task", map[string]any{"title": "Show the timer", "priority": "high",
-			"labels": []string{"views"}, "blocked_by": []string{}, "estimated_lines": 20, "locks": []string{}, "risk": "normal",
-			"stub": false, "reasoning": "low", "summary": "The home page shows a timer.",
-			"criteria": []map[string]any{{"text": "The home page shows 25:00"}}, "no_failure_path": "a static page refuses nothing"})}},
-		scripted.Reply{ToolCalls: []scripted.Call{call("intent_submit", map[string]any{})}},
-		scripted.Reply{Text: "The plan is in the Backlog. Approve it there, then press Run."})
 	for _, a := range []string{"a1", "a2"} {
 		model.On(scripted.RunID("intent-1-"+slug+"-"+a), scripted.Reply{Text: "I could not do it."})
 	}
@@ -98,11 +70,7 @@ func TestAGuidedOwnerChangesTheFailedTasksModelApprovesAndRuns(t *testing.T) {
 		scripted.Reply{ToolCalls: []scripted.Call{call("candidate_cycle", map[string]any{})}},
 		scripted.Reply{Text: "The page shows 25:00."})
 
-	must(t, page.GetByLabel("Guided").Check())
-	must(t, page.GetByTestId("request-text").Fill("a timer page"))
-	must(t, page.GetByTestId("send").Click())
-	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("The plan is in the Backlog", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
-	must(t, page.GetByTestId("open-intent").Click())
+	guidedTimerPlan(t, s, model, page)
 	must(t, page.GetByTestId("approve").Click())
 	must(t, page.GetByTestId("run").Locator("summary").Click())
 	must(t, page.GetByTestId("run-confirm").Click())
@@ -128,4 +96,28 @@ func TestAGuidedOwnerChangesTheFailedTasksModelApprovesAndRuns(t *testing.T) {
 	}
 	_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "intent-owner-change-done.png")), FullPage: playwright.Bool(true)})
 	must(t, err)
+}
+
+// guidedTimerPlan makes the application timer on the Request page and
+// sends a guided request there, which the scripted engineer plans as one
+// task, 0001-show-the-timer; it leaves the page on the intent.
+func guidedTimerPlan(t *testing.T, s *server, model *scripted.Server, page playwright.Page) {
+	t.Helper()
+	must(t, page.GetByTestId("rail-request").Click())
+	must(t, page.GetByLabel("Id").Fill("timer"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create the application"}).Click())
+	must(t, expect.Page(page).ToHaveURL(s.URL+"/request"))
+	model.On(scripted.RunID("chat-timer-1"),
+		scripted.Reply{ToolCalls: []scripted.Call{call("intent_open", map[string]any{"restated": "A timer on the home page.", "questions": []string{}})}},
+		scripted.Reply{ToolCalls: []scripted.Call{call("intent_task", map[string]any{"title": "Show the timer", "priority": "high",
+			"labels": []string{"views"}, "blocked_by": []string{}, "estimated_lines": 20, "locks": []string{}, "risk": "normal",
+			"stub": false, "reasoning": "low", "summary": "The home page shows a timer.",
+			"criteria": []map[string]any{{"text": "The home page shows 25:00"}}, "no_failure_path": "a static page refuses nothing"})}},
+		scripted.Reply{ToolCalls: []scripted.Call{call("intent_submit", map[string]any{})}},
+		scripted.Reply{Text: "The plan is in the Backlog. Approve it there, then press Run."})
+	must(t, page.GetByLabel("Guided").Check())
+	must(t, page.GetByTestId("request-text").Fill("a timer page"))
+	must(t, page.GetByTestId("send").Click())
+	must(t, expect.Locator(page.GetByTestId("conversation")).ToContainText("The plan is in the Backlog", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.GetByTestId("open-intent").Click())
 }

@@ -107,29 +107,38 @@ func TestAChatTurnIsToldWhatABuildersTurnIsToldOfTheApplicationItsFirstLineNames
 
 // TestWordsAboutAnotherApplicationAreANewRequestOfIt: the Request page of
 // site, with a request open there, sends words whose first line declares
-// notes: they start a request of notes, not a message on site's.
+// notes: they start a request of notes, not a message on site's, and that
+// request keeps the mode of the conversation it came from (a guided owner
+// stays guided).
 func TestWordsAboutAnotherApplicationAreANewRequestOfIt(t *testing.T) {
-	ctx := context.Background()
-	h := newHost(t)
-	if _, err := h.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
-		t.Fatal(err)
-	}
-	h.model.Always(scripted.Any(), scripted.Reply{Text: "Noted."})
-	open, err := h.chat.Say(ctx, appID, request.Say{Op: "op-1", Text: "A greeting on the home page.", Mode: request.ModeAutonomous})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.waitIdle(t, appID)
-	st, err := h.chat.Say(ctx, appID, request.Say{ID: open.ID, Seen: open.Revision, Op: "op-2", Text: "Application: notes\nA list of notes."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.waitIdle(t, "notes")
-	if st.AppID != "notes" || st.ID == open.ID || st.Text != "Application: notes\nA list of notes." {
-		t.Fatalf("the words went to %+v", st)
-	}
-	if site, err := h.launcher.Requests.State(ctx, open.ID); err != nil || len(site.Messages) != 0 {
-		t.Fatalf("site's request took the words: %+v (%v)", site, err)
+	for _, mode := range []string{request.ModeAutonomous, request.ModeGuided} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHost(t)
+			if _, err := h.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+				t.Fatal(err)
+			}
+			h.model.Always(scripted.Any(), scripted.Reply{Text: "Noted."})
+			open, err := h.chat.Say(ctx, appID, request.Say{Op: "op-1", Text: "A greeting on the home page.", Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.waitIdle(t, appID)
+			st, err := h.chat.Say(ctx, appID, request.Say{ID: open.ID, Seen: open.Revision, Op: "op-2", Text: "Application: notes\nA list of notes."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.waitIdle(t, "notes")
+			if st.AppID != "notes" || st.ID == open.ID || st.Text != "Application: notes\nA list of notes." {
+				t.Fatalf("the words went to %+v", st)
+			}
+			if st.Mode != mode {
+				t.Fatalf("the request opened on notes is %s, want %s as the conversation it came from", st.Mode, mode)
+			}
+			if site, err := h.launcher.Requests.State(ctx, open.ID); err != nil || len(site.Messages) != 0 {
+				t.Fatalf("site's request took the words: %+v (%v)", site, err)
+			}
+		})
 	}
 }
 
@@ -180,29 +189,4 @@ func TestWhichApplicationAMessageIsAbout(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
-}
-
-// TestARequestOpenedForAnotherApplicationKeepsTheConversationsMode: in a
-// guided conversation on site, words that name notes open a request of
-// notes that is guided too, not autonomous.
-func TestARequestOpenedForAnotherApplicationKeepsTheConversationsMode(t *testing.T) {
-	ctx := context.Background()
-	h := newHost(t)
-	if _, err := h.apps.CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
-		t.Fatal(err)
-	}
-	h.model.Always(scripted.Any(), scripted.Reply{Text: "Noted."})
-	open, err := h.chat.Say(ctx, appID, request.Say{Op: "op-1", Text: "A greeting on the home page.", Mode: request.ModeGuided})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.waitIdle(t, appID)
-	st, err := h.chat.Say(ctx, appID, request.Say{ID: open.ID, Seen: open.Revision, Op: "op-2", Text: "Application: notes\nA list of notes."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.waitIdle(t, "notes")
-	if st.AppID != "notes" || st.Mode != request.ModeGuided {
-		t.Fatalf("the request opened on notes is %+v, want guided as the conversation it came from", st)
-	}
 }
