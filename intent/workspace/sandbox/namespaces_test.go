@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,28 @@ import (
 
 	"autoapp/intent/workspace/sandbox"
 )
+
+// TestMain runs the tests as a login session would: every process of the
+// owner shares one session keyring. Started outside such a session (a CI
+// runner, make under a service), the kernel gives each thread that first
+// touches the session keyring a keyring of its own, so a key the test adds
+// is in one thread's keyring and a probe forked from another never had it —
+// the unconfined probe could not read the owner's key and the confined one
+// proved nothing. Joining a keyring on one locked thread and executing the
+// test binary again from it gives the whole process that keyring.
+func TestMain(m *testing.M) {
+	if os.Getenv("AUTOAPP_PROBE") == "" && os.Getenv("AUTOAPP_TEST_SESSION") == "" {
+		runtime.LockOSThread()
+		if _, err := unix.KeyctlJoinSessionKeyring("autoapp-test-session"); err == nil {
+			os.Setenv("AUTOAPP_TEST_SESSION", "1")
+			err = syscall.Exec("/proc/self/exe", os.Args, os.Environ())
+			fmt.Fprintf(os.Stderr, "running the tests in a session keyring of their own: %v\n", err)
+			os.Exit(2)
+		}
+		runtime.UnlockOSThread()
+	}
+	os.Exit(m.Run())
+}
 
 // owned is what the owner has on the machine that Landlock alone does not
 // cover: a pathname socket in /tmp, System V shared memory and a message
