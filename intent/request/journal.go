@@ -264,7 +264,11 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, 
 		return State{}, false, fmt.Errorf("request: operation %s: %w", opID, err)
 	}
 	if (id != 0 && r.RequestID != id) || r.Kind != kind {
-		return State{}, false, refuse(EConflict, "Operation id %q was used for another change; reload the page and try again.", opID)
+		return State{}, false, refuse(EConflict, anotherChange, opID)
+	}
+	if same != nil && !same(r.Body) && kind == KindApproval {
+		// Approving and withdrawing are both approval entries.
+		return State{}, false, refuse(EConflict, anotherChange, opID)
 	}
 	if same != nil && !same(r.Body) {
 		return State{}, false, refuse(EConflict, "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again.", opID)
@@ -275,6 +279,9 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, 
 	}
 	return st, true, nil
 }
+
+// anotherChange refuses an operation id sent before for another change.
+const anotherChange = "Operation id %q was sent before for another change; nothing was written. Reload the page and try again."
 
 // sameBody returns a check, for replay, that an entry's body decodes into
 // the same value as sent.

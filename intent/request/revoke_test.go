@@ -77,3 +77,40 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 	_, err = e.svc.WithdrawApproval(ctx, 99, 0, e.op())
 	refusal(t, err, request.ENotFound)
 }
+
+// TestAnApprovalsOperationIDCannotWithdrawIt: approving and withdrawing
+// are both approval entries, but they are other changes: the id an
+// approval was sent with, sent again to withdraw it, is refused with the
+// conflict sentence and writes nothing; the other way round too.
+func TestAnApprovalsOperationIDCannotWithdrawIt(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")
+	op := e.op()
+	st, err := e.svc.Approve(ctx, st.ID, st.Revision, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID)
+	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
+	if re := refusal(t, err, request.EConflict); re.Message != `Operation id "`+op+`" was sent before for another change; nothing was written. Reload the page and try again.` {
+		t.Fatalf("message %q", re.Message)
+	}
+	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID); n != entries {
+		t.Fatalf("the refused withdrawal wrote %d entries", n-entries)
+	}
+	if st = e.state(t, st.ID); !st.Approval.Valid {
+		t.Fatalf("the approval did not hold: %+v", st.Approval)
+	}
+
+	op = e.op()
+	st, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Approve(ctx, st.ID, st.Revision, op)
+	refusal(t, err, request.EConflict)
+	if st = e.state(t, st.ID); st.Approval.Valid || !st.Approval.Revoked {
+		t.Fatalf("a withdrawal's id approved again: %+v", st.Approval)
+	}
+}

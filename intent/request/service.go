@@ -392,6 +392,7 @@ func (s *Service) SetIntentMode(ctx context.Context, intentID int64, seen int, o
 // it refuses with the rule's sentence.
 func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) (State, error) {
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
+		sent: approving(true),
 		decide: func(j journal) (any, error) {
 			var d intent.IntentDetail
 			if j.IntentID != 0 {
@@ -425,6 +426,7 @@ func (s *Service) WithdrawApproval(ctx context.Context, intentID int64, seen int
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
+		sent: approving(false),
 		decide: func(j journal) (any, error) {
 			d, err := s.backlog.Get(ctx, intentID)
 			if err != nil {
@@ -435,6 +437,16 @@ func (s *Service) WithdrawApproval(ctx context.Context, intentID int64, seen int
 			}
 			return approvalBody{Reason: ReasonRevoked}, nil
 		}})
+}
+
+// approving is the replay check of an approval entry: approving and
+// withdrawing both write one, and an operation id sent for one is refused
+// for the other.
+func approving(approve bool) func(body string) bool {
+	return func(body string) bool {
+		var first approvalBody
+		return json.Unmarshal([]byte(body), &first) == nil && (first.Hash != "") == approve
+	}
 }
 
 // requestOf is the id of the request an intent answers; the link, once
