@@ -138,7 +138,11 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			}
 			return nil
 		}
-		p.Questions = d.Questions
+		for _, q := range st.OpenQuestions() {
+			if q.Task == 0 {
+				p.Questions = append(p.Questions, views.QuestionView{ID: q.Revision, Text: q.Text})
+			}
+		}
 	}
 	p.RequestID, p.Revision, p.Mode, p.Text, p.IntentID = st.ID, st.Revision, st.Mode, st.Text, st.IntentID
 	p.ModeSwitch = modeSwitch("/request/mode", st.ID, st, p.Op)
@@ -204,7 +208,16 @@ func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 	w := request.Say{Text: c.FormValue("text"), Op: c.FormValue("op"), Mode: c.FormValue("mode"), Answer: answer}
 	w.ID, _ = strconv.ParseInt(c.FormValue("request"), 10, 64)
 	w.Seen, _ = strconv.Atoi(c.FormValue("seen"))
-	w.Question, _ = strconv.Atoi(c.FormValue("question"))
+	if answer {
+		// One box a question, each named by the question's id.
+		for _, q := range c.Context().PostArgs().PeekMulti("question") {
+			id, _ := strconv.Atoi(string(q))
+			w.Answers = append(w.Answers, request.Answer{Question: id, Text: c.FormValue("answer-" + string(q))})
+		}
+		if len(w.Answers) == 0 {
+			w.Question, _ = strconv.Atoi(c.FormValue("question"))
+		}
+	}
 	_, err = h.chats.Say(ctx, appID, w)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)

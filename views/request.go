@@ -20,8 +20,9 @@ type RequestView struct {
 	Running bool
 	// Model says what the running turn's model is doing now, or "".
 	Model string
-	// Questions are the engineer's open questions, shown first.
-	Questions []string
+	// Questions are the engineer's open questions of the analysis, shown
+	// first, each with a box for its answer.
+	Questions []QuestionView
 	// The request in hand, if one is open.
 	RequestID int64
 	Revision  int
@@ -56,4 +57,11 @@ type ModeSwitch struct {
 	Seen          int
 	Op            string
 	VoidsApproval bool
+}
+
+// QuestionView is one open question of the analysis: ID is its id in the
+// request's journal, which its answer names.
+type QuestionView struct {
+	ID   int
+	Text string
 }

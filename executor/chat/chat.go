@@ -224,6 +224,16 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 		return request.State{}, fmt.Errorf("chat: no requests to journal the words")
 	}
 	w.AppID = appID
+	if w.Answer && len(w.Answers) > 0 {
+		// The turn reads each answer under the question it answers.
+		from, err := s.d.Requests.State(ctx, w.ID)
+		if err != nil {
+			return request.State{}, err
+		}
+		if w.Text = from.AnswersText(w.Answers); w.Text == "" {
+			return request.State{}, refuse(intent.EInvalid, "The answers are empty; answer at least one question first.")
+		}
+	}
 	if done, err := s.d.Requests.OpDone(ctx, w.Op); err != nil || done {
 		if err != nil {
 			return request.State{}, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,6 +50,11 @@ type write struct {
 	then Then
 }
 
+// entries is what a decide returns for a write of several entries of its
+// kind, at consecutive revisions (the owner's answers to several
+// questions).
+type entries []any
+
 // Then is what else an owner's words start, written in the transaction
 // that journals them (a chat turn's row): either both hold or neither.
 type Then func(ctx context.Context, tx *sqlx.Tx, requestID int64) error
@@ -67,6 +73,17 @@ type Say struct {
 	// Question is the id of the question an answer answers; 0 is the
 	// oldest open question of the analysis.
 	Question int
+	// Answers, on an answer, are the owner's answers to several open
+	// questions of the analysis at once, each by its question's id (the
+	// Request page's answer box has one field a question): one entry
+	// each, in one transaction; Text and Question are then unused.
+	Answers []Answer
+}
+
+// Answer is the owner's answer to one question, by its id.
+type Answer struct {
+	Question int
+	Text     string
 }
 
 // Say journals the owner's words and, in the same transaction, what they
@@ -83,6 +100,8 @@ func (s *Service) Say(ctx context.Context, w Say, then Then) (st State, replayed
 	switch {
 	case w.ID == 0:
 		st, err = s.create(ctx, w.AppID, w.Text, w.Mode, w.Op, then)
+	case w.Answer && len(w.Answers) > 0:
+		st, err = s.answers(ctx, w.ID, w.Seen, w.Op, w.Answers, then)
 	case w.Answer:
 		st, err = s.answer(ctx, w.ID, w.Seen, w.Op, w.Question, w.Text, then)
 	default:
@@ -157,12 +176,23 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	if body == nil {
 		return s.settle(ctx, j)
 	}
-	e := entryRow{Revision: j.Revision + 1, Kind: w.kind, Actor: w.actor, At: s.now().UnixMilli(), Body: string(mustJSON(body))}
-	if err := insertEntry(ctx, tx, w.id, e); err != nil {
-		return State{}, err
+	bodies, ok := body.(entries)
+	if !ok {
+		bodies = entries{body}
 	}
-	if err := j.apply(e); err != nil {
-		return State{}, err
+	// The operation id is kept with the first entry it wrote.
+	var e, first entryRow
+	for i, body := range bodies {
+		e = entryRow{Revision: j.Revision + 1, Kind: w.kind, Actor: w.actor, At: s.now().UnixMilli(), Body: string(mustJSON(body))}
+		if err := insertEntry(ctx, tx, w.id, e); err != nil {
+			return State{}, err
+		}
+		if err := j.apply(e); err != nil {
+			return State{}, err
+		}
+		if i == 0 {
+			first = e
+		}
 	}
 	if w.kind == KindMode {
 		// requests.mode and the intent's mode follow the journal.
@@ -180,7 +210,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 		return State{}, err
 	}
 	if owner {
-		if err := recordOp(ctx, tx, w.opID, w.id, e.Revision, st); err != nil {
+		if err := recordOp(ctx, tx, w.opID, w.id, first.Revision, st); err != nil {
 			return State{}, err
 		}
 	}
@@ -319,6 +349,67 @@ func (s *Service) answer(ctx context.Context, id int64, seen int, opID string, q
 			}
 			return answerBody{Text: text, Question: q.Revision}, nil
 		}})
+}
+
+// answers records the owner's answers to open questions of the analysis,
+// one entry each, linked to its question, in one transaction; a question
+// left blank stays open. Every answer is checked before anything is
+// written.
+func (s *Service) answers(ctx context.Context, id int64, seen int, opID string, answers []Answer, then Then) (State, error) {
+	var given []Answer
+	for _, a := range answers {
+		if strings.TrimSpace(a.Text) == "" {
+			continue
+		}
+		if err := checkText("answer", a.Text); err != nil {
+			return State{}, err
+		}
+		if slices.ContainsFunc(given, func(g Answer) bool { return g.Question == a.Question }) {
+			return State{}, refuse(EInvalid, "Question %d is answered twice in one send.", a.Question)
+		}
+		given = append(given, a)
+	}
+	if len(given) == 0 {
+		return State{}, refuse(EInvalid, "The answers are empty; answer at least one question first.")
+	}
+	first := given[0]
+	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer, then: then,
+		sent: func(body string) bool {
+			var b answerBody
+			return json.Unmarshal([]byte(body), &b) == nil && b.Text == first.Text && b.Question == first.Question
+		},
+		decide: func(j journal) (any, error) {
+			var bodies entries
+			for _, a := range given {
+				if a.Question == 0 {
+					return nil, refuse(EInvalid, "An answer names no question; reload the page and try again.")
+				}
+				q, err := analysisQuestion(j.State, a.Question)
+				if err != nil {
+					return nil, err
+				}
+				bodies = append(bodies, answerBody{Text: a.Text, Question: q.Revision})
+			}
+			return bodies, nil
+		}})
+}
+
+// AnswersText is the owner's answers as the engineer's turn reads them:
+// each question it answers, then the answer.
+func (s State) AnswersText(answers []Answer) string {
+	var b strings.Builder
+	for _, a := range answers {
+		if strings.TrimSpace(a.Text) == "" {
+			continue
+		}
+		for _, q := range s.Questions {
+			if q.Revision == a.Question {
+				fmt.Fprintf(&b, "You asked: %s\n", q.Text)
+			}
+		}
+		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(a.Text))
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // analysisQuestion is the open question of the analysis the owner's
