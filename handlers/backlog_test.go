@@ -510,8 +510,13 @@ func TestChangingATasksModel(t *testing.T) {
 		op := formOp(t, ada.get(intentPath(in.ID)), action)
 
 		wantRedirect(t, ada.post(action, url.Values{"model": {"gpt-5-mini"}, "op": {op}}), intentPath(in.ID))
-		// The same form again, its field changed before it was sent.
-		wantRedirect(t, ada.post(action, url.Values{"model": {"deepseek:r2"}, "op": {op}}), intentPath(in.ID))
+		// The same form again answers as the first.
+		wantRedirect(t, ada.post(action, url.Values{"model": {"gpt-5-mini"}, "op": {op}}), intentPath(in.ID))
+		// The same form again, its field changed before it was sent: another
+		// change under the first one's operation id, refused with a sentence.
+		r := ada.post(action, url.Values{"model": {"deepseek:r2"}, "op": {op}})
+		wantStatus(t, r, fiber.StatusConflict)
+		wantText(t, r, "was sent before for another change; nothing was written. Reload the page and try again.")
 		page := ada.get(intentPath(in.ID))
 		if got := ownModel(t, page, tasks[0].Slug); got != "gpt-5-mini" {
 			t.Fatalf("the task's model is %q; the repeated form changed it", got)

@@ -2,6 +2,10 @@ package intent
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,9 +20,11 @@ import (
 const MaxOpID = 100
 
 // once applies one of the owner's writes under an operation id: when the id
-// was recorded already the write happened before, and nothing changes;
-// otherwise write runs and the id is recorded, in the same transaction.
-func (s *Service) once(ctx context.Context, opID, kind, subject string, write func(tx *sqlx.Tx, now time.Time) error) error {
+// was recorded already for the same change (kind, subject and the values
+// sent) the write happened before, and nothing changes; recorded for
+// another, it is refused and nothing is written; otherwise write runs and
+// the id is recorded with what was sent, in the same transaction.
+func (s *Service) once(ctx context.Context, opID, kind, subject, sent string, write func(tx *sqlx.Tx, now time.Time) error) error {
 	switch {
 	case opID == "":
 		return refuse(EInvalid, "The change carries no operation id; reload the page and try again.")
@@ -31,19 +37,28 @@ func (s *Service) once(ctx context.Context, opID, kind, subject string, write fu
 		return fmt.Errorf("intent: %s: %w", kind, err)
 	}
 	defer tx.Rollback()
-	var seen int
-	if err := tx.GetContext(ctx, &seen, `SELECT count(*) FROM operations WHERE op_id = ?`, opID); err != nil {
-		return fmt.Errorf("intent: %s: %w", kind, err)
+	sum := sha256.Sum256([]byte(sent))
+	digest := hex.EncodeToString(sum[:])
+	var first struct {
+		Kind    string `db:"kind"`
+		Subject string `db:"subject"`
+		Sent    string `db:"sent"`
 	}
-	if seen > 0 {
+	err = tx.GetContext(ctx, &first, `SELECT kind, subject, sent FROM operations WHERE op_id = ?`, opID)
+	switch {
+	case err == nil && (first.Kind != kind || first.Subject != subject || (first.Sent != "" && first.Sent != digest)):
+		return refuse(EConflict, "Operation id %q was sent before for another change; nothing was written. Reload the page and try again.", opID)
+	case err == nil:
 		return nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("intent: %s: %w", kind, err)
 	}
 	if err := write(tx, now); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO operations (op_id, kind, subject, at) VALUES (?, ?, ?, ?)`,
-		opID, kind, subject, now.UnixMilli()); err != nil {
+		`INSERT INTO operations (op_id, kind, subject, sent, at) VALUES (?, ?, ?, ?, ?)`,
+		opID, kind, subject, digest, now.UnixMilli()); err != nil {
 		return fmt.Errorf("intent: %s: %w", kind, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -72,7 +87,7 @@ func (s *Service) SetTaskModel(ctx context.Context, opID string, taskID int64, m
 	if err := checkModel(model); err != nil {
 		return err
 	}
-	return s.once(ctx, opID, "set-task-model", strconv.FormatInt(taskID, 10), func(tx *sqlx.Tx, now time.Time) error {
+	return s.once(ctx, opID, "set-task-model", strconv.FormatInt(taskID, 10), model, func(tx *sqlx.Tx, now time.Time) error {
 		t, err := loadTask(ctx, tx, taskID)
 		if err != nil {
 			return err
@@ -91,7 +106,7 @@ func (s *Service) SetTaskModel(ctx context.Context, opID string, taskID int64, m
 // draft or a stopped intent, or an in-queue task of a stopped intent. A
 // task another live task is blocked by stays until that one goes.
 func (s *Service) RemoveTask(ctx context.Context, opID string, taskID int64) error {
-	return s.once(ctx, opID, "remove-task", strconv.FormatInt(taskID, 10), func(tx *sqlx.Tx, now time.Time) error {
+	return s.once(ctx, opID, "remove-task", strconv.FormatInt(taskID, 10), "", func(tx *sqlx.Tx, now time.Time) error {
 		t, err := loadTask(ctx, tx, taskID)
 		if err != nil {
 			return err
@@ -139,7 +154,7 @@ func (s *Service) RemoveTask(ctx context.Context, opID string, taskID int64) err
 // Withdraw withdraws a draft or a stopped intent: every task it has not
 // completed is removed, and the intent is withdrawn, all at once.
 func (s *Service) Withdraw(ctx context.Context, opID string, intentID int64) error {
-	return s.once(ctx, opID, "withdraw", strconv.FormatInt(intentID, 10), func(tx *sqlx.Tx, now time.Time) error {
+	return s.once(ctx, opID, "withdraw", strconv.FormatInt(intentID, 10), "", func(tx *sqlx.Tx, now time.Time) error {
 		in, err := loadIntent(ctx, tx, intentID)
 		if err != nil {
 			return err

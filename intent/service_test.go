@@ -573,8 +573,14 @@ func TestRemoveTask(t *testing.T) {
 		if err := e.svc.RemoveTask(ctx, "op-1", tasks[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.svc.RemoveTask(ctx, "op-1", tasks[1].ID); err != nil {
-			t.Fatal(err)
+		if err := e.svc.RemoveTask(ctx, "op-1", tasks[0].ID); err != nil {
+			t.Fatalf("the same removal again: %v", err)
+		}
+		// The id sent again for another task is another change: refused,
+		// and nothing is written.
+		err := e.svc.RemoveTask(ctx, "op-1", tasks[1].ID)
+		if ie := refusal(t, err, intent.EConflict); ie.Message != `Operation id "op-1" was sent before for another change; nothing was written. Reload the page and try again.` {
+			t.Fatalf("message %q", ie.Message)
 		}
 		if e.status(t, tasks[1].ID) != intent.TaskProposed {
 			t.Fatal("a recorded operation ran again")
@@ -594,11 +600,13 @@ func TestSetTaskModel(t *testing.T) {
 		t.Fatalf("model %q", s.Model)
 	}
 
-	// The same operation id again, even with another model: nothing changes.
+	// The same operation id again with the same model answers as the
+	// first; with another model it is refused: nothing changes.
 	events := e.state(t, id).Events
-	if err := e.svc.SetTaskModel(ctx, "op-1", id, "gpt-5-mini"); err != nil {
+	if err := e.svc.SetTaskModel(ctx, "op-1", id, "ollama:qwen3:27b"); err != nil {
 		t.Fatal(err)
 	}
+	refusal(t, e.svc.SetTaskModel(ctx, "op-1", id, "gpt-5-mini"), intent.EConflict)
 	if s := e.state(t, id); s.Model != "ollama:qwen3:27b" || s.Events != events {
 		t.Fatalf("a repeated operation: %+v", s)
 	}
@@ -662,10 +670,12 @@ func TestTierModels(t *testing.T) {
 		t.Fatalf("read back %v", m)
 	}
 
-	// A repeated operation writes nothing; refusals write nothing.
-	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}); err != nil {
+	// A repeated operation writes nothing (with other values it is
+	// refused); refusals write nothing.
+	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}); err != nil {
 		t.Fatal(err)
 	}
+	refusal(t, e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}), intent.EConflict)
 	refusal(t, e.svc.SetTierModels(ctx, "op-2", map[string]string{"fast": "gpt-5"}), intent.EInvalid)
 	ie := refusal(t, e.svc.SetTierModels(ctx, "op-3", map[string]string{"deep": "a b"}), intent.EInvalid)
 	if !strings.HasPrefix(ie.Message, "The deep tier's model was not saved.") {

@@ -85,7 +85,7 @@ func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]s
 	}
 	// The file is written inside the operation's transaction, so two
 	// settings never interleave and a repeated operation writes nothing.
-	return s.once(ctx, opID, "set-tier-models", "", func(tx *sqlx.Tx, now time.Time) error {
+	return s.once(ctx, opID, "set-tier-models", "", b.String(), func(tx *sqlx.Tx, now time.Time) error {
 		if err := atomicfile.Write(s.tierModelsPath(), b.Bytes()); err != nil {
 			return fmt.Errorf("intent: tier models: %w", err)
 		}
