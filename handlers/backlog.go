@@ -324,6 +324,7 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	}
 	if st := p.Request; st != nil && d.Status != intent.IntentDone && d.Status != intent.IntentWithdrawn {
 		v.ModeSwitch = modeSwitch(fmt.Sprintf("/backlog/intents/%d/mode", d.ID), 0, *st, op)
+		v.ModeSwitch.Running = d.Status == intent.IntentRunning
 	}
 	if p.Guided() {
 		st := p.Request

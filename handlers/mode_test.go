@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/intent"
 	"autoapp/intent/request"
 )
 
@@ -88,5 +89,23 @@ func TestTheOwnerSwitchesARequestsMode(t *testing.T) {
 		r = ada.post("/request/mode", url.Values{"request": {strconv.FormatInt(st.ID, 10)}, "seen": {"1"}, "op": {"op-mode-3"}, "mode": {"autonomous"}})
 		wantStatus(t, r, fiber.StatusConflict)
 		wantSentence(t, r, `data-testid="refusal-mode"`)
+	})
+	t.Run("while the intent runs", func(t *testing.T) {
+		wantRedirect(t, ada.post(intentPath(in.ID)+"/approve", url.Values{"seen": {strconv.Itoa(state().Revision)}, "op": {"op-approve-2"}}), intentPath(in.ID))
+		s.moveIntent(t, in.ID, intent.IntentRunning)
+		for _, page := range []string{intentPath(in.ID), "/request"} {
+			r := ada.get(page)
+			control := element(t, r, `data-testid="mode-control"`, "</form>")
+			if strings.Contains(control, `data-testid="mode-switch"`) || !strings.Contains(control, "A run keeps the mode it started in; stop it to switch.") {
+				t.Fatalf("%s offers to switch the mode of a running intent: %s", page, control)
+			}
+		}
+		n := entries()
+		r := ada.post(intentPath(in.ID)+"/mode", url.Values{"seen": {strconv.Itoa(state().Revision)}, "op": {"op-mode-4"}, "mode": {"autonomous"}})
+		wantStatus(t, r, fiber.StatusConflict)
+		wantText(t, r, "is running; stop it before changing its mode.")
+		if entries() != n || state().Mode != request.ModeGuided || !state().Approval.Valid {
+			t.Fatal("a switch while running wrote")
+		}
 	})
 }

@@ -124,11 +124,13 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 	if err != nil || !ok {
 		return err
 	}
+	running := false
 	if st.IntentID != 0 {
 		d, err := h.backlog.Get(ctx, st.IntentID)
 		if err != nil {
 			return err
 		}
+		running = d.Status == intent.IntentRunning
 		if d.Status == intent.IntentDone || d.Status == intent.IntentWithdrawn {
 			// A finished request leaves its delivery on the page; the form starts a new one.
 			if d.Status == intent.IntentDone && h.deliveries != nil {
@@ -146,6 +148,7 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 	}
 	p.RequestID, p.Revision, p.Mode, p.Text, p.IntentID = st.ID, st.Revision, st.Mode, st.Text, st.IntentID
 	p.ModeSwitch = modeSwitch("/request/mode", st.ID, st, p.Op)
+	p.ModeSwitch.Running = running
 	return nil
 }
 

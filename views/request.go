@@ -57,6 +57,9 @@ type ModeSwitch struct {
 	Seen          int
 	Op            string
 	VoidsApproval bool
+	// Running says the intent runs: the mode holds, and no switch is
+	// offered.
+	Running bool
 }
 
 // QuestionView is one open question of the analysis: ID is its id in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"autoapp/intent"
 	"autoapp/intent/request"
 )
 
@@ -72,5 +73,32 @@ func TestSwitchingTheModeVoidsAnApproval(t *testing.T) {
 	e.approve(t, st.ID)
 	if err := e.svc.CanRun(ctx, st.ID); err != nil {
 		t.Fatalf("approved again: %v", err)
+	}
+}
+
+// TestTheModeHoldsWhileTheIntentRuns: a run started in one mode runs in
+// it; switching while it runs is refused with a sentence and writes
+// nothing (before, an autonomous run switched to guided ran on, unapproved).
+// Stopped, the mode switches again.
+func TestTheModeHoldsWhileTheIntentRuns(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	st, _ := e.planned(t, "notes", request.ModeAutonomous, "Add tags")
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentRunning, "the test runs it"); err != nil {
+		t.Fatal(err)
+	}
+	n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID)
+	_, err := e.svc.SetIntentMode(ctx, st.IntentID, st.Revision, e.op(), request.ModeGuided)
+	if re := refusal(t, err, request.EConflict); re.Message != "Intent #1 is running; stop it before changing its mode." {
+		t.Fatalf("message %q", re.Message)
+	}
+	if e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID) != n {
+		t.Fatal("a refused switch wrote")
+	}
+	if err := e.backlog.MoveIntent(ctx, st.IntentID, intent.IntentStopped, "the owner stopped it"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetIntentMode(ctx, st.IntentID, st.Revision, e.op(), request.ModeGuided); err != nil {
+		t.Fatalf("stopped: %v", err)
 	}
 }

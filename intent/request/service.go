@@ -440,7 +440,7 @@ func analysisQuestion(st State, id int) (Said, error) {
 // SetMode changes the mode of the request, and of the intent that answers
 // it, in one entry: a switch voids an approval the owner gave, so a guided
 // plan is approved again in the mode it runs in. A delivered request keeps
-// its mode.
+// its mode, and a running intent the mode it started in.
 func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode string) (State, error) {
 	if err := checkMode(mode); err != nil {
 		return State{}, err
@@ -458,6 +458,16 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
 			case j.Delivered:
 				return nil, refuse(EConflict, "Request %d is delivered; its mode can no longer change.", id)
+			}
+			if j.IntentID != 0 {
+				// A run keeps the mode it started in.
+				d, err := s.backlog.Get(ctx, j.IntentID)
+				if err != nil {
+					return nil, err
+				}
+				if d.Status == intent.IntentRunning {
+					return nil, refuse(EConflict, "Intent #%d is running; stop it before changing its mode.", d.ID)
+				}
 			}
 			b := modeBody{Mode: mode}
 			if j.Approved != "" {
