@@ -105,3 +105,30 @@ func TestWithdrawApprovalBeforeRun(t *testing.T) {
 	wantRedirect(t, ada.post(intentPath(in.ID)+"/run", nil), intentPath(in.ID))
 	g.Wait(t)
 }
+
+// TestAWithdrawalIsInTheRequestsJournal: withdrawing the intent on its
+// page appends a withdrawn entry (actor owner) to the request's journal in
+// the same write; the request and its history stay, and its mode no
+// longer changes. (Before, the journal did not say the request was
+// cancelled.)
+func TestAWithdrawalIsInTheRequestsJournal(t *testing.T) {
+	s, ada := withApp(t)
+	st, in := s.guidedPlan(t)
+	page := ada.get(intentPath(in.ID))
+	action := intentPath(in.ID) + "/withdraw"
+	wantRedirect(t, ada.post(action, url.Values{"op": {formOp(t, page, action)}}), intentPath(in.ID))
+
+	var rows []string
+	if err := s.db.Read.Select(&rows, `SELECT kind || ' ' || actor FROM request_journal WHERE request_id = ? ORDER BY revision`, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) <= st.Revision || rows[len(rows)-1] != "withdrawn owner" || len(rows) != st.Revision+1 {
+		t.Fatalf("the journal after the withdrawal: %q (it had %d entries)", rows, st.Revision)
+	}
+	after, err := s.launcher.Requests.State(context.Background(), st.ID)
+	if err != nil || !after.Withdrawn || after.Text != "Add tags" {
+		t.Fatalf("the request after the withdrawal: %+v %v", after, err)
+	}
+	r := ada.post(intentPath(in.ID)+"/mode", url.Values{"seen": {strconv.Itoa(after.Revision)}, "op": {"op-mode-withdrawn"}, "mode": {"autonomous"}})
+	wantStatus(t, r, fiber.StatusConflict)
+}

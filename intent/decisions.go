@@ -175,7 +175,13 @@ func (s *Service) Withdraw(ctx context.Context, opID string, intentID int64) err
 				return err
 			}
 		}
-		return moveIntent(ctx, tx, now, intentID, IntentWithdrawn, "the owner withdrew it")
+		if err := moveIntent(ctx, tx, now, intentID, IntentWithdrawn, "the owner withdrew it"); err != nil {
+			return err
+		}
+		if s.onWithdrawn != nil {
+			return s.onWithdrawn(ctx, tx, intentID, now)
+		}
+		return nil
 	})
 }
 

@@ -27,6 +27,8 @@ type Service struct {
 	onFeedback FeedbackHook
 	// onDone is what else an intent's finish writes (OnDone).
 	onDone DoneHook
+	// onWithdrawn is what else an intent's withdrawal writes (OnWithdrawn).
+	onWithdrawn DoneHook
 	// onRunStart is what else the start of a run checks and writes (OnRunStart).
 	onRunStart RunHook
 	// onTaskQuestion is what else a builder's question and the person's
@@ -153,6 +155,10 @@ func (s *Service) OnRunStart(h RunHook) { s.onRunStart = h }
 
 // OnDone sets the hook Finish calls; set it before the executor starts.
 func (s *Service) OnDone(h DoneHook) { s.onDone = h }
+
+// OnWithdrawn sets the hook Withdraw calls, in its transaction: the
+// request's journal records the withdrawal. Set it before serving.
+func (s *Service) OnWithdrawn(h DoneHook) { s.onWithdrawn = h }
 
 // Finish marks the running intent done and, in the same transaction,
 // writes what deliver writes (the delivery) and what the done hook writes

@@ -295,3 +295,51 @@ func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 		t.Fatalf("flags %s", flags)
 	}
 }
+
+// TestTheJournalKeepsItsEntriesWhenItTakesWithdrawn: 0027 makes the request
+// journal again to take 'withdrawn'; a store with a request, its entries
+// and an owner's operation pointing at one keeps them all, the journal
+// stays append-only, and a withdrawal entry is taken.
+func TestTheJournalKeepsItsEntriesWhenItTakesWithdrawn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "intents.sqlite")
+	db := open(t, path, migrations.Intents)
+	down, err := os.ReadFile("intents/0027_journal_withdrawn.down.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := db.Write.MustBegin()
+	for _, stmt := range []string{string(down), `UPDATE schema_migrations SET version = 26`,
+		`INSERT INTO apps (id, name, origin, created_at) VALUES ('notes', 'notes', 'template:static', 0)`,
+		`INSERT INTO requests (id, app_id, mode, created_at) VALUES (1, 'notes', 'guided', 0)`,
+		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 1, 'request', 'owner', 0, '{"text":"Add tags"}')`,
+		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 2, 'mode', 'owner', 0, '{"mode":"autonomous"}')`,
+		`INSERT INTO request_ops (op_id, request_id, revision, result) VALUES ('op-1', 1, 2, '{}')`,
+	} {
+		if _, err := tx.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	again := open(t, path, migrations.Intents)
+	var entries []string
+	if err := again.Read.Select(&entries, `SELECT revision || ' ' || kind || ' ' || body FROM request_journal ORDER BY revision`); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`1 request {"text":"Add tags"}`, `2 mode {"mode":"autonomous"}`}; !slices.Equal(entries, want) {
+		t.Fatalf("entries %q, want %q", entries, want)
+	}
+	if _, err := again.Write.Exec(`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 3, 'withdrawn', 'owner', 0, '{}')`); err != nil {
+		t.Fatalf("a withdrawal entry: %v", err)
+	}
+	if _, err := again.Write.Exec(`DELETE FROM request_journal WHERE revision = 1`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("a delete from the journal: %v", err)
+	}
+	var ops int
+	if err := again.Read.Get(&ops, `SELECT count(*) FROM request_ops o JOIN request_journal j ON j.request_id = o.request_id AND j.revision = o.revision`); err != nil || ops != 1 {
+		t.Fatalf("%d operations still point at their entry (%v)", ops, err)
+	}
+}

@@ -206,6 +206,8 @@ func (j *journal) apply(e entryRow) error {
 		j.Ran = true
 	case KindDelivery:
 		j.Delivered = true
+	case KindWithdrawn:
+		j.Withdrawn = true
 	default:
 		return fmt.Errorf("request: request %d, revision %d: unknown kind %q", j.ID, e.Revision, e.Kind)
 	}

@@ -57,6 +57,9 @@ const (
 	KindMode     Kind = "mode"     // the owner changed the mode
 	KindRun      Kind = "run"      // the executor started the intent
 	KindDelivery Kind = "delivery" // the delivery was recorded
+	// KindWithdrawn: the owner withdrew the intent that answered the
+	// request; the request and its journal stay, as its history.
+	KindWithdrawn Kind = "withdrawn"
 )
 
 // Who wrote a journal entry.
@@ -134,6 +137,8 @@ type State struct {
 	Current   string
 	Ran       bool
 	Delivered bool
+	// Withdrawn says the owner withdrew the intent that answered it.
+	Withdrawn bool
 	// Approvable says the owner may approve the last plan now; when not,
 	// Unapprovable is why, the sentence Approve refuses with.
 	Approvable   bool

@@ -458,6 +458,8 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
 			case j.Delivered:
 				return nil, refuse(EConflict, "Request %d is delivered; its mode can no longer change.", id)
+			case j.Withdrawn:
+				return nil, refuse(EConflict, "Request %d was withdrawn; its mode can no longer change.", id)
 			}
 			if j.IntentID != 0 {
 				// A run keeps the mode it started in.
@@ -723,6 +725,18 @@ func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, 
 	}
 	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(deliveryBody{}))})
+}
+
+// WithdrawnIn writes the withdrawal entry of the request the intent
+// answers (actor owner), in the transaction of the intent's withdrawal (an
+// intent.DoneHook); an intent with no request writes nothing.
+func (s *Service) WithdrawnIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
+	j, ok, err := intentJournal(ctx, tx, intentID)
+	if err != nil || !ok || j.Withdrawn {
+		return err
+	}
+	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindWithdrawn, Actor: ActorOwner,
+		At: at.UnixMilli(), Body: "{}"})
 }
 
 // State reads a request from its journal, with whether its approval still

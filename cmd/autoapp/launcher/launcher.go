@@ -184,6 +184,7 @@ func (l *Launcher) build(o Options) error {
 	// an intent's finish writes its request's delivery entry in its own.
 	l.Backlog.OnFeedback(l.Requests.VoidApproval)
 	l.Backlog.OnDone(l.Requests.DeliveredIn)
+	l.Backlog.OnWithdrawn(l.Requests.WithdrawnIn)
 	// The guided gate and the run's journal entry hold in the run's start.
 	l.Backlog.OnRunStart(l.Requests.RunStartedIn)
 	// A builder's question and the owner's answer are journaled in the
