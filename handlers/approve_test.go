@@ -143,3 +143,38 @@ func TestAnApprovalCoversTheAnalysis(t *testing.T) {
 		t.Fatal("the page offers Run on a voided approval")
 	}
 }
+
+// TestApproveBindsThePlanThePageShowed: the Approve form carries the hash
+// of the plan the page showed; when the plan changed since (here the
+// owner's own change of a model, made in another tab), pressing Approve on
+// the old page is refused with a sentence and approves nothing; the page
+// read again approves the version it shows. (Before, the old page's
+// Approve approved the changed plan it had never shown.)
+func TestApproveBindsThePlanThePageShowed(t *testing.T) {
+	s, ada := withApp(t)
+	st, in := s.guidedPlan(t)
+	old := ada.get(intentPath(in.ID))
+	action := intentPath(in.ID) + "/approve"
+	form := element(t, old, `<form method="post" action="`+action+`"`, "</form>")
+	shown := inputValue(t, form, "plan")
+	if shown != st.Current || shown == "" {
+		t.Fatalf("the Approve form carries plan %q, want the plan's hash %q", shown, st.Current)
+	}
+	d, err := s.backlog.Get(context.Background(), in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRedirect(t, ada.post(taskPath(d.Tasks[0].ID)+"/model", url.Values{"model": {"gpt-5-mini"}, "op": {"op-model-other-tab"}}), intentPath(in.ID))
+
+	r := ada.post(action, url.Values{"seen": {inputValue(t, form, "seen")}, "op": {inputValue(t, form, "op")}, "plan": {shown}})
+	wantStatus(t, r, fiber.StatusConflict)
+	wantText(t, r, "The plan changed since you looked; reload the page and approve the plan it shows.")
+	if after, _ := s.launcher.Requests.State(context.Background(), st.ID); after.Approval.Valid || after.Approved != "" {
+		t.Fatalf("the old page approved the changed plan: %+v", after.Approval)
+	}
+
+	again := ada.get(intentPath(in.ID))
+	form = element(t, again, `<form method="post" action="`+action+`"`, "</form>")
+	wantRedirect(t, ada.post(action, url.Values{"seen": {inputValue(t, form, "seen")}, "op": {inputValue(t, form, "op")}, "plan": {inputValue(t, form, "plan")}}), intentPath(in.ID))
+	wantSentence(t, ada.get(intentPath(in.ID)), `data-testid="approved"`)
+}

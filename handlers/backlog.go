@@ -328,7 +328,7 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	}
 	if p.Guided() {
 		st := p.Request
-		v.Guided, v.Approved, v.Voided, v.RequestRevision = true, st.Approval.Valid, st.Approval.Voided, st.Revision
+		v.Guided, v.Approved, v.Voided, v.RequestRevision, v.ShownPlan = true, st.Approval.Valid, st.Approval.Voided, st.Revision, st.Current
 		v.CanApprove, v.CannotApprove = st.Approvable, st.Unapprovable
 		v.CanWithdrawApproval, v.Revoked = st.Revocable, st.Approval.Revoked
 		if last, ok := st.LastPlan(); ok {

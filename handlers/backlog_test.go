@@ -213,6 +213,16 @@ func formOp(t testing.TB, r *response, action string) string {
 	return m[1]
 }
 
+// inputValue is the value of the form's input named name.
+func inputValue(t testing.TB, form, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`name="` + regexp.QuoteMeta(name) + `" value="([^"]*)"`).FindStringSubmatch(form)
+	if m == nil {
+		t.Fatalf("the form has no input %s: %s", name, form)
+	}
+	return m[1]
+}
+
 // order is where each marker first appears on the page; it fails the test
 // when one is missing.
 func order(t testing.TB, r *response, markers ...string) []int {

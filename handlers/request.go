@@ -33,6 +33,7 @@ type Requests interface {
 	Message(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Answer(ctx context.Context, id int64, seen int, opID, text string) (request.State, error)
 	Approve(ctx context.Context, id int64, seen int, opID string) (request.State, error)
+	ApproveShown(ctx context.Context, id int64, seen int, opID, shown string) (request.State, error)
 	WithdrawApproval(ctx context.Context, intentID int64, seen int, opID string) (request.State, error)
 	SetMode(ctx context.Context, id int64, seen int, opID, mode string) (request.State, error)
 	SetIntentMode(ctx context.Context, intentID int64, seen int, opID, mode string) (request.State, error)
@@ -260,7 +261,7 @@ func (h *Handlers) intentApprove(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		_, err = h.requests.Approve(c.UserContext(), st.ID, seen, c.FormValue("op"))
+		_, err = h.requests.ApproveShown(c.UserContext(), st.ID, seen, c.FormValue("op"), c.FormValue("plan"))
 		return err
 	})
 }

@@ -111,6 +111,9 @@ type IntentView struct {
 	// Voided says what changed since the plan was approved.
 	Voided          string
 	RequestRevision int
+	// ShownPlan is the whole hash of the plan the page shows, which
+	// Approve carries: a plan changed since is not approved.
+	ShownPlan string
 	// ModeSwitch changes the mode of the request the intent answers; nil
 	// when it answers none, or is done or withdrawn.
 	ModeSwitch *ModeSwitch

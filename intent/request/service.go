@@ -494,6 +494,14 @@ func (s *Service) SetIntentMode(ctx context.Context, intentID int64, seen int, o
 // submitted and unchanged since, an intent planned or stopped); otherwise
 // it refuses with the rule's sentence.
 func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) (State, error) {
+	return s.ApproveShown(ctx, id, seen, opID, "")
+}
+
+// ApproveShown is Approve from a page that showed the plan whose hash is
+// shown (State.Current as the page read it): a plan that changed since,
+// even by the owner's own change in another tab, is refused with a
+// sentence, so the approval is of what the owner saw. "" checks nothing.
+func (s *Service) ApproveShown(ctx context.Context, id int64, seen int, opID, shown string) (State, error) {
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
 		sent: approving(true),
 		decide: func(j journal) (any, error) {
@@ -507,6 +515,9 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 			now := content(d)
 			if err := j.approvable(d, now); err != nil {
 				return nil, err
+			}
+			if shown != "" && hashPlan(now) != shown {
+				return nil, refuse(EConflict, "The plan changed since you looked; reload the page and approve the plan it shows.")
 			}
 			last, _ := j.LastPlan()
 			if h := hashPlan(now); h != last.Hash {
