@@ -94,6 +94,9 @@ func TestAGuidedOwnerChangesTheFailedTasksModelApprovesAndRuns(t *testing.T) {
 		text, _ := page.Locator("main").TextContent()
 		t.Fatalf("the run after the owner's change did not finish: %v\n%s\n%s", err, text, s.out)
 	}
+	// The delivery names the plan version it was built from: the owner's.
+	must(t, expect.Locator(page.GetByTestId("delivered-plan")).ToContainText("Built from plan version 2"))
+	must(t, expect.Locator(page.GetByTestId("delivered-plan")).ToContainText("the version you approved."))
 	_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "intent-owner-change-done.png")), FullPage: playwright.Bool(true)})
 	must(t, err)
 }

@@ -342,6 +342,7 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	}
 	if p.Delivery != nil {
 		v.Delivery = deliveryView(*p.Delivery)
+		v.Delivery.Plan = deliveredPlan(p.Request)
 	}
 	return v
 }

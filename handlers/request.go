@@ -137,6 +137,7 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			if d.Status == intent.IntentDone && h.deliveries != nil {
 				if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
 					p.Delivery = deliveryView(dv)
+					p.Delivery.Plan = deliveredPlan(&st)
 				}
 			}
 			return nil
@@ -302,4 +303,23 @@ func (h *Handlers) decide(c *fiber.Ctx, approve bool) error {
 		return err
 	}
 	return c.Redirect("/request", fiber.StatusSeeOther)
+}
+
+// deliveredPlan says which plan version a delivery was built from: the one
+// the owner approved, or, autonomous, the last one submitted; "" for an
+// intent that answers no request.
+func deliveredPlan(st *request.State) string {
+	if st == nil || len(st.Plans) == 0 {
+		return ""
+	}
+	short := func(h string) string { return h[:min(12, len(h))] }
+	if st.Mode == request.ModeGuided && st.Approved != "" {
+		for i, p := range st.Plans {
+			if p.Hash == st.Approved {
+				return fmt.Sprintf("Built from plan version %d (%s), the version you approved.", i+1, short(p.Hash))
+			}
+		}
+	}
+	last := st.Plans[len(st.Plans)-1]
+	return fmt.Sprintf("Built from plan version %d (%s), run as submitted: the request is %s.", len(st.Plans), short(last.Hash), st.Mode)
 }

@@ -219,6 +219,9 @@ type DeliveryView struct {
 	Evidence []DeliveredTask
 	// Needs says what a delivered page loads that the delivery lacks.
 	Needs []string
+	// Plan says which plan version it was built from; "" for an intent
+	// that answers no request.
+	Plan string
 }
 
 // DeliveredTask is one completed task in a delivery's evidence.
