@@ -102,6 +102,8 @@ func TestTheGoldenPath(t *testing.T) {
 	// answer box, and no box for a message beside it.
 	must(t, expect.Locator(page.GetByTestId("request-form")).ToHaveCount(0))
 	sameAsAFreshLoad(t, page, "the engineer asked")
+	_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "request-questions.png")), FullPage: playwright.Bool(true)})
+	must(t, err)
 
 	// The answer starts the planning turn; the plan lands in the Backlog.
 	must(t, page.GetByTestId("answer-text").Fill("Yes, the break starts by itself."))
