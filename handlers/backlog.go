@@ -34,7 +34,7 @@ type Backlog interface {
 	RemoveTask(ctx context.Context, opID string, taskID int64) error
 	Withdraw(ctx context.Context, opID string, intentID int64) error
 	TierModels() (map[string]string, error)
-	SetTierModels(ctx context.Context, opID string, m map[string]string) error
+	SetTierModels(ctx context.Context, opID string, m map[string]string, known intent.ModelChecker) error
 	SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind intent.InterventionKind, text string) (intent.Receipt, bool, error)
 }
 

@@ -22,8 +22,8 @@ import (
 type Providers interface {
 	List() []provider.ProviderView
 	Get(name string) (provider.ProviderView, error)
-	Save(p provider.Provider, keepKey bool) error
-	ClearKey(name string) error
+	// Apply checks and writes the Settings form's add or edit, at once.
+	Apply(e provider.Edit) error
 	SetOn(name string, on bool) error
 	Remove(name string) error
 	DefaultModel() string
@@ -147,7 +147,8 @@ func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []
 func (h *Handlers) providerSave(c *fiber.Ctx) error {
 	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
 		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens"))}
-	err := h.saveProvider(form, c.FormValue("api_key"), c.FormValue("clear_key") == "1")
+	err := h.providers.Apply(provider.Edit{Editing: form.Editing, Name: form.Name, BaseURL: form.BaseURL, APIKey: c.FormValue("api_key"),
+		On: form.On, ContextTokens: form.ContextTokens, ClearKey: c.FormValue("clear_key") == "1"})
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{form: form, refusal: views.Refusal{At: "provider-form", Sentence: sentence}})
@@ -156,32 +157,6 @@ func (h *Handlers) providerSave(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Redirect("/settings?saved=provider&name="+url.QueryEscape(form.Name), fiber.StatusSeeOther)
-}
-
-func (h *Handlers) saveProvider(form views.ProviderForm, key string, clearKey bool) error {
-	if form.Editing == "" {
-		if _, err := h.providers.Get(form.Name); err == nil {
-			return &provider.Error{Code: provider.EConflict, Message: "A provider called " + form.Name + " exists already; edit it instead."}
-		}
-	} else if form.Editing != form.Name {
-		return &provider.Error{Code: provider.EInvalid, Message: "A provider cannot be renamed; remove it and add it under the new name."}
-	}
-	tokens := 0
-	if form.ContextTokens != "" {
-		n, err := strconv.Atoi(strings.ReplaceAll(form.ContextTokens, ",", ""))
-		if err != nil {
-			return &provider.Error{Code: provider.EInvalid, Message: fmt.Sprintf("The context window %q is not a whole number of tokens.", form.ContextTokens)}
-		}
-		tokens = n
-	}
-	p := provider.Provider{Name: form.Name, BaseURL: form.BaseURL, APIKey: key, On: form.On, ContextTokens: tokens}
-	if err := h.providers.Save(p, form.Editing != ""); err != nil {
-		return err
-	}
-	if clearKey && strings.TrimSpace(key) == "" {
-		return h.providers.ClearKey(form.Name)
-	}
-	return nil
 }
 
 // providerAction runs a write on one provider and shows the page, with a
@@ -258,24 +233,16 @@ func (h *Handlers) tierModels(typed map[string]string) ([]views.TierModel, error
 	return out, nil
 }
 
-// saveTierModels checks each tier model against the providers in Settings
-// and writes the three; both the Backlog and Settings pages use it. It
-// returns what was typed, to show back after a refusal.
+// saveTierModels writes the three tier models as typed, each checked
+// against the providers in Settings by the write itself; both the Backlog
+// and Settings pages use it. It returns what was typed, to show back after
+// a refusal.
 func (h *Handlers) saveTierModels(c *fiber.Ctx) (map[string]string, error) {
 	m := map[string]string{}
 	for _, tier := range plan.Tiers {
 		m[tier] = strings.TrimSpace(c.FormValue("tier_" + tier))
 	}
-	for _, tier := range plan.Tiers {
-		if err := h.providers.CheckModel(m[tier], "the "+tier+" tier"); err != nil {
-			var pe *provider.Error
-			if errors.As(err, &pe) {
-				return m, &provider.Error{Code: pe.Code, Message: "The " + tier + " tier's model was not saved. " + pe.Message}
-			}
-			return m, err
-		}
-	}
-	return m, h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m)
+	return m, h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m, h.providers)
 }
 
 func (h *Handlers) settingsTiers(c *fiber.Ctx) error {

@@ -71,7 +71,7 @@ func TestAnIntentReadAgainShowsEveryChangeSinceTheLast(t *testing.T) {
 		t.Fatalf("after a change by hand the read says %q", got)
 	}
 	// The tier models are read with it.
-	if err := e.svc.SetTierModels(ctx, "op-tiers", map[string]string{"quick": "ollama:qwen3", "standard": "ollama:qwen3", "deep": "ollama:qwen3"}); err != nil {
+	if err := e.svc.SetTierModels(ctx, "op-tiers", map[string]string{"quick": "ollama:qwen3", "standard": "ollama:qwen3", "deep": "ollama:qwen3"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := task(read(), tasks[1].ID).RunsOn; got != "ollama:qwen3" {

@@ -256,7 +256,7 @@ func TestGetShowsRunOrderBlockedTiersAndModels(t *testing.T) {
 	if err := e.svc.RemoveTask(ctx, "op-rm", gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.SetTierModels(ctx, "op-tiers", map[string]string{"quick": "ollama:qwen3:4b"}); err != nil {
+	if err := e.svc.SetTierModels(ctx, "op-tiers", map[string]string{"quick": "ollama:qwen3:4b"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.svc.SetTaskModel(ctx, "op-model", c.ID, "gpt-5-mini"); err != nil {
@@ -651,7 +651,7 @@ func TestTierModels(t *testing.T) {
 		t.Fatalf("without a file: %v", m)
 	}
 
-	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}); err != nil {
+	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(e.root, "launcher", "intent-models.json")
@@ -672,12 +672,12 @@ func TestTierModels(t *testing.T) {
 
 	// A repeated operation writes nothing (with other values it is
 	// refused); refusals write nothing.
-	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}); err != nil {
+	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}), intent.EConflict)
-	refusal(t, e.svc.SetTierModels(ctx, "op-2", map[string]string{"fast": "gpt-5"}), intent.EInvalid)
-	ie := refusal(t, e.svc.SetTierModels(ctx, "op-3", map[string]string{"deep": "a b"}), intent.EInvalid)
+	refusal(t, e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}, nil), intent.EConflict)
+	refusal(t, e.svc.SetTierModels(ctx, "op-2", map[string]string{"fast": "gpt-5"}, nil), intent.EInvalid)
+	ie := refusal(t, e.svc.SetTierModels(ctx, "op-3", map[string]string{"deep": "a b"}, nil), intent.EInvalid)
 	if !strings.HasPrefix(ie.Message, "The deep tier's model was not saved.") {
 		t.Fatalf("message %q", ie.Message)
 	}
@@ -708,13 +708,13 @@ func TestAChangeOfTheTierModelsShowsOnTheNextRead(t *testing.T) {
 		m["quick"] = "changed by a reader"
 	}
 	want("")
-	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3"}); err != nil {
+	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want("ollama:qwen3")
 	want("ollama:qwen3")
 	other := intent.NewService(e.db, e.root, e.clock.now)
-	if err := other.SetTierModels(ctx, "op-2", map[string]string{"quick": "ollama:gemma"}); err != nil {
+	if err := other.SetTierModels(ctx, "op-2", map[string]string{"quick": "ollama:gemma"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want("ollama:gemma")

@@ -16,6 +16,7 @@ import (
 
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // TierModels returns the model of each tier from intent-models.json, keyed
@@ -57,10 +58,17 @@ func readTierModels(path string, b []byte, err error) tierModels {
 	return tierModels{m: m}
 }
 
+// ModelChecker says whether a model reference names a provider the owner
+// has (the providers in Settings); a refusal is the sentence to show.
+type ModelChecker interface {
+	CheckModel(ref, what string) error
+}
+
 // SetTierModels writes the model of each tier to intent-models.json,
 // replacing the file at once. A tier left out or given "" has no model of
-// its own.
-func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]string) error {
+// its own. Each model must be well formed and, when known is not nil,
+// name a provider known has, checked in the operation's transaction.
+func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]string, known ModelChecker) error {
 	file := map[string]*string{}
 	for _, t := range plan.Tiers {
 		file[t] = nil
@@ -86,6 +94,18 @@ func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]s
 	// The file is written inside the operation's transaction, so two
 	// settings never interleave and a repeated operation writes nothing.
 	return s.once(ctx, opID, "set-tier-models", "", b.String(), func(tx *sqlx.Tx, now time.Time) error {
+		for _, tier := range plan.Tiers {
+			if known == nil || file[tier] == nil {
+				continue
+			}
+			if err := known.CheckModel(*file[tier], "the "+tier+" tier"); err != nil {
+				var r *refusal.Error
+				if errors.As(err, &r) {
+					return refuse(r.Code, "The %s tier's model was not saved. %s", tier, r.Message)
+				}
+				return err
+			}
+		}
 		if err := atomicfile.Write(s.tierModelsPath(), b.Bytes()); err != nil {
 			return fmt.Errorf("intent: tier models: %w", err)
 		}

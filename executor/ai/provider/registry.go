@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -158,6 +159,14 @@ func (r *Registry) Get(name string) (ProviderView, error) {
 // none when the owner did not retype it); without, an empty APIKey means
 // no key. ClearKey removes a key explicitly.
 func (r *Registry) Save(p Provider, keepKey bool) error {
+	return r.save(p, func(int) (bool, error) { return keepKey, nil })
+}
+
+// save validates p and writes it in place of the provider of its name, or
+// as a new one; rule, under the lock, sees the index of the provider of
+// that name (-1: none), refuses or says whether an empty key keeps the
+// stored one.
+func (r *Registry) save(p Provider, rule func(existing int) (keepKey bool, err error)) error {
 	p.Name = strings.TrimSpace(p.Name)
 	p.APIKey = strings.TrimSpace(p.APIKey)
 	if e := validateName(p.Name); e != nil {
@@ -176,6 +185,10 @@ func (r *Registry) Save(p Provider, keepKey bool) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	keepKey, err := rule(r.find(p.Name))
+	if err != nil {
+		return err
+	}
 	next := slices.Clone(r.providers)
 	if i := r.find(p.Name); i >= 0 {
 		if keepKey && p.APIKey == "" {
@@ -186,6 +199,48 @@ func (r *Registry) Save(p Provider, keepKey bool) error {
 		next = append(next, p)
 	}
 	return r.commit(next, r.model, p.Name)
+}
+
+// Edit is the Settings form's add or edit of a provider, as typed: Editing
+// names the provider edited ("" adds Name); ContextTokens is the window as
+// typed ("" asks the provider; commas allowed); an empty APIKey keeps the
+// stored key when editing, unless ClearKey.
+type Edit struct {
+	Editing       string
+	Name          string
+	BaseURL       string
+	APIKey        string
+	On            bool
+	ContextTokens string
+	ClearKey      bool
+}
+
+// Apply checks an edit from the Settings form against every rule and
+// writes it once: adding a name that exists, renaming, editing a provider
+// that is gone or a window that is not a number is refused with a
+// sentence, and nothing is written.
+func (r *Registry) Apply(e Edit) error {
+	e.Name = strings.TrimSpace(e.Name)
+	tokens := 0
+	if t := strings.TrimSpace(e.ContextTokens); t != "" {
+		n, err := strconv.Atoi(strings.ReplaceAll(t, ",", ""))
+		if err != nil {
+			return refuse(EInvalid, "The context window %q is not a whole number of tokens.", t)
+		}
+		tokens = n
+	}
+	p := Provider{Name: e.Name, BaseURL: e.BaseURL, APIKey: e.APIKey, On: e.On, ContextTokens: tokens}
+	return r.save(p, func(existing int) (keepKey bool, err error) {
+		switch {
+		case e.Editing == "" && existing >= 0:
+			return false, refuse(EConflict, "A provider called %s exists already; edit it instead.", e.Name)
+		case e.Editing != "" && e.Editing != e.Name:
+			return false, refuse(EInvalid, "A provider cannot be renamed; remove it and add it under the new name.")
+		case e.Editing != "" && existing < 0:
+			return false, noProvider(e.Editing)
+		}
+		return e.Editing != "" && !e.ClearKey, nil
+	})
 }
 
 // ClearKey removes the named provider's key.
