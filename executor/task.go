@@ -230,11 +230,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	turnCtx := attemptContext(ctx, runID, d.AppID, ai.TurnCall, pos)
 	bg := context.WithoutCancel(turnCtx)
 	var out turnOutcome
-	passed := make([]bool, len(task.Criteria))
-	for n := range passed {
-		passed[n] = task.ExampleHashes[n+1] != ""
-	}
-	markdown := plan.Markdown(task.Task.Task, passed)
+	markdown := plan.Markdown(task.Task.Task, task.Passed())
 	request := task.Slug + ": " + task.Title
 	questions := len(task.Answers)
 	cfg := builder.Config{

@@ -239,12 +239,8 @@ func (h *Handlers) taskPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	passed := make([]bool, len(t.Criteria))
-	for i := range passed {
-		passed[i] = t.ExampleHashes[i+1] != ""
-	}
 	// The host's own criterion holds once the verdict completed the task.
-	passed = append(passed, t.Status == intent.TaskCompleted)
+	passed := append(t.Passed(), t.Status == intent.TaskCompleted)
 	v := views.TaskView{IntentID: t.IntentID, Row: taskRow(t.BacklogTask, false), Facts: planFacts(t.Task.Task),
 		PlanHTML: views.Document(plan.Body(t.Task.Task, passed)), RunIDs: t.RunIDs}
 	ended := map[string]string{}

@@ -152,6 +152,16 @@ type Task struct {
 	CreatedAt     time.Time
 }
 
+// Passed says, for each criterion from c1, whether its acceptance example
+// passed: the host recorded the hash of its steps at the task's verdict.
+func (t Task) Passed() []bool {
+	passed := make([]bool, len(t.Criteria))
+	for n := range passed {
+		passed[n] = t.ExampleHashes[n+1] != ""
+	}
+	return passed
+}
+
 // BacklogTask is a task as the Backlog shows it: the row and what the host
 // derives from it.
 type BacklogTask struct {

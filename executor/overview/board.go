@@ -205,8 +205,8 @@ func card(intentID int64, t intent.BacklogTask, awaiting bool) (Card, bool) {
 	c := Card{TaskID: t.ID, IntentID: intentID, Slug: t.Slug, Title: t.Title, Status: string(t.Status), Tier: t.Tier,
 		Labels: t.Labels, Model: t.RunsOn, Criteria: len(t.Criteria), Advice: t.Advice,
 		runs: append(slices.Clone(t.RunIDs), AdviceRunID(intentID, t.Slug))}
-	for n := 1; n <= len(t.Criteria); n++ {
-		if t.ExampleHashes[n] != "" {
+	for _, ok := range t.Passed() {
+		if ok {
 			c.Passing++
 		}
 	}
