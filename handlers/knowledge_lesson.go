@@ -118,13 +118,7 @@ func lessonLine(l knowledge.Lesson) views.LessonLine {
 		Flags: strings.Join(l.Flags, ", "), Files: strings.Join(l.Applies.Files, ", "), CaseID: l.CaseID,
 		ConfirmedBy: l.ConfirmedBy, RetiredBy: l.RetiredBy, MethodUnclear: l.MethodUnclear,
 		Supersedes: l.Supersedes, SupersededBy: l.SupersededBy,
-		CanConfirm: canConfirm(l), CanRetire: l.InService(), CanReplace: l.Servable()}
-}
-
-// canConfirm says Confirm is offered: a provisional lesson, or a confirmed
-// one carrying a review flag, that may be served.
-func canConfirm(l knowledge.Lesson) bool {
-	return l.Servable() && (l.Status == knowledge.LessonProvisional || l.NeedsReview())
+		CanConfirm: l.Confirmable() == nil, CanRetire: l.InService(), CanReplace: l.Servable()}
 }
 
 // appliesSentence says what a lesson is given to a turn for; caseSignature
@@ -157,7 +151,7 @@ func appliesSentence(a knowledge.Applies, caseSignature string) string {
 // and what Replay this lesson would spend.
 func replayPanel(p replay.LessonPage) views.ReplayPanel {
 	l := p.Lesson
-	r := views.ReplayPanel{LessonID: l.ID, Cannot: p.Plan.Cannot, Confirmable: canConfirm(l)}
+	r := views.ReplayPanel{LessonID: l.ID, Cannot: p.Plan.Cannot, Confirmable: l.Confirmable() == nil}
 	if p.Latest != nil {
 		t := replayTable(*p.Latest)
 		r.Latest = &t

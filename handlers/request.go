@@ -142,10 +142,8 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			}
 			return nil
 		}
-		for _, q := range st.OpenQuestions() {
-			if q.Task == 0 {
-				p.Questions = append(p.Questions, views.QuestionView{ID: q.Revision, Text: q.Text})
-			}
+		for _, q := range st.OpenAnalysisQuestions() {
+			p.Questions = append(p.Questions, views.QuestionView{ID: q.Revision, Text: q.Text})
 		}
 	}
 	p.RequestID, p.Revision, p.Mode, p.Text, p.IntentID = st.ID, st.Revision, st.Mode, st.Text, st.IntentID

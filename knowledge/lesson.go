@@ -111,6 +111,21 @@ func (l Lesson) InService() bool {
 // and not what a method_unclear answer kept.
 func (l Lesson) Servable() bool { return l.InService() && !l.MethodUnclear }
 
+// Confirmable is the rule for confirming the lesson: a provisional one, or
+// a confirmed one carrying review flags, that may be served. When not, the
+// refusal says why; the Knowledge page offers Confirm by the same rule.
+func (l Lesson) Confirmable() error {
+	switch {
+	case l.MethodUnclear:
+		return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to confirm. Retire it once you have read it.", l.ID)
+	case l.Status == LessonConfirmed && !l.NeedsReview():
+		return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", l.ID)
+	case !canMoveLesson(l.Status, LessonConfirmed):
+		return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", l.ID, l.Status)
+	}
+	return nil
+}
+
 // Lessons keeps, reviews and matches lessons in the knowledge store. It
 // needs only the store's database, so it can be built beside the Store.
 type Lessons struct {
@@ -418,13 +433,8 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 		return refuse(EInvalid, "Confirming a lesson needs the name of the person confirming it.")
 	}
 	return s.change(ctx, id, "confirm", func(tx *sqlx.Tx, l Lesson) error {
-		switch {
-		case l.MethodUnclear:
-			return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to confirm. Retire it once you have read it.", id)
-		case l.Status == LessonConfirmed && !l.NeedsReview():
-			return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", id)
-		case !canMoveLesson(l.Status, LessonConfirmed):
-			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", id, l.Status)
+		if err := l.Confirmable(); err != nil {
+			return err
 		}
 		return moveLesson(ctx, tx, s.now(), l, LessonConfirmed, lessonStamp{by: by})
 	})

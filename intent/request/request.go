@@ -159,6 +159,19 @@ func (s State) OpenQuestions() []Said {
 	return open
 }
 
+// OpenAnalysisQuestions returns the open questions of the analysis, oldest
+// first: the ones the Request page asks the owner; a builder's are
+// answered on its task.
+func (s State) OpenAnalysisQuestions() []Said {
+	var open []Said
+	for _, q := range s.OpenQuestions() {
+		if q.Task == 0 {
+			open = append(open, q)
+		}
+	}
+	return open
+}
+
 // answered says whether an answer answers the question: one linked to it,
 // or an unlinked one of the analysis written after it.
 func (s State) answered(q Said) bool {
