@@ -9,6 +9,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/executor/candidate"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // OwnerRun is the run id of builds and checks the owner asked for from an
@@ -80,8 +81,8 @@ func (c CaseRecorder) revisionBefore(appID, revision string) string {
 	return st.Build.Revision
 }
 
-func (c CaseRecorder) runOf(ctx context.Context) knowledge.Identity {
-	id := knowledge.IdentityFrom(ctx)
+func (c CaseRecorder) runOf(ctx context.Context) origin.Identity {
+	id := origin.IdentityFrom(ctx)
 	if id.RunID == "" {
 		id.RunID = OwnerRun
 	}

@@ -12,6 +12,7 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/build"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // TestACaseOpenedDuringATurnNamesTheTurnsContext runs a turn as a builder
@@ -54,7 +55,7 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 		Now:       time.Now,
 	}
 	const request = "0001-greet: Greet the readers"
-	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: run, AppID: "site"})
+	turnCtx := origin.WithIdentity(ctx, origin.Identity{RunID: run, AppID: "site"})
 	turnCtx = executor.KeepContextAtDelivery(turnCtx, ks, "site", request, &turn, nil)
 	res := ai.Run(turnCtx, turn)
 	if res.Ended != ai.EndAnswered {

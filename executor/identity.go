@@ -7,6 +7,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // The call part of the request ids of what the host does for a builder
@@ -32,7 +33,7 @@ type Places interface {
 // current release, and the revision its workspace's HEAD is at, or
 // knowledge.NoGit when the workspace is not a git repository of its own.
 // It asks git once; the turn's edits and builds move it on from there.
-func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID string, now func() time.Time) *knowledge.Position {
+func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID string, now func() time.Time) *origin.Position {
 	var release string
 	if cands != nil {
 		if st, err := cands.State(appID); err == nil && st.Build != nil && st.Build.Release != nil {
@@ -51,12 +52,12 @@ func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID s
 		}
 		ws.Close()
 	}
-	return knowledge.NewPosition(release, revision)
+	return origin.NewPosition(release, revision)
 }
 
 // attemptContext is ctx carrying the identity of the attempt runID at
 // appID, its rows named <runId>:<call>, and its position.
-func attemptContext(ctx context.Context, runID, appID, call string, pos *knowledge.Position) context.Context {
-	ctx = knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":" + call, AppID: appID})
-	return knowledge.WithPosition(ctx, pos)
+func attemptContext(ctx context.Context, runID, appID, call string, pos *origin.Position) context.Context {
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, CallID: runID + ":" + call, AppID: appID})
+	return origin.WithPosition(ctx, pos)
 }

@@ -15,6 +15,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // siteServer is a preview command for the static template's site: it
@@ -97,7 +98,7 @@ func TestEveryRowOfABuilderTurnCarriesItsIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The person built the site once: the turn starts with a release.
-	before, err := h.cands.Build(ctx, "site")
+	before, err := h.cands.Build(ctx, "site", nil)
 	if err != nil || before.Build == nil || before.Build.Release == nil {
 		t.Fatalf("the first build: %+v, %v", before, err)
 	}
@@ -196,7 +197,7 @@ func TestEveryRowOfABuilderTurnCarriesItsIdentity(t *testing.T) {
 	for _, e := range events {
 		if strings.HasPrefix(e.Message, "the site server listens on") {
 			found = true
-			if e.Identity() != (knowledge.Identity{}) {
+			if e.Identity() != (origin.Identity{}) {
 				t.Errorf("the preview's own line carries %+v", e.Identity())
 			}
 		}

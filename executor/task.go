@@ -19,6 +19,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // hostBuilt is what a task completed on the host's own build says.
@@ -222,7 +223,7 @@ type turnOutcome struct {
 // turn runs one builder turn and, when it ended on its own with edits that
 // nothing built, builds them once on the host.
 func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail, runID string,
-	ep provider.Endpoint, lastAttempt string, pos *knowledge.Position) turnOutcome {
+	ep provider.Endpoint, lastAttempt string, pos *origin.Position) turnOutcome {
 	// What the turn and its tools write carries its identity, never one a
 	// model wrote: its run, its calls (the run loop names each), the
 	// application and where the application stands as each row is written.
@@ -234,7 +235,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	request := task.Slug + ": " + task.Title
 	questions := len(task.Answers)
 	cfg := builder.Config{
-		AppID: d.AppID, IntentID: d.ID, RunID: runID, Task: task.Task.Task,
+		AppID: d.AppID, IntentID: d.ID, RunID: runID, Task: task.Task.Task, Position: pos,
 		WorkspaceDir: e.d.Apps.WorkspaceDir(d.AppID), Candidates: e.d.Candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
 		PlanMarkdown: markdown,
@@ -352,7 +353,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		hostCtx := attemptContext(ctx, runID, d.AppID, HostBuildCall, pos)
 		e.d.Log.InfoContext(hostCtx, "the host builds what the turn left unbuilt", "run", runID, "request", runID+":"+HostBuildCall)
 		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
-		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}}); err != nil {
+		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}, Position: pos}); err != nil {
 			e.d.Log.ErrorContext(hostCtx, "the host build failed to run", "run", runID, "err", err)
 		} else {
 			out.hostBuilt = true
@@ -610,7 +611,7 @@ func intentDocument(d intent.IntentDetail) ai.Document {
 // and keeps the answer; an answer that does not come stores nothing. Its
 // rows are the attempt's, named <runId>:advice.
 func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, runID string, reasons []string, refused []builder.Refused,
-	pos *knowledge.Position) {
+	pos *origin.Position) {
 	ref := e.d.Models.DefaultModel()
 	if ref == "" {
 		return

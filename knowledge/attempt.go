@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"autoapp/knowledge/origin"
 )
 
 // The log lines a retry's attempts document is read from, by run id.
@@ -45,7 +47,7 @@ func (s *Store) RecordAttempt(ctx context.Context, runID, appID string, f Attemp
 			attrs[key] = list[:min(len(list), maxAttemptItems)]
 		}
 	}
-	ctx = WithIdentity(ctx, Identity{RunID: runID, AppID: appID, CallID: IdentityFrom(ctx).CallID})
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, AppID: appID, CallID: origin.IdentityFrom(ctx).CallID})
 	return s.Append(ctx, Event{Level: LevelInfo, Message: MsgAttemptEnded, Attrs: attrs})
 }
 
@@ -56,7 +58,7 @@ func (s *Store) RecordDiagnosis(ctx context.Context, runID, appID, diagnosis str
 	if diagnosis == "" {
 		return nil
 	}
-	ctx = WithIdentity(ctx, Identity{RunID: runID, AppID: appID, CallID: IdentityFrom(ctx).CallID})
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, AppID: appID, CallID: origin.IdentityFrom(ctx).CallID})
 	return s.Append(ctx, Event{Level: LevelInfo, Message: MsgDiagnosed, Attrs: map[string]any{"diagnosis": diagnosis}})
 }
 

@@ -1,7 +1,6 @@
 package knowledge
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,10 +8,11 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/knowledge/origin"
 )
 
 // Level is an event's level, as the events table stores it.
@@ -54,114 +54,9 @@ func LevelOf(l slog.Level) Level {
 	}
 }
 
-// Identity is who a row was written for: the run and call of the turn's own
-// envelope, the application, its release and the workspace revision. An
-// empty field is stored as NULL.
-type Identity struct {
-	RunID     string
-	CallID    string
-	AppID     string
-	ReleaseID string
-	Revision  string
-}
-
-type identityKey struct{}
-
-// WithIdentity returns ctx carrying id: every row written under it takes id.
-// The caller builds id from what the host knows (the run loop's envelope,
-// the workspace's HEAD), never from what a model said.
-func WithIdentity(ctx context.Context, id Identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
-}
-
-// IdentityFrom is the identity ctx carries, empty when it carries none.
-// When ctx carries a Position, its release and revision are the ones the
-// position holds now.
-func IdentityFrom(ctx context.Context) Identity {
-	if ctx == nil {
-		return Identity{}
-	}
-	id, _ := ctx.Value(identityKey{}).(Identity)
-	if release, revision := PositionFrom(ctx).At(); release != "" || revision != "" {
-		id.ReleaseID, id.Revision = cmp.Or(release, id.ReleaseID), cmp.Or(revision, id.Revision)
-	}
-	return id
-}
-
-// WithCall returns ctx with its identity's call set to callID, the rest
-// kept: the rows a tool call writes name the call the run loop gave it.
-func WithCall(ctx context.Context, callID string) context.Context {
-	id, _ := ctx.Value(identityKey{}).(Identity)
-	id.CallID = callID
-	return context.WithValue(ctx, identityKey{}, id)
-}
-
 // NoGit is the revision of a workspace that is not a git repository of its
 // own.
 const NoGit = "no-git"
-
-// Position is where an application stands while a turn runs: the release
-// its candidate holds and the revision its workspace's HEAD is at. The turn
-// moves it as it learns of a change (an edit's commit, a build's release),
-// so a row written under it takes the release and revision of the moment
-// it is written without anyone asking git. The nil Position holds nothing
-// and moves nowhere. It is safe for concurrent use.
-type Position struct {
-	mu                sync.Mutex
-	release, revision string
-}
-
-// NewPosition is a position at release and revision, as a turn starts.
-func NewPosition(release, revision string) *Position {
-	return &Position{release: release, revision: revision}
-}
-
-// Committed moves the position to the revision a commit made.
-func (p *Position) Committed(revision string) {
-	if p == nil || revision == "" {
-		return
-	}
-	p.mu.Lock()
-	p.revision = revision
-	p.mu.Unlock()
-}
-
-// Released moves the position to the release a build that passed made.
-func (p *Position) Released(release string) {
-	if p == nil || release == "" {
-		return
-	}
-	p.mu.Lock()
-	p.release = release
-	p.mu.Unlock()
-}
-
-// At is the release and revision the position holds now.
-func (p *Position) At() (release, revision string) {
-	if p == nil {
-		return "", ""
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.release, p.revision
-}
-
-type positionKey struct{}
-
-// WithPosition returns ctx carrying p: every row written under it takes
-// the release and revision p holds when it is written.
-func WithPosition(ctx context.Context, p *Position) context.Context {
-	return context.WithValue(ctx, positionKey{}, p)
-}
-
-// PositionFrom is the position ctx carries, nil when it carries none.
-func PositionFrom(ctx context.Context) *Position {
-	if ctx == nil {
-		return nil
-	}
-	p, _ := ctx.Value(positionKey{}).(*Position)
-	return p
-}
 
 // Event is one line of the log. Its identity fields are NULL (not Valid)
 // for a line that had no origin, and stay so.
@@ -179,14 +74,14 @@ type Event struct {
 }
 
 // Identity is the event's identity, with NULL as "".
-func (e Event) Identity() Identity {
-	return Identity{RunID: e.RunID.String, CallID: e.CallID.String, AppID: e.AppID.String,
+func (e Event) Identity() origin.Identity {
+	return origin.Identity{RunID: e.RunID.String, CallID: e.CallID.String, AppID: e.AppID.String,
 		ReleaseID: e.ReleaseID.String, Revision: e.Revision.String}
 }
 
 // stamped is e with the identity of ctx, and now when e has no time.
 func stamped(ctx context.Context, e Event, now time.Time) Event {
-	id := IdentityFrom(ctx)
+	id := origin.IdentityFrom(ctx)
 	e.RunID, e.CallID, e.AppID = nullable(id.RunID), nullable(id.CallID), nullable(id.AppID)
 	e.ReleaseID, e.Revision = nullable(id.ReleaseID), nullable(id.Revision)
 	if e.At.IsZero() {
@@ -198,7 +93,7 @@ func stamped(ctx context.Context, e Event, now time.Time) Event {
 func nullable(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // Append writes one event. Its level, message, attributes and time (now
-// when zero) come from e; its identity comes from ctx (WithIdentity), and
+// when zero) come from e; its identity comes from ctx (origin.WithIdentity), and
 // e's own identity fields are not consulted, so a row can only carry the
 // identity of the code that wrote it.
 func (s *Store) Append(ctx context.Context, e Event) error {

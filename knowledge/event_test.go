@@ -8,22 +8,23 @@ import (
 	"time"
 
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 func TestAppendStoresTheIdentityOfItsContext(t *testing.T) {
-	full := knowledge.Identity{RunID: "run-1", CallID: "call-2", AppID: "notes", ReleaseID: "rel-3", Revision: "abc123"}
+	full := origin.Identity{RunID: "run-1", CallID: "call-2", AppID: "notes", ReleaseID: "rel-3", Revision: "abc123"}
 	cases := []struct {
 		name string
 		ctx  context.Context
 		// event is what the caller passes; its identity fields must not count.
 		event knowledge.Event
-		want  knowledge.Identity
+		want  origin.Identity
 	}{
-		{"the turn's envelope", knowledge.WithIdentity(context.Background(), full), knowledge.Event{Level: knowledge.LevelInfo, Message: "built"}, full},
-		{"a line with no origin", context.Background(), knowledge.Event{Level: knowledge.LevelWarn, Message: "stderr line"}, knowledge.Identity{}},
-		{"only an application", knowledge.WithIdentity(context.Background(), knowledge.Identity{AppID: "notes"}), knowledge.Event{Level: knowledge.LevelInfo, Message: "preview started"}, knowledge.Identity{AppID: "notes"}},
+		{"the turn's envelope", origin.WithIdentity(context.Background(), full), knowledge.Event{Level: knowledge.LevelInfo, Message: "built"}, full},
+		{"a line with no origin", context.Background(), knowledge.Event{Level: knowledge.LevelWarn, Message: "stderr line"}, origin.Identity{}},
+		{"only an application", origin.WithIdentity(context.Background(), origin.Identity{AppID: "notes"}), knowledge.Event{Level: knowledge.LevelInfo, Message: "preview started"}, origin.Identity{AppID: "notes"}},
 		{"identity in the event is not taken", context.Background(), knowledge.Event{Level: knowledge.LevelInfo, Message: "model said",
-			RunID: sql.NullString{String: "run-from-model-text", Valid: true}}, knowledge.Identity{}},
+			RunID: sql.NullString{String: "run-from-model-text", Valid: true}}, origin.Identity{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestLogFiltersByLevelAndApplicationNewestFirst(t *testing.T) {
 		r := row{level: levels[(i*7)%4], app: []string{"notes", "shop", ""}[i%3]}
 		rows = append(rows, r)
 		e.clock.set(e.clock.now().Add(time.Second))
-		if err := e.store.Append(knowledge.WithIdentity(ctx, knowledge.Identity{AppID: r.app}),
+		if err := e.store.Append(origin.WithIdentity(ctx, origin.Identity{AppID: r.app}),
 			knowledge.Event{Level: r.level, Message: "line"}); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"strings"
 	"time"
+
+	"autoapp/knowledge/origin"
 )
 
 // logBatch is the most records one transaction of the log writer takes.
@@ -277,7 +279,7 @@ func (s *Store) writeBatch(batch []pending) {
 // top-level attributes ("run", "call", "app"): those are set by the run
 // loop and the host from their own envelope, never from what a model wrote.
 func identityFromAttrs(ctx context.Context, attrs map[string]any) context.Context {
-	id := IdentityFrom(ctx)
+	id := origin.IdentityFrom(ctx)
 	str := func(key string) string {
 		switch v := attrs[key].(type) {
 		case string:
@@ -299,5 +301,5 @@ func identityFromAttrs(ctx context.Context, attrs map[string]any) context.Contex
 	if filled == id {
 		return ctx
 	}
-	return WithIdentity(ctx, filled)
+	return origin.WithIdentity(ctx, filled)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 func TestALogLineNamesItsRunByTheHostsAttributes(t *testing.T) {
@@ -18,7 +19,7 @@ func TestALogLineNamesItsRunByTheHostsAttributes(t *testing.T) {
 	}
 	log := slog.New(st.Handler(slog.LevelInfo, nil))
 	log.Info("a build ran", "run", "intent-1-0001-x-a1", "app", "site")
-	ctx := knowledge.WithIdentity(context.Background(), knowledge.Identity{RunID: "from-the-envelope", AppID: "notes"})
+	ctx := origin.WithIdentity(context.Background(), origin.Identity{RunID: "from-the-envelope", AppID: "notes"})
 	log.InfoContext(ctx, "the envelope wins", "run", "ignored", "app", "ignored")
 	log.Info("no origin")
 	if err := st.Close(); err != nil {
@@ -58,14 +59,14 @@ func TestARowTakesThePositionAndCallItWasWrittenUnder(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(st.Handler(slog.LevelInfo, nil))
-	pos := knowledge.NewPosition("r1", "rev-1")
-	turn := knowledge.WithPosition(knowledge.WithIdentity(context.Background(), knowledge.Identity{RunID: "run-1", CallID: "run-1:turn", AppID: "site"}), pos)
+	pos := origin.NewPosition("r1", "rev-1")
+	turn := origin.WithPosition(origin.WithIdentity(context.Background(), origin.Identity{RunID: "run-1", CallID: "run-1:turn", AppID: "site"}), pos)
 	log.InfoContext(turn, "the turn starts")
-	call := knowledge.WithCall(turn, "run-1:1")
+	call := origin.WithCall(turn, "run-1:1")
 	pos.Committed("rev-2")
 	log.InfoContext(call, "an edit landed")
 	pos.Released("r2")
-	log.InfoContext(knowledge.WithCall(call, "run-1:1.build"), "a build passed")
+	log.InfoContext(origin.WithCall(call, "run-1:1.build"), "a build passed")
 	if err := st.Append(turn, knowledge.Event{Level: knowledge.LevelInfo, Message: "appended"}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +83,11 @@ func TestARowTakesThePositionAndCallItWasWrittenUnder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]knowledge.Identity{}
+	got := map[string]origin.Identity{}
 	for _, e := range events {
 		got[e.Message] = e.Identity()
 	}
-	for message, want := range map[string]knowledge.Identity{
+	for message, want := range map[string]origin.Identity{
 		"the turn starts": {RunID: "run-1", CallID: "run-1:turn", AppID: "site", ReleaseID: "r1", Revision: "rev-1"},
 		"an edit landed":  {RunID: "run-1", CallID: "run-1:1", AppID: "site", ReleaseID: "r1", Revision: "rev-2"},
 		"a build passed":  {RunID: "run-1", CallID: "run-1:1.build", AppID: "site", ReleaseID: "r2", Revision: "rev-2"},

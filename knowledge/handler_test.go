@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // lockedBuffer is an io.Writer the handler's goroutine and the test share.
@@ -37,8 +38,8 @@ func TestHandlerRecordsLevelsAndAttrsFromTheMinimumUp(t *testing.T) {
 	e := mustOpen(t)
 	var next lockedBuffer
 	log := slog.New(e.store.Handler(slog.LevelInfo, slog.NewTextHandler(&next, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	id := knowledge.Identity{RunID: "run-9", CallID: "call-1", AppID: "notes", Revision: "no-git"}
-	ctx := knowledge.WithIdentity(context.Background(), id)
+	id := origin.Identity{RunID: "run-9", CallID: "call-1", AppID: "notes", Revision: "no-git"}
+	ctx := origin.WithIdentity(context.Background(), id)
 
 	log.DebugContext(ctx, "too quiet to keep", "n", 1)
 	log.InfoContext(ctx, "preview started", "port", 4312, "took", 1500*time.Millisecond)
@@ -63,7 +64,7 @@ func TestHandlerRecordsLevelsAndAttrsFromTheMinimumUp(t *testing.T) {
 	if info.Attrs["port"] != float64(4312) || info.Attrs["took"] != "1.5s" {
 		t.Errorf("info attrs = %v", info.Attrs)
 	}
-	if warn.Level != knowledge.LevelWarn || warn.Identity() != (knowledge.Identity{}) {
+	if warn.Level != knowledge.LevelWarn || warn.Identity() != (origin.Identity{}) {
 		t.Errorf("warn event = %+v: a record without identity keeps NULL", warn)
 	}
 	turn, _ := warn.Attrs["turn"].(map[string]any)

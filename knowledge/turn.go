@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/knowledge/origin"
 )
 
 // TurnKind says what a turn was for.
@@ -169,7 +171,7 @@ func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 		return 0, fmt.Errorf("knowledge: recording a turn: %w", err)
 	}
 	key := turnKey(t, instructions, documents)
-	who := IdentityFrom(ctx)
+	who := origin.IdentityFrom(ctx)
 	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents, turn_key,
 			call_id, release_id, revision)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/knowledge/origin"
 )
 
 // The kinds of a run's work: what the host saw a run do to its application.
@@ -69,7 +71,7 @@ type RunWork struct {
 // addWork records one thing runID did to appID, in the caller's
 // transaction, with the call, release and revision of ctx's identity.
 func addWork(ctx context.Context, tx *sqlx.Tx, at time.Time, runID, appID, kind string, ok bool, summary string) error {
-	id := IdentityFrom(ctx)
+	id := origin.IdentityFrom(ctx)
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_work (run_id, app_id, at, kind, ok, summary, call_id, release_id, revision)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		runID, appID, at.UnixMilli(), kind, ok, summary, nullable(id.CallID), nullable(id.ReleaseID), nullable(id.Revision))

@@ -13,6 +13,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 func TestTheDeliveredDocumentsAreToldBeforeTheModelIsAsked(t *testing.T) {
@@ -52,7 +53,7 @@ func TestTheTurnsLogLinesCarryItsIdentity(t *testing.T) {
 	// A builder turn: the executor's context names the run and the application.
 	tr := turn(s, newClock(), &syncBuffer{}, failing)
 	tr.Log = slog.New(ks.Handler(slog.LevelInfo, nil))
-	ctx := knowledge.WithIdentity(context.Background(), knowledge.Identity{RunID: "run-1", AppID: "site"})
+	ctx := origin.WithIdentity(context.Background(), origin.Identity{RunID: "run-1", AppID: "site"})
 	if res := ai.Run(ctx, tr); res.Ended != ai.EndAnswered {
 		t.Fatalf("ended %s", res.Ended)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"autoapp/intent/refusal"
-	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // The kinds of turn, as the usage rows name them.
@@ -271,8 +271,8 @@ func CallID(runID string, n int) string {
 // lines <runId>:turn, unless ctx names a call already, and each tool call's
 // handler runs under <runId>:<n>.
 func Run(ctx context.Context, t Turn) Result {
-	if t.RunID != "" && knowledge.IdentityFrom(ctx).CallID == "" {
-		ctx = knowledge.WithCall(ctx, CallID(t.RunID, 0))
+	if t.RunID != "" && origin.IdentityFrom(ctx).CallID == "" {
+		ctx = origin.WithCall(ctx, CallID(t.RunID, 0))
 	}
 	r := &turn{
 		ctx:       ctx,
@@ -491,7 +491,7 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 		// The call's rows name it by the envelope's count, whatever id the
 		// model gave it.
 		c.ID = CallID(r.t.RunID, len(r.res.Calls)+1)
-		ctx = knowledge.WithCall(ctx, c.ID)
+		ctx = origin.WithCall(ctx, c.ID)
 	}
 	if r.t.OnProgress != nil {
 		r.t.OnProgress(Progress{}) // the model is not asked while a tool runs

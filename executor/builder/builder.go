@@ -39,6 +39,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // Config is what a builder turn's tools need.
@@ -47,7 +48,10 @@ type Config struct {
 	IntentID int64
 	// RunID is the turn's run id (intent-<intentId>-<slug>-a<n>); every
 	// commit carries it.
-	RunID        string
+	RunID string
+	// Position is where the application stands as the turn goes: an edit
+	// that commits, and a build that passes, move it; nil moves nothing.
+	Position     *origin.Position
 	Task         plan.Task
 	WorkspaceDir string
 	Candidates   *candidate.Service
@@ -191,7 +195,7 @@ func handler[In any](s *Session, name string, work func(ctx context.Context, met
 		s.st.calls++
 		// A commit names the call as the run loop's envelope does; a
 		// handler called outside a turn counts its own.
-		callID := knowledge.IdentityFrom(ctx).CallID
+		callID := origin.IdentityFrom(ctx).CallID
 		if callID == "" {
 			callID = fmt.Sprintf("%s:%d", s.cfg.RunID, s.st.calls)
 		}
@@ -240,7 +244,7 @@ func refusal(err error) error {
 // landed counts an edit that was committed with the files it changed, and
 // moves the turn's position to its commit.
 func (s *Session) landed(ctx context.Context, tool string, edit workspace.EditResult) {
-	knowledge.PositionFrom(ctx).Committed(edit.Revision)
+	s.cfg.Position.Committed(edit.Revision)
 	files := edit.Files
 	if s.cfg.Edited != nil && len(files) > 0 {
 		line := tool + " " + strings.Join(files, ", ")

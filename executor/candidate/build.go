@@ -7,7 +7,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/intent/app"
 	"autoapp/intent/workspace"
-	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // BuiltNext is what comes after a build that passed and was not followed
@@ -18,12 +18,13 @@ const BuiltNext = "Start the preview and run the checks."
 // preview, no checks. The build is recorded in candidate.json as a cycle's
 // is, with the failures' signatures and the next step, and a build that
 // passes records its release. It is the build step of Cycle on its own.
-func (s *Service) Build(ctx context.Context, appID string) (Result, error) {
+func (s *Service) Build(ctx context.Context, appID string, pos *origin.Position) (Result, error) {
 	j, err := s.begin(ctx, appID)
 	if err != nil {
 		return Result{}, err
 	}
 	defer j.end()
+	j.pos = pos
 	var res Result
 	if res.Revision, err = j.ws.Head(ctx); err != nil {
 		return Result{}, fmt.Errorf("candidate: head: %w", err)
@@ -45,6 +46,9 @@ type job struct {
 	unlock   func()
 	// heard, when set, is told what the job is doing.
 	heard func(Doing)
+	// pos is the turn's position, which a passing build moves to its
+	// release; nil moves nothing.
+	pos *origin.Position
 }
 
 // hear tells the job's listener what it does now.
@@ -143,7 +147,7 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	}
 	out.Release.ID = id
 	rec.Release = out.Release
-	knowledge.PositionFrom(ctx).Released(id)
+	j.pos.Released(id)
 	res.Step, res.Next = StepBuilt, next
 	return true, s.record(st, *res, nil)
 }

@@ -10,7 +10,7 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
 	"autoapp/intent/workspace"
-	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // Change is what a cycle applies before it builds: hunks of one file, or
@@ -20,6 +20,9 @@ type Change struct {
 	Hunks []workspace.Hunk
 	Files []workspace.FileChange
 	Meta  workspace.CommitMeta
+	// Position is the turn's: the change's commit and a passing build's
+	// release move it; nil moves nothing.
+	Position *origin.Position
 }
 
 func (c Change) empty() bool { return len(c.Hunks) == 0 && len(c.Files) == 0 && c.Path == "" }
@@ -62,6 +65,7 @@ func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Resul
 		return Result{}, err
 	}
 	defer j.end()
+	j.pos = change.Position
 	return s.cycle(ctx, j, change)
 }
 
@@ -89,7 +93,7 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		}
 		res.Patch = &edit
 		res.Step, res.Revision = StepPatched, edit.Revision
-		knowledge.PositionFrom(ctx).Committed(edit.Revision)
+		change.Position.Committed(edit.Revision)
 		res.Next = "Build the change."
 		if err := s.record(st, res, nil); err != nil {
 			return Result{}, err
@@ -168,11 +172,11 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 // <callId>.<name> of the call the cycle runs under; with no call, ctx as
 // it is.
 func step(ctx context.Context, name string) context.Context {
-	call := knowledge.IdentityFrom(ctx).CallID
+	call := origin.IdentityFrom(ctx).CallID
 	if call == "" {
 		return ctx
 	}
-	return knowledge.WithCall(ctx, call+"."+name)
+	return origin.WithCall(ctx, call+"."+name)
 }
 
 // record writes the cycle's step into the state and saves it.

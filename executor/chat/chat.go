@@ -36,7 +36,7 @@ import (
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 	"autoapp/intent/workspace"
-	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // Status is where a chat turn stands; the intents store keeps the turns.
@@ -115,7 +115,7 @@ type Deps struct {
 	// run id, tools that edit or build (GatedEditTools); they are offered
 	// behind planner.GuardEdits, and done, when not nil, is called once the
 	// turn has ended. nil offers none.
-	EditTools func(appID, runID string) (tools []ai.Tool, done func())
+	EditTools func(appID, runID string, pos *origin.Position) (tools []ai.Tool, done func())
 	// Start runs an intent as Run in the Backlog does (the executor's
 	// Start). With Gate, every turn is offered intent.start, which asks the
 	// person through Gate before it calls Start.
@@ -430,8 +430,11 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	if s.d.Start != nil && s.d.Gate != nil {
 		tools = append(tools, s.intentStart(turn.AppID, turn.RunID))
 	}
+	// Where the application stands as the turn starts; its edits and
+	// builds move it.
+	pos := s.position(bg, turn.AppID)
 	if s.d.EditTools != nil {
-		edits, done := s.d.EditTools(turn.AppID, turn.RunID)
+		edits, done := s.d.EditTools(turn.AppID, turn.RunID, pos)
 		if done != nil {
 			defer done()
 		}
@@ -441,8 +444,8 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	// its run, its calls (the run loop names each; its own rows are
 	// <runId>:turn), the application and where the application stands as
 	// each row is written.
-	turnCtx := knowledge.WithIdentity(ctx, knowledge.Identity{RunID: turn.RunID, CallID: ai.CallID(turn.RunID, 0), AppID: turn.AppID})
-	turnCtx = knowledge.WithPosition(turnCtx, s.position(bg, turn.AppID))
+	turnCtx := origin.WithIdentity(ctx, origin.Identity{RunID: turn.RunID, CallID: ai.CallID(turn.RunID, 0), AppID: turn.AppID})
+	turnCtx = origin.WithPosition(turnCtx, pos)
 	bg = context.WithoutCancel(turnCtx)
 
 	intentDoc, err := s.intentDocument(bg, turn.AppID)
@@ -591,7 +594,7 @@ func (s *Service) sources() executor.Sources {
 }
 
 // position is where appID stands as a turn starts.
-func (s *Service) position(ctx context.Context, appID string) *knowledge.Position {
+func (s *Service) position(ctx context.Context, appID string) *origin.Position {
 	var cands executor.CandidateStates
 	if s.d.Candidates != nil {
 		cands = s.d.Candidates

@@ -20,6 +20,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // directSlug is the task slug of a chat turn's direct edits: the
@@ -72,16 +73,16 @@ type HintBook interface {
 // Every commit carries the turn's run id, and every edit that lands is
 // kept by cfg.Cases. It is meant for Deps.EditTools; done closes the
 // workspace once the turn ended.
-func GatedEditTools(cfg EditConfig) func(appID, runID string) (tools []ai.Tool, done func()) {
+func GatedEditTools(cfg EditConfig) func(appID, runID string, pos *origin.Position) (tools []ai.Tool, done func()) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		panic("chat: EditConfig.Now, the clock, is required")
 	}
-	return func(appID, runID string) ([]ai.Tool, func()) {
+	return func(appID, runID string, pos *origin.Position) ([]ai.Tool, func()) {
 		session, err := builder.NewSession(builder.Config{
-			AppID: appID, RunID: runID,
+			AppID: appID, RunID: runID, Position: pos,
 			Task:         plan.Task{Slug: directSlug, Title: "A small change asked for in the chat"},
 			PlanMarkdown: "A small change the person asked for in the chat; there is no plan.",
 			WorkspaceDir: cfg.Apps.WorkspaceDir(appID), Candidates: cfg.Candidates,

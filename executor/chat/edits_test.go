@@ -229,7 +229,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 		}
 	}
 
-	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(appID, "chat-site-9")
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(appID, "chat-site-9", nil)
 	defer done()
 	var names []string
 	for _, tl := range tools {
@@ -247,7 +247,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 func TestEditToolsNeedAWorkspace(t *testing.T) {
 	h := newHost(t)
 	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
-		Log: slog.New(h.log)})("nope", "chat-nope-1")
+		Log: slog.New(h.log)})("nope", "chat-nope-1", nil)
 	done()
 	if len(tools) != 0 {
 		t.Fatalf("an application without a workspace was given edit tools: %d", len(tools))

@@ -22,6 +22,7 @@ import (
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // The conditions of an evaluation, in the order each task runs them: what
@@ -260,7 +261,7 @@ func (h *Harness) warm(ctx context.Context, dir string) error {
 			return err
 		}
 		w := h.newWorld(a, folder, nil)
-		res, err := w.cands.Build(ctx, a.ID)
+		res, err := w.cands.Build(ctx, a.ID, nil)
 		w.close()
 		if isRefusal(err) {
 			return refuse(refusal.Conflict, "The %s template cannot be built here, so nothing was evaluated: %s", t.Template, err.Error())
@@ -379,7 +380,7 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 	if err != nil || ctx.Err() != nil {
 		return stopped(err)
 	}
-	ctx = knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":judge", AppID: a.ID})
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, CallID: runID + ":judge", AppID: a.ID})
 	working, why, err := w.judgeExample(ctx, a.ID, ex, "The task's example")
 	if err != nil || ctx.Err() != nil {
 		return stopped(err)

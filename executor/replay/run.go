@@ -16,6 +16,7 @@ import (
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // replayRun is one replay going: what each of its runs shares.
@@ -128,7 +129,7 @@ func (r *replayRun) run(ctx context.Context, index int, st step) (knowledge.Repl
 
 // judge says whether what the run left passes the case, and why.
 func (w *world) judge(ctx context.Context, pc *prepared, runID string) (bool, string, error) {
-	ctx = knowledge.WithIdentity(ctx, knowledge.Identity{RunID: runID, CallID: runID + ":judge", AppID: pc.c.AppID})
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, CallID: runID + ":judge", AppID: pc.c.AppID})
 	if pc.c.Kind == knowledge.CaseCheck {
 		return w.judgeCheck(ctx, pc)
 	}
@@ -146,7 +147,7 @@ func (w *world) judgeBuild(ctx context.Context, pc *prepared) (bool, string, err
 	}
 	rec := o.Build
 	if rec == nil || o.Edited {
-		res, err := w.cands.Build(ctx, appID)
+		res, err := w.cands.Build(ctx, appID, nil)
 		if isRefusal(err) {
 			return false, "Nothing was built of what the run left: " + err.Error(), nil
 		}
@@ -181,7 +182,7 @@ func (w *world) judgeCheck(ctx context.Context, pc *prepared) (bool, string, err
 // whose names the example in the judgement.
 func (w *world) judgeExample(ctx context.Context, appID string, ex acceptance.Example, whose string) (bool, string, error) {
 	lower := strings.ToLower(whose[:1]) + whose[1:]
-	res, err := w.cands.Build(ctx, appID)
+	res, err := w.cands.Build(ctx, appID, nil)
 	if isRefusal(err) {
 		return false, "Nothing was built of what the run left: " + err.Error(), nil
 	}
