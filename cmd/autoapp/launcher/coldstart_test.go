@@ -29,10 +29,36 @@ var history struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if history.root != "" {
-		os.RemoveAll(history.root)
+	for _, dir := range []string{history.root, year.root, binary.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
+}
+
+// year is longHistory's data folder with its events spread over the
+// last year, made once like it.
+var year struct {
+	once sync.Once
+	root string
+	err  error
+}
+
+// yearOfHistory answers a data folder as longHistory's, its million
+// events spread over the last year: retention deletes most of them.
+func yearOfHistory(b *testing.B) string {
+	b.Helper()
+	year.once.Do(func() {
+		year.root, year.err = os.MkdirTemp("", "autoapp-year-")
+		if year.err == nil {
+			year.err = seed(year.root, 10_000, 1_000_000, 365*24*time.Hour)
+		}
+	})
+	if year.err != nil {
+		b.Fatal(year.err)
+	}
+	return year.root
 }
 
 // longHistory answers a data folder holding 10,000 completed tasks (each
@@ -45,7 +71,7 @@ func longHistory(b *testing.B) string {
 	history.once.Do(func() {
 		history.root, history.err = os.MkdirTemp("", "autoapp-history-")
 		if history.err == nil {
-			history.err = seed(history.root, 10_000, 1_000_000)
+			history.err = seed(history.root, 10_000, 1_000_000, 24*time.Hour)
 		}
 	})
 	if history.err != nil {
@@ -54,7 +80,9 @@ func longHistory(b *testing.B) string {
 	return history.root
 }
 
-func seed(root string, tasks, events int) error {
+// seed writes tasks completed tasks and events events, the events spread
+// evenly over the span before now.
+func seed(root string, tasks, events int, span time.Duration) error {
 	dir := filepath.Join(root, "launcher")
 	idb, err := migrations.Open(filepath.Join(dir, "intents.sqlite"), migrations.Intents)
 	if err != nil {
@@ -103,7 +131,7 @@ func seed(root string, tasks, events int) error {
 		}
 		for i := range events {
 			exec(`INSERT INTO events (at, level, message, run_id, app_id, attrs) VALUES (?, 'info', 'preview started on its own port', ?, 'notes', '{"port":4312}')`,
-				at+int64(i)*50, fmt.Sprintf("intent-%d-%04d-change-the-notes-a1", i%tasks/10+1, i%tasks+1))
+				now.Add(-span).UnixMilli()+int64(i)*span.Milliseconds()/int64(events), fmt.Sprintf("intent-%d-%04d-change-the-notes-a1", i%tasks/10+1, i%tasks+1))
 		}
 	})
 	if err != nil {
