@@ -94,6 +94,12 @@ type Launcher struct {
 	limits   func() ai.Limits
 	closed   sync.Once
 	closeErr error
+
+	// The upkeep a start leaves until the server answers (startUpkeep),
+	// stopped by Close.
+	upkeep     sync.Once
+	upkeepStop context.CancelFunc
+	upkeepDone chan struct{}
 }
 
 // New makes sure root is a folder this process can write, opens and
@@ -246,6 +252,13 @@ func (l *Launcher) Close() error {
 }
 
 func (l *Launcher) close() error {
+	// Nothing starts the upkeep from now on, and the pass in hand ends
+	// with its transaction rolled back before the stores close.
+	l.upkeep.Do(func() {})
+	if l.upkeepDone != nil {
+		l.upkeepStop()
+		<-l.upkeepDone
+	}
 	if l.Runs != nil {
 		l.Runs.Shutdown()
 	}
@@ -265,10 +278,10 @@ func (l *Launcher) close() error {
 
 // Recover is what a start does before it serves: a restart interrupts and
 // never resumes; interventions sent before the stop are applied; a done
-// intent left undelivered is delivered; lessons are reviewed; the links
-// index catches up; chat turns cut short are ended; retention starts in
-// the background. An error that leaves the stores unsure is returned; the
-// rest is logged.
+// intent left undelivered is delivered; lessons are reviewed; chat turns
+// cut short are ended. What can wait (the links index, retention) waits
+// until the server answers: Serve starts it. An error that leaves the
+// stores unsure is returned; the rest is logged.
 func (l *Launcher) Recover(ctx context.Context) error {
 	log := l.Log
 	// A turn cut short may have left half a change, and the person decides
@@ -297,22 +310,48 @@ func (l *Launcher) Recover(ctx context.Context) error {
 	} else if n > 0 {
 		log.Info("lessons need review", "flagged", n)
 	}
-	// The relationship index is derived: it catches up on what the last
-	// launcher left, rebuilt whole only when an older version wrote it.
-	if _, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog); err != nil {
-		log.Error("the knowledge links could not be updated", "err", err)
-	}
 	if _, err := l.Chats.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering the chat turns the last launcher left: %v", err)
 	}
-	// Retention runs in the background from now on, hourly, in small
-	// batches; the start does not wait for it, and Close stops it.
-	l.Knowledge.StartRetention(knowledge.RetainEvery, func(r knowledge.Retained, err error) {
-		if err != nil {
-			log.Error("retention could not finish its pass", "err", err)
-		}
-	})
 	return nil
+}
+
+// startUpkeep starts, in the background, what a start leaves until the
+// server answers: the relationship index catches up on what the last
+// launcher left (rebuilt whole only when an older version wrote it, which
+// on a long history takes longer than the rest of the start), then
+// retention runs, at once and hourly, in small batches. Neither holds a
+// request: the index is read and written in transactions of its own, and
+// retention takes the write lock one batch at a time. Every write is a
+// transaction, so a process killed during either loses nothing: the next
+// start rebuilds or trims what is left. Close stops it; a second call, or
+// one after Close, starts nothing.
+func (l *Launcher) startUpkeep() {
+	l.upkeep.Do(func() {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		l.upkeepStop, l.upkeepDone = stop, done
+		go func() {
+			defer close(done)
+			log := l.Log
+			u, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Error("the knowledge links could not be updated", "err", err)
+			case u.Rebuilt:
+				log.Info("the knowledge links index was rebuilt", "links", u.Written)
+			}
+			// Retention runs from now on, hourly, in small batches; the
+			// knowledge store's Close stops it.
+			l.Knowledge.StartRetention(knowledge.RetainEvery, func(r knowledge.Retained, err error) {
+				if err != nil {
+					log.Error("retention could not finish its pass", "err", err)
+				}
+			})
+		}()
+	})
 }
 
 // distill asks the Settings model about each case a turn resolved, one

@@ -35,7 +35,7 @@ var binary struct {
 	err  error
 }
 
-func realBinary(b *testing.B) string {
+func realBinary(b testing.TB) string {
 	b.Helper()
 	binary.once.Do(func() {
 		binary.dir, binary.err = os.MkdirTemp("", "autoapp-bin-")
@@ -171,6 +171,9 @@ type server struct {
 	base string
 	// done is closed when its standard output ends.
 	done chan struct{}
+	// ended holds how the process ended, once it did.
+	end   sync.Once
+	ended error
 }
 
 var servingAt = regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+)`)
@@ -210,13 +213,24 @@ func startServer(bin, root string) (*server, error) {
 	return nil, fmt.Errorf("the server did not say where it serves: %s", stderr.String())
 }
 
-// stop ends the server as Ctrl-C would, and waits for it.
-func (s *server) stop() error {
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	<-s.done
-	return s.cmd.Wait()
+// stop ends the server as Ctrl-C would, and waits for it; kill kills
+// it. Once it ended, either answers how.
+func (s *server) stop() error { return s.signal(syscall.SIGTERM) }
+
+func (s *server) kill() error { return s.signal(syscall.SIGKILL) }
+
+func (s *server) signal(sig os.Signal) error {
+	s.end.Do(func() {
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			s.cmd.Process.Kill()
+		}
+		<-s.done
+		s.ended = s.cmd.Wait()
+		if sig == syscall.SIGKILL {
+			s.ended = nil
+		}
+	})
+	return s.ended
 }
 
 // signIn is a client that signed in to s through the sign-in page, as a

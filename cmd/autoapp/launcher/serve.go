@@ -34,11 +34,17 @@ func (l *Launcher) App(site Site, quit func()) *fiber.App {
 // Serve answers on ln at the site until ctx ends or Quit is pressed, then
 // stops the run or the replay and the chat turns, gives the requests in
 // flight ShutdownGrace to finish and stops the previews; stopping, when
-// set, hears that the stop began. It does not close the stores. Call Recover first.
+// set, hears that the stop began. Once it answers, the upkeep a start
+// leaves (the links index, retention) begins in the background. It does
+// not close the stores (Close stops the upkeep). Call Recover first.
 func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stopping func()) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
 	app := l.App(site, quit)
+	app.Hooks().OnListen(func(fiber.ListenData) error {
+		l.startUpkeep()
+		return nil
+	})
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	select {
