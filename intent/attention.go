@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -32,14 +34,27 @@ type Waitings struct {
 }
 
 // waitingWhere is every task that asked, and every failed task of an
-// intent not withdrawn.
-const waitingWhere = `FROM tasks t JOIN intents i ON i.id = t.intent_id
+// intent not withdrawn; the tasks are walked from the index of the tasks
+// that wait (tasks_waiting_by_status), by status then id.
+const waitingWhere = `FROM tasks t CROSS JOIN intents i ON i.id = t.intent_id
 	 WHERE t.status IN ('needs-answer', 'failed') AND i.status IN ('draft', 'running', 'stopped')`
 
 // WaitingTasks are the oldest each tasks that asked and the oldest each
 // that failed, and how many of each wait: the list stays a screen however
-// many failures years of stopped intents hold.
+// many failures years of stopped intents hold. The answer is kept while
+// the backlog does not change.
 func (s *Service) WaitingTasks(ctx context.Context, each int) (Waitings, error) {
+	return KeptRead(ctx, s.kept, fmt.Sprintf("waiting tasks %d", each), Waitings.clone, func(ctx context.Context) (Waitings, error) {
+		return s.waitingTasks(ctx, each)
+	})
+}
+
+func (w Waitings) clone() Waitings {
+	w.Tasks = slices.Clone(w.Tasks)
+	return w
+}
+
+func (s *Service) waitingTasks(ctx context.Context, each int) (Waitings, error) {
 	var out Waitings
 	var counts []struct {
 		Status TaskStatus `db:"status"`
@@ -58,25 +73,36 @@ func (s *Service) WaitingTasks(ctx context.Context, each int) (Waitings, error) 
 	if out.Asked+out.Failed == 0 {
 		return out, nil
 	}
+	// Each status from its oldest task, up to each of them, then those
+	// few tasks' rows. (waitingWhere names the partial index's own
+	// condition, without which SQLite does not take it.)
+	first := `SELECT t.id ` + waitingWhere + ` AND t.status = ? ORDER BY t.id LIMIT ?`
 	if err := s.db.Read.SelectContext(ctx, &out.Tasks,
 		`SELECT w.id, w.intent_id, w.app_id, w.slug, w.title, w.status, w.question, w.advice,
 		        COALESCE((SELECT e.reason FROM task_events e WHERE e.task_id = w.id ORDER BY e.id DESC LIMIT 1), '') AS reason
-		 FROM (SELECT t.*, ROW_NUMBER() OVER (PARTITION BY t.status ORDER BY t.id) AS nth `+waitingWhere+`) w
-		 WHERE w.nth <= ? ORDER BY w.id`, each); err != nil {
+		 FROM tasks w
+		 WHERE w.id IN (SELECT id FROM (`+first+`) UNION ALL SELECT id FROM (`+first+`))
+		 ORDER BY w.id`, TaskNeedsAnswer, each, TaskFailed, each); err != nil {
 		return out, fmt.Errorf("intent: waiting tasks: %w", err)
 	}
 	return out, nil
 }
 
 // WaitingCount counts the tasks that wait for the person, for the rail's
-// mark: one index walk, whatever the history.
+// mark: a walk of the index of the tasks that wait, kept while the
+// backlog does not change.
 func (s *Service) WaitingCount(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(*) `+waitingWhere); err != nil {
-		return 0, fmt.Errorf("intent: waiting tasks: %w", err)
-	}
-	return n, nil
+	return KeptRead(ctx, s.kept, "waiting count", same[int], func(ctx context.Context) (int, error) {
+		var n int
+		if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(*) `+waitingWhere); err != nil {
+			return 0, fmt.Errorf("intent: waiting tasks: %w", err)
+		}
+		return n, nil
+	})
 }
+
+// same is the clone of an answer a caller cannot change.
+func same[T any](v T) T { return v }
 
 // Outlook is where one application's backlog stands: how many tasks are
 // left to do, and its newest intent that was not withdrawn.
@@ -89,8 +115,13 @@ type Outlook struct {
 	Latest Intent
 }
 
-// Outlooks are the outlook of every application that has an intent.
+// Outlooks are the outlook of every application that has an intent, kept
+// while the backlog does not change.
 func (s *Service) Outlooks(ctx context.Context) (map[string]Outlook, error) {
+	return KeptRead(ctx, s.kept, "outlooks", maps.Clone[map[string]Outlook], s.outlooks)
+}
+
+func (s *Service) outlooks(ctx context.Context) (map[string]Outlook, error) {
 	out := map[string]Outlook{}
 	var left []struct {
 		AppID string `db:"app_id"`
@@ -157,8 +188,13 @@ type Awaiting struct {
 
 // AwaitingOwner are the open intents that may wait for the owner, oldest
 // first: drafts with open questions, and submitted guided plans with a
-// proposed task, drafts or stopped.
+// proposed task, drafts or stopped. The answer is kept while the backlog
+// does not change.
 func (s *Service) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
+	return KeptRead(ctx, s.kept, "awaiting the owner", slices.Clone[[]Awaiting], s.awaitingOwner)
+}
+
+func (s *Service) awaitingOwner(ctx context.Context) ([]Awaiting, error) {
 	var out []Awaiting
 	if err := s.db.Read.SelectContext(ctx, &out,
 		`SELECT i.id, i.app_id, i.mode, json_array_length(i.questions) AS questions FROM intents i

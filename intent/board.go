@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -129,8 +131,31 @@ func (s *Service) AnyIntent(ctx context.Context) (bool, error) {
 // Backlog lists them: those older than before (0: the newest), at most
 // limit, with whether older ones are left. It reads only what a row shows
 // — the request's start, the status, the count of questions and of tasks
-// by status — so a page costs the same however many intents there are.
+// by status — so a page costs the same however many intents there are; a
+// page is kept while the backlog does not change.
 func (s *Service) ListPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
+	p, err := KeptRead(ctx, s.kept, fmt.Sprintf("list %q %d %d", appID, before, limit), listPage.clone, func(ctx context.Context) (listPage, error) {
+		rows, more, err := s.listPage(ctx, appID, before, limit)
+		return listPage{rows: rows, more: more}, err
+	})
+	return p.rows, p.more, err
+}
+
+// listPage is one page of the list, as ListPage answers it.
+type listPage struct {
+	rows []IntentSummary
+	more bool
+}
+
+func (p listPage) clone() listPage {
+	p.rows = slices.Clone(p.rows)
+	for i := range p.rows {
+		p.rows[i].Counts = maps.Clone(p.rows[i].Counts)
+	}
+	return p
+}
+
+func (s *Service) listPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("intent: list: %w", err)

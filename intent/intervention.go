@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -405,8 +406,15 @@ type Feedback struct {
 }
 
 // FeedbackForChat is the applied feedback on the application's intents
-// that no chat turn has been given yet, oldest first.
+// that no chat turn has been given yet, oldest first; the answer is kept
+// while the backlog does not change.
 func (s *Service) FeedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
+	return KeptRead(ctx, s.kept, "feedback for the chat "+appID, slices.Clone[[]Feedback], func(ctx context.Context) ([]Feedback, error) {
+		return s.feedbackForChat(ctx, appID)
+	})
+}
+
+func (s *Service) feedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
 	var out []Feedback
 	if err := s.db.Read.SelectContext(ctx, &out, `SELECT i.ord, i.intent_id, i.text
 		FROM intervention_applied a JOIN interventions i ON i.ord = a.ord JOIN intents n ON n.id = i.intent_id
@@ -417,8 +425,13 @@ func (s *Service) FeedbackForChat(ctx context.Context, appID string) ([]Feedback
 }
 
 // FeedbackWaiting counts the intents whose applied feedback waits for
-// the next chat turn about their application, for the rail's mark.
+// the next chat turn about their application, for the rail's mark; the
+// count is kept while the backlog does not change.
 func (s *Service) FeedbackWaiting(ctx context.Context) (int, error) {
+	return KeptRead(ctx, s.kept, "feedback waiting", same[int], s.feedbackWaiting)
+}
+
+func (s *Service) feedbackWaiting(ctx context.Context) (int, error) {
 	var n int
 	if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(DISTINCT i.intent_id)
 		FROM intervention_applied a JOIN interventions i ON i.ord = a.ord

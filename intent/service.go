@@ -41,6 +41,9 @@ type Service struct {
 	taskMoved []func(context.Context, TaskMoved)
 	// details keeps the last read of the intents whose pages are open.
 	details *detailCache
+	// kept keeps the last answers of the reads every page makes (what
+	// waits, the outlooks) while the backlog does not change.
+	kept *Kept
 	// tierModels keeps intent-models.json while it is the same.
 	tierModels *atomicfile.Kept[tierModels]
 }
@@ -48,7 +51,7 @@ type Service struct {
 // NewService builds the service over the intents store; root is the data
 // folder, where launcher/intent-models.json holds the tier models.
 func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	s := &Service{db: db, root: root, now: now, details: newDetailCache()}
+	s := &Service{db: db, root: root, now: now, details: newDetailCache(), kept: NewKept(db)}
 	path := s.tierModelsPath()
 	s.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
 	return s

@@ -23,13 +23,16 @@ type Book struct {
 	path   string
 	now    func() time.Time
 	prices *atomicfile.Kept[Loaded]
+	// kept keeps the sums of the rows of the days asked for, and the
+	// samples of each application, while the backlog does not change.
+	kept *intent.Kept
 }
 
 // New builds the book over the intents store; root is the data folder,
 // whose launcher/prices.json holds the prices.
 func New(db *migrations.DB, root string, now func() time.Time) *Book {
 	path := filepath.Join(root, "launcher", File)
-	return &Book{db: db, path: path, now: now, prices: atomicfile.NewKept(path, loaded)}
+	return &Book{db: db, path: path, now: now, prices: atomicfile.NewKept(path, loaded), kept: intent.NewKept(db)}
 }
 
 // Path is where prices.json is.
@@ -207,6 +210,17 @@ func (b *Book) Days(ctx context.Context, n int, live *Live) (Report, error) {
 	return b.report(ctx, n, live)
 }
 
+// dayGroup sums the usage rows of one day, model and kind.
+type dayGroup struct {
+	N       int    `db:"n"`
+	Model   string `db:"model"`
+	Kind    string `db:"kind"`
+	Input   int64  `db:"i"`
+	Output  int64  `db:"o"`
+	Partial bool   `db:"p"`
+	Rows    int    `db:"c"`
+}
+
 func (b *Book) report(ctx context.Context, n int, live *Live) (Report, error) {
 	prices := b.Prices()
 	now := b.now()
@@ -225,22 +239,18 @@ func (b *Book) report(ctx context.Context, n int, live *Live) (Report, error) {
 	if err != nil {
 		return r, fmt.Errorf("spend: days: %w", err)
 	}
-	var groups []struct {
-		N       int    `db:"n"`
-		Model   string `db:"model"`
-		Kind    string `db:"kind"`
-		Input   int64  `db:"i"`
-		Output  int64  `db:"o"`
-		Partial bool   `db:"p"`
-		Rows    int    `db:"c"`
-	}
-	if err := b.db.Read.SelectContext(ctx, &groups,
-		`WITH days (n, lo, hi) AS (
-		     SELECT CAST(key AS INTEGER), json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-		 SELECT days.n AS n, usage.model AS model, usage.kind AS kind,
-		        SUM(usage.input_tokens) AS i, SUM(usage.output_tokens) AS o, MAX(usage.partial) AS p, COUNT(*) AS c
-		 FROM days JOIN usage ON usage.at >= days.lo AND usage.at < days.hi
-		 GROUP BY days.n, usage.model, usage.kind`, string(param)); err != nil {
+	groups, err := intent.KeptRead(ctx, b.kept, "days "+string(param), slices.Clone[[]dayGroup], func(ctx context.Context) ([]dayGroup, error) {
+		var groups []dayGroup
+		err := b.db.Read.SelectContext(ctx, &groups,
+			`WITH days (n, lo, hi) AS (
+			     SELECT CAST(key AS INTEGER), json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+			 SELECT days.n AS n, usage.model AS model, usage.kind AS kind,
+			        SUM(usage.input_tokens) AS i, SUM(usage.output_tokens) AS o, MAX(usage.partial) AS p, COUNT(*) AS c
+			 FROM days JOIN usage ON usage.at >= days.lo AND usage.at < days.hi
+			 GROUP BY days.n, usage.model, usage.kind`, string(param))
+		return groups, err
+	})
+	if err != nil {
 		return r, fmt.Errorf("spend: days: %w", err)
 	}
 	byModel, byKind := map[string]*Total{}, map[string]*Total{}

@@ -3,9 +3,12 @@ package spend
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent"
 )
 
 // MinSamples is how many of an application's tasks must have completed
@@ -34,8 +37,15 @@ func (s Sample) Whole() bool { return s.Turns > 0 && !s.Partial }
 const SampleSize = 20
 
 // Samples are the newest completed tasks of an application (at most
-// SampleSize), with what their turns used and how long they ran.
+// SampleSize), with what their turns used and how long they ran; the
+// answer is kept while the backlog does not change.
 func (b *Book) Samples(ctx context.Context, appID string) ([]Sample, error) {
+	return intent.KeptRead(ctx, b.kept, "samples "+appID, slices.Clone[[]Sample], func(ctx context.Context) ([]Sample, error) {
+		return b.samples(ctx, appID)
+	})
+}
+
+func (b *Book) samples(ctx context.Context, appID string) ([]Sample, error) {
 	var out []Sample
 	// Every turn of a task is one of its run ids in task_runs, and each
 	// has at most one usage row.

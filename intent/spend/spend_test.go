@@ -480,3 +480,39 @@ func TestAChangeOfThePricesShowsOnTheNextRead(t *testing.T) {
 	}
 	want(0, true)
 }
+
+// Today's spend is read again after every usage row, written by this
+// server or by a command beside it, and after midnight: what the rail and
+// the Overview show is the store as it is.
+func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	db, err := migrations.Open(e.db.Path, migrations.Intents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	beside := intent.NewService(db, e.root, e.clock.now)
+	want := func(turns int) {
+		t.Helper()
+		if got := e.today(t, nil); got.Turns != turns {
+			t.Fatalf("today counts %d turns, want %d", got.Turns, turns)
+		}
+	}
+	want(0)
+	e.usage(t, intent.Usage{Kind: intent.KindChat, Model: "m", Input: 100, Output: 10})
+	want(1)
+	if err := beside.RecordUsage(ctx, intent.Usage{Kind: intent.KindBuilder, RunID: "run-1", Model: "m", Input: 200, Output: 20}); err != nil {
+		t.Fatal(err)
+	}
+	want(2)
+	e.clock.set(e.clock.now().Add(10 * time.Hour)) // past midnight
+	want(0)
+	r, err := e.book.Days(ctx, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Days[0].Total.Turns != 2 || r.Period.Turns != 2 {
+		t.Fatalf("yesterday counts %d turns and the two days %d, want 2 and 2", r.Days[0].Total.Turns, r.Period.Turns)
+	}
+}
