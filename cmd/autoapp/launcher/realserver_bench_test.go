@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -328,6 +329,61 @@ func BenchmarkRealServerPages(b *testing.B) {
 					}
 					b.ReportMetric(p50(took), "ms-p50")
 					b.ReportMetric(float64(len(body)), "bytes/answer")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkServedPages is BenchmarkRealServerPages with the server in
+// this process (the program serve runs, on a loopback listener), so that
+// -cpuprofile shows where a request's time goes:
+//
+//	go test -run '^$' -bench ServedPages/1000 -cpuprofile cpu.out ./cmd/autoapp/launcher
+//	go tool pprof -top -cum -focus serveConn launcher.test cpu.out
+func BenchmarkServedPages(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("%dintents", n), func(b *testing.B) {
+			root := b.TempDir()
+			if err := seedBacklog(root, n); err != nil {
+				b.Fatal(err)
+			}
+			l, err := launcher.New(root, time.Now, nil, launcher.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			if err := l.Recover(ctx); err != nil {
+				b.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- l.Serve(ctx, ln, launcher.Site{Hosts: []string{ln.Addr().String()}}, nil) }()
+			defer func() {
+				cancel()
+				<-served
+			}()
+			s := &server{base: "http://" + ln.Addr().String()}
+			client, err := signIn(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, path := range []string{"/backlog", "/overview"} {
+				b.Run(path[1:], func(b *testing.B) {
+					var took []time.Duration
+					for b.Loop() {
+						began := time.Now()
+						status, _, err := page(client, s.base, path)
+						took = append(took, time.Since(began))
+						if err != nil || status != http.StatusOK {
+							b.Fatalf("GET %s: %d %v", path, status, err)
+						}
+					}
+					b.ReportMetric(p50(took), "ms-p50")
 				})
 			}
 		})
