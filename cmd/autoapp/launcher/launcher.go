@@ -129,6 +129,10 @@ func New(root string, now func() time.Time, log *slog.Logger, o Options) (*Launc
 	probe.Close()
 	os.Remove(probe.Name())
 
+	// The machine's sandbox is probed by starting bubblewrap once, a few
+	// milliseconds that need not wait for the stores: it runs while they
+	// open, and build takes its answer.
+	go sandbox.Probe()
 	// The knowledge store opens first: it holds the log everything else writes to.
 	ks, err := knowledge.Open(filepath.Join(dir, "knowledge.sqlite"), now)
 	if err != nil {
