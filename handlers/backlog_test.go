@@ -268,10 +268,10 @@ func TestTheBacklogListsIntentsNewestFirst(t *testing.T) {
 	s, ada := withApp(t)
 	done, _ := s.submitted(t, "Add tags to notes")
 	s.moveIntent(t, done.ID, intent.IntentRunning, intent.IntentDone)
-	s.clock.advance(time.Hour)
+	s.clock.Advance(time.Hour)
 	stopped, _ := s.submitted(t, "Export notes as Markdown")
 	s.moveIntent(t, stopped.ID, intent.IntentRunning, intent.IntentStopped)
-	s.clock.advance(time.Hour)
+	s.clock.Advance(time.Hour)
 	writing, _ := s.draft(t, "Share a note by link", intent.Analysis{})
 
 	r := ada.get("/backlog")

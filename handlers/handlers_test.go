@@ -20,6 +20,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/spend"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/static"
 )
@@ -43,12 +44,6 @@ const (
 	noToken   = "This form is out of date or did not come from this server, so it was refused. Reload the page and try again."
 )
 
-// clock is a time the test moves by hand.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 // server is the real app over a fresh store, with a clock the test holds
 // and the services it was built with, for fixtures.
 type server struct {
@@ -57,7 +52,7 @@ type server struct {
 	launcher *launcher.Launcher
 	// db is the intents store, for a test that reads what a write wrote.
 	db      *migrations.DB
-	clock   *clock
+	clock   *timetest.Clock
 	apps    *app.Service
 	backlog *intent.Service
 	// deliveries records the deliveries a download test serves.
@@ -74,10 +69,10 @@ type server struct {
 
 func newServer(t testing.TB) *server {
 	t.Helper()
-	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	c := timetest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	// The program the binary runs, over a fresh data folder, with the
 	// test's clock.
-	l, err := launcher.New(t.TempDir(), c.now, nil, launcher.Options{Quiet: true})
+	l, err := launcher.New(t.TempDir(), c.Now, nil, launcher.Options{Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +562,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 		r := b.post("/signin", url.Values{"name": {ownerName}, "password": {"not the password"}})
 		wantStatus(t, r, fiber.StatusUnauthorized)
 		wantSentence(t, r, mismatch)
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 	r := b.post("/signin", url.Values{"name": {ownerName}, "password": {password}})
 	wantStatus(t, r, fiber.StatusTooManyRequests)
@@ -579,7 +574,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 		t.Fatal("a throttled sign-in set a session")
 	}
 
-	s.clock.advance(55 * time.Second)
+	s.clock.Advance(55 * time.Second)
 	wantRedirect(t, b.post("/signin", url.Values{"name": {ownerName}, "password": {password}}), "/backlog")
 	wantSignedIn(t, b)
 }

@@ -34,7 +34,7 @@ func (s *server) replayable(t *testing.T) (in intent.Intent, caseID, lessonID in
 	s.moveIntent(t, in.ID, intent.IntentRunning)
 	s.moveTask(t, tasks[0].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskInterrupted)
 	s.moveIntent(t, in.ID, intent.IntentStopped)
-	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.clock.now)
+	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

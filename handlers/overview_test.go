@@ -99,7 +99,7 @@ func TestPricesAreSavedFromSettingsAndEveryProblemIsNamed(t *testing.T) {
 func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T) {
 	s, b := withApp(t)
 	in, tasks := s.running(t, "Add tags to notes")
-	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.now().AddDate(0, 0, -3)}, intent.TaskInQueue)
+	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.Now().AddDate(0, 0, -3)}, intent.TaskInQueue)
 	s.turnOf(t, in, tasks[0], 2, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 100_000, Output: 5_000}, intent.TaskCompleted)
 	if err := s.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindChat, AppID: appID, Model: "ollama:qwen3", Input: 900, Output: 90}); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T)
 		wantSentence(t, r, want)
 	}
 	// The bar of three days ago says its day and cost in its title.
-	day := s.clock.now().AddDate(0, 0, -3).Format("Mon 2 Jan")
+	day := s.clock.Now().AddDate(0, 0, -3).Format("Mon 2 Jan")
 	wantSentence(t, r, "<title>"+day+": "+spend.Dollars((200_000*1+10_000*10)/1e6))
 }
 
@@ -202,7 +202,7 @@ func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 	first := s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "m", Input: 40_000, Output: 2_000, Partial: true}, intent.TaskInQueue)
 	second := s.turnOf(t, in, tasks[0], 2, intent.Usage{Model: "m", Input: 60_000, Output: 3_000}, intent.TaskCompleted)
 	s.turnOf(t, in, tasks[1], 1, intent.Usage{Model: "unpriced", Input: 500, Output: 50}, intent.TaskFailed)
-	s.clock.advance(time.Minute)
+	s.clock.Advance(time.Minute)
 
 	r := b.get(intentPath(in.ID))
 	wantStatus(t, r, fiber.StatusOK)
