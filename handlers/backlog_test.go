@@ -255,6 +255,7 @@ func wantPolling(t testing.TB, r *response, want bool) {
 }
 
 func TestAnApplicationWithoutIntentsSaysSo(t *testing.T) {
+	t.Parallel()
 	_, ada := withApp(t)
 	r := ada.get("/backlog")
 	wantStatus(t, r, fiber.StatusOK)
@@ -265,6 +266,7 @@ func TestAnApplicationWithoutIntentsSaysSo(t *testing.T) {
 }
 
 func TestTheBacklogListsIntentsNewestFirst(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	done, _ := s.submitted(t, "Add tags to notes")
 	s.moveIntent(t, done.ID, intent.IntentRunning, intent.IntentDone)
@@ -310,6 +312,7 @@ func TestTheBacklogListsIntentsNewestFirst(t *testing.T) {
 }
 
 func TestADraftWithOpenQuestionsAsksForAnswers(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	questions := []string{"Can a note have several tags?", "Should tags be shared between notes?"}
 	in, _ := s.draft(t, "Add tags to notes", intent.Analysis{Restated: []string{"Notes get tags."}, Questions: questions})
@@ -334,6 +337,7 @@ func TestADraftWithOpenQuestionsAsksForAnswers(t *testing.T) {
 }
 
 func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		make  func(*server, testing.TB) intent.Intent
@@ -370,6 +374,7 @@ func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s, ada := withApp(t)
 			in := tt.make(s, t)
 			t.Run("page", func(t *testing.T) {
@@ -387,6 +392,7 @@ func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
 }
 
 func TestTasksAreShownInRunOrder(t *testing.T) {
+	t.Parallel()
 	// The blocker has the lowest priority and the blocked task the highest,
 	// so neither the order they were added in nor priority alone gives the
 	// run order.
@@ -407,6 +413,7 @@ func TestTasksAreShownInRunOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s, ada := withApp(t)
 			in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, steps...)
 			if err := s.backlog.Submit(context.Background(), in.ID); err != nil {
@@ -436,7 +443,9 @@ func TestTasksAreShownInRunOrder(t *testing.T) {
 }
 
 func TestChangingATasksModel(t *testing.T) {
+	t.Parallel()
 	t.Run("a reference that is no model is refused beside the task", func(t *testing.T) {
+		t.Parallel()
 		tests := []struct {
 			name, model, sentence string
 		}{
@@ -471,6 +480,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("a completed task keeps its model", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.submitted(t, "Tag notes")
 		s.moveIntent(t, in.ID, intent.IntentRunning)
@@ -482,6 +492,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("a model is saved and shown on the task", func(t *testing.T) {
+		t.Parallel()
 		tests := []struct{ model, source string }{
 			{"gpt-5-mini", "chosen for this task"},
 			{"ollama:qwen3:27b", "chosen for this task"},
@@ -504,6 +515,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("the same form sent twice changes the model once", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 		action := taskPath(tasks[0].ID) + "/model"
@@ -530,6 +542,7 @@ func TestChangingATasksModel(t *testing.T) {
 }
 
 func TestRemovingATask(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{},
 		planStep{title: "Store tags", priority: "medium"},
@@ -570,7 +583,9 @@ func TestRemovingATask(t *testing.T) {
 }
 
 func TestWithdrawingAnIntent(t *testing.T) {
+	t.Parallel()
 	t.Run("a running intent is refused and stays as it was", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.submitted(t, "Tag notes")
 		s.moveIntent(t, in.ID, intent.IntentRunning)
@@ -589,6 +604,7 @@ func TestWithdrawingAnIntent(t *testing.T) {
 		}
 	})
 	t.Run("a stopped intent is withdrawn with its tasks", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.draft(t, "Tag notes", intent.Analysis{},
 			planStep{title: "Store tags", priority: "medium"}, planStep{title: "Show tags", priority: "medium"})
@@ -636,6 +652,7 @@ func tierModel(t testing.TB, r *response, tier string) string {
 }
 
 func TestTierModels(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 	tier := taskTier(t, ada.get(intentPath(in.ID)), tasks[0].Slug)
@@ -684,6 +701,7 @@ func TestTierModels(t *testing.T) {
 }
 
 func TestAnIntentThatIsNotThereIsNotFound(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		path, sentence string
 	}{
@@ -711,6 +729,7 @@ func TestAnIntentThatIsNotThereIsNotFound(t *testing.T) {
 }
 
 func TestEveryBacklogPostNeedsTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 	slug := tasks[0].Slug

@@ -239,6 +239,7 @@ func wantSignedOut(t *testing.T, b *browser) {
 }
 
 func TestAFreshServerSendsEveryPageToSetup(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	for _, path := range []string{"/", "/backlog", "/request", "/knowledge", "/settings", "/signin", "/no-such-page"} {
 		t.Run(path, func(t *testing.T) {
@@ -262,6 +263,7 @@ func TestAFreshServerSendsEveryPageToSetup(t *testing.T) {
 }
 
 func TestHealthzAnswersWithoutASession(t *testing.T) {
+	t.Parallel()
 	fresh := newServer(t)
 	owned, _ := withOwner(t)
 	for name, s := range map[string]*server{"fresh server": fresh, "server with an owner": owned} {
@@ -286,6 +288,7 @@ func TestHealthzAnswersWithoutASession(t *testing.T) {
 }
 
 func TestSetupCreatesTheOwnerAndSignsThemIn(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	b := s.browser(t)
 	b.get("/setup")
@@ -326,6 +329,7 @@ func TestSetupCreatesTheOwnerAndSignsThemIn(t *testing.T) {
 }
 
 func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, password, again, sentence string
 	}{
@@ -334,6 +338,7 @@ func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := newServer(t)
 			b := s.browser(t)
 			b.get("/setup")
@@ -347,6 +352,7 @@ func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
 }
 
 func TestEveryPageNeedsASession(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	for _, path := range []string{"/backlog", "/request", "/knowledge", "/settings", "/settings?tab=keys"} {
 		t.Run(path+" without a session", func(t *testing.T) {
@@ -372,6 +378,7 @@ func TestEveryPageNeedsASession(t *testing.T) {
 }
 
 func TestAPostThatMayComeFromAnotherSiteIsRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		token    string // "good" sends the cookie's token
@@ -420,6 +427,7 @@ func TestAPostThatMayComeFromAnotherSiteIsRefused(t *testing.T) {
 }
 
 func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	tests := []struct {
 		name   string
@@ -457,6 +465,7 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 }
 
 func TestStaticFilesAreCachedForAYear(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file, contentType string
 	}{
@@ -493,6 +502,7 @@ func TestStaticFilesAreCachedForAYear(t *testing.T) {
 }
 
 func TestSignInIssuesANewSessionAndANewToken(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	t.Run("already signed in", func(t *testing.T) {
 		oldSession, oldToken := ada.cookies[sessionCookie], ada.cookies[csrfCookie]
@@ -535,6 +545,7 @@ func TestSignInIssuesANewSessionAndANewToken(t *testing.T) {
 }
 
 func TestSignOutEndsTheSession(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	other := s.signedIn(t)
 	stolen := ada.cookies[sessionCookie]
@@ -555,6 +566,7 @@ func TestSignOutEndsTheSession(t *testing.T) {
 }
 
 func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
+	t.Parallel()
 	s, _ := withOwner(t)
 	b := s.browser(t)
 	b.get("/signin")
@@ -584,6 +596,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 // password. A browser that signed in before keeps an allowance of its own;
 // the guesser stays throttled.
 func TestOthersGuessesDoNotLockOutTheOwnersBrowser(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	known := ada.cookies[browserCookie]
 	if len(known) != 43 {
@@ -619,6 +632,7 @@ func TestOthersGuessesDoNotLockOutTheOwnersBrowser(t *testing.T) {
 // The browser cookie is sent only to the sign-in page, never to a script,
 // and lasts as long as a browser keeps a cookie.
 func TestSigningInMarksTheBrowser(t *testing.T) {
+	t.Parallel()
 	s, _ := withOwner(t)
 	b := s.browser(t)
 	b.get("/signin")
@@ -635,6 +649,7 @@ func TestSigningInMarksTheBrowser(t *testing.T) {
 }
 
 func TestAnAddressWithNoPageIsNotFound(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	t.Run("page", func(t *testing.T) {
 		r := ada.get("/no-such-page")
@@ -651,6 +666,7 @@ func TestAnAddressWithNoPageIsNotFound(t *testing.T) {
 }
 
 func TestSignInStaysOnThisServer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		next, want string
 	}{

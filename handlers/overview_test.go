@@ -56,6 +56,7 @@ func (s *server) running(t testing.TB, titles ...string) (intent.Intent, []inten
 }
 
 func TestPricesAreSavedFromSettingsAndEveryProblemIsNamed(t *testing.T) {
+	t.Parallel()
 	s, b := withOwner(t)
 	// With no application and no prices, the Overview still answers.
 	r := b.get("/overview")
@@ -97,6 +98,7 @@ func TestPricesAreSavedFromSettingsAndEveryProblemIsNamed(t *testing.T) {
 }
 
 func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	in, tasks := s.running(t, "Add tags to notes")
 	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.Now().AddDate(0, 0, -3)}, intent.TaskInQueue)
@@ -133,6 +135,7 @@ func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T)
 }
 
 func TestTheRailIsMarkedWhileATaskWaitsForThePerson(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	r := b.get("/apps")
 	if strings.Contains(r.body, `data-testid="rail-mark"`) {
@@ -168,6 +171,7 @@ func TestTheRailIsMarkedWhileATaskWaitsForThePerson(t *testing.T) {
 // Many failed tasks in stopped intents: the panel lists a screen of them
 // and says how many more, and the rail counts them all.
 func TestThePanelListsAFewOfEachKindAndCountsTheRest(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	for range 8 {
 		in, tasks := s.running(t, "Add tags to notes")
@@ -191,6 +195,7 @@ func TestThePanelListsAFewOfEachKindAndCountsTheRest(t *testing.T) {
 }
 
 func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	if err := os.MkdirAll(filepath.Dir(s.book.Path()), 0o700); err != nil {
 		t.Fatal(err)
@@ -232,6 +237,7 @@ func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 // rail's Backlog and are listed on the panel with where the owner acts.
 // (Before, the rail stayed unmarked.)
 func TestTheRailCountsAPlanWaitingForApprovalAndADraftsQuestions(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	ctx := context.Background()
 	requests := s.launcher.Requests
