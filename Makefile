@@ -36,7 +36,8 @@ generate:
 ## test: checks, unit and handler tests, then the browser tests
 test: sandbox check unit e2e
 
-# check fails when gofmt, go vet, staticcheck or templ generate would change anything.
+# check fails when gofmt, go mod tidy, go vet, staticcheck or templ generate
+# would change anything.
 check:
 	@echo "==> Checking that the generated templ files are current"
 	@tmp=$$(mktemp -d) && cp -r views $$tmp/ && \
@@ -45,9 +46,15 @@ check:
 	    diff -r views $$tmp/views | head -20; rm -rf $$tmp; \
 	    echo "The committed *_templ.go files are out of date: run 'go tool templ generate' and commit them."; exit 1; \
 	  fi; rm -rf $$tmp
-	@echo "==> gofmt and go vet"
+	@echo "==> gofmt"
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@echo "==> go mod tidy (go.mod and go.sum name exactly what the code imports; needs at most the module proxy)"
+	@if ! out=$$(go mod tidy -diff 2>&1); then \
+	  echo "$$out" | head -40; \
+	  echo "go.mod or go.sum is not what 'go mod tidy' would write: run it and commit them."; exit 1; \
+	fi
+	@echo "==> go vet"
 	go vet ./...
 	@echo "==> staticcheck (staticcheck.conf: every default check but ST1005, the sentences our errors are)"
 	go tool staticcheck ./...

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 )
 
@@ -31,27 +31,9 @@ const (
 	adviceAsked = "The task failed. The host's reasons:"
 )
 
-// clock is the executor's time, which a test moves as a slow model would.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // withLimits builds the executor on clock c with the turn limits l.
-func withLimits(c *clock, l ai.Limits) hostOption {
-	return func(h *hostConfig) { h.now, h.opts.Limits = c.now, func() ai.Limits { return l } }
+func withLimits(c *timetest.Clock, l ai.Limits) hostOption {
+	return func(h *hostConfig) { h.now, h.opts.Limits = c.Now, func() ai.Limits { return l } }
 }
 
 // whole is a source.change of one whole file: create, overwrite or delete.
@@ -555,14 +537,14 @@ func TestTheIdleAndWallLimitsEndATurnAndCountIt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &clock{t: time.Now()}
+			c := timetest.NewClock(time.Now())
 			h := newHost(t, withLimits(c, tt.limits))
 			id := h.plan(t, heading())
 			// The model takes longer than the limit to answer, each turn;
 			// the cycle it asks for then is not run.
 			for n := 1; n <= 2; n++ {
 				h.model.On(scripted.RunID(runID(id, headingSlug, n)),
-					scripted.Reply{ToolCalls: []scripted.Call{cycle}, Before: func() { c.advance(tt.slow) }})
+					scripted.Reply{ToolCalls: []scripted.Call{cycle}, Before: func() { c.Advance(tt.slow) }})
 			}
 			h.adviceAnswers(scripted.Reply{Text: `{"diagnosis": "The model was too slow.", "advice": "retry", "note": "Choose a faster model."}`})
 

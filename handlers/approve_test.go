@@ -17,6 +17,7 @@ import (
 // Approve exactly when the request's rule allows it, and says the rule's
 // sentence when it does not; pressing it anyway is refused with the same.
 func TestTheApproveButtonFollowsTheRequestsRule(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	ctx := context.Background()
 	requests := s.launcher.Requests
@@ -93,6 +94,7 @@ func TestTheApproveButtonFollowsTheRequestsRule(t *testing.T) {
 // refused with the changed plan's sentence, and the page shows the new
 // version.
 func TestAnApprovalCoversTheAnalysis(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	withModel(t, s)
 	ctx := context.Background()

@@ -82,6 +82,7 @@ func builtApp(t *testing.T) (*server, *browser, string) {
 }
 
 func TestAFreshOwnerHasNoApplications(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	r := ada.get("/apps")
 	wantStatus(t, r, fiber.StatusOK)
@@ -92,6 +93,7 @@ func TestAFreshOwnerHasNoApplications(t *testing.T) {
 }
 
 func TestCreatingAnApplicationFromATemplate(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	r := ada.post("/apps", url.Values{"id": {"notes"}, "name": {"My Notes"}, "template": {"static"}})
 	wantRedirect(t, r, "/apps/notes")
@@ -136,6 +138,7 @@ func TestCreatingAnApplicationFromATemplate(t *testing.T) {
 }
 
 func TestAnApplicationThatCannotBeMadeIsRefusedWithItsSentence(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		target   string
@@ -181,6 +184,7 @@ func TestAnApplicationThatCannotBeMadeIsRefusedWithItsSentence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, ada := withOwner(t)
 			r := ada.post(tt.target, tt.form)
 			wantStatus(t, r, tt.status)
@@ -195,6 +199,7 @@ func TestAnApplicationThatCannotBeMadeIsRefusedWithItsSentence(t *testing.T) {
 }
 
 func TestRegisteringAGitFolderThatHoldsAManifest(t *testing.T) {
+	t.Parallel()
 	source := t.TempDir()
 	files := map[string]string{workspace.ManifestFile: validManifest, "site/index.html": "<h1>Notes</h1>\n"}
 	for name, body := range files {
@@ -222,6 +227,7 @@ func TestRegisteringAGitFolderThatHoldsAManifest(t *testing.T) {
 }
 
 func TestAnApplicationThatDoesNotExistIsNotFound(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	r := ada.get("/apps/nope")
 	wantStatus(t, r, fiber.StatusNotFound)
@@ -229,6 +235,7 @@ func TestAnApplicationThatDoesNotExistIsNotFound(t *testing.T) {
 }
 
 func TestTheOwnerEditsTheManifest(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	createApp(t, ada, "notes", "Notes")
 	before := manifestOnDisk(t, ada, "notes")
@@ -281,6 +288,7 @@ func TestTheOwnerEditsTheManifest(t *testing.T) {
 }
 
 func TestAPreviewNeedsABuildFirst(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	createApp(t, ada, "notes", "Notes")
 	r := ada.post("/apps/notes/preview/start", nil)
@@ -290,6 +298,7 @@ func TestAPreviewNeedsABuildFirst(t *testing.T) {
 }
 
 func TestBuildAndCheckRecordsARelease(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	createApp(t, ada, "notes", "Notes")
 	wantRedirect(t, ada.post("/apps/notes/cycle", nil), "/apps/notes#candidate")
@@ -317,6 +326,7 @@ func TestBuildAndCheckRecordsARelease(t *testing.T) {
 }
 
 func TestTheOwnerMakesAReleaseCurrent(t *testing.T) {
+	t.Parallel()
 	_, ada, release := builtApp(t)
 
 	t.Run("a release that does not exist", func(t *testing.T) {
@@ -341,6 +351,7 @@ func TestTheOwnerMakesAReleaseCurrent(t *testing.T) {
 }
 
 func TestAnApplicationFormWithoutTheTokenIsRefused(t *testing.T) {
+	t.Parallel()
 	s, ada, release := builtApp(t)
 	before := manifestOnDisk(t, ada, "notes")
 	tests := []struct {

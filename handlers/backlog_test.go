@@ -265,6 +265,7 @@ func wantPolling(t testing.TB, r *response, want bool) {
 }
 
 func TestAnApplicationWithoutIntentsSaysSo(t *testing.T) {
+	t.Parallel()
 	_, ada := withApp(t)
 	r := ada.get("/backlog")
 	wantStatus(t, r, fiber.StatusOK)
@@ -275,13 +276,14 @@ func TestAnApplicationWithoutIntentsSaysSo(t *testing.T) {
 }
 
 func TestTheBacklogListsIntentsNewestFirst(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	done, _ := s.submitted(t, "Add tags to notes")
 	s.moveIntent(t, done.ID, intent.IntentRunning, intent.IntentDone)
-	s.clock.advance(time.Hour)
+	s.clock.Advance(time.Hour)
 	stopped, _ := s.submitted(t, "Export notes as Markdown")
 	s.moveIntent(t, stopped.ID, intent.IntentRunning, intent.IntentStopped)
-	s.clock.advance(time.Hour)
+	s.clock.Advance(time.Hour)
 	writing, _ := s.draft(t, "Share a note by link", intent.Analysis{})
 
 	r := ada.get("/backlog")
@@ -320,6 +322,7 @@ func TestTheBacklogListsIntentsNewestFirst(t *testing.T) {
 }
 
 func TestADraftWithOpenQuestionsAsksForAnswers(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	questions := []string{"Can a note have several tags?", "Should tags be shared between notes?"}
 	in, _ := s.draft(t, "Add tags to notes", intent.Analysis{Restated: []string{"Notes get tags."}, Questions: questions})
@@ -344,6 +347,7 @@ func TestADraftWithOpenQuestionsAsksForAnswers(t *testing.T) {
 }
 
 func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		make  func(*server, testing.TB) intent.Intent
@@ -380,6 +384,7 @@ func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s, ada := withApp(t)
 			in := tt.make(s, t)
 			t.Run("page", func(t *testing.T) {
@@ -397,6 +402,7 @@ func TestTheIntentPagePollsOnlyWhileSomethingHappens(t *testing.T) {
 }
 
 func TestTasksAreShownInRunOrder(t *testing.T) {
+	t.Parallel()
 	// The blocker has the lowest priority and the blocked task the highest,
 	// so neither the order they were added in nor priority alone gives the
 	// run order.
@@ -417,6 +423,7 @@ func TestTasksAreShownInRunOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s, ada := withApp(t)
 			in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, steps...)
 			if err := s.backlog.Submit(context.Background(), in.ID); err != nil {
@@ -446,7 +453,9 @@ func TestTasksAreShownInRunOrder(t *testing.T) {
 }
 
 func TestChangingATasksModel(t *testing.T) {
+	t.Parallel()
 	t.Run("a reference that is no model is refused beside the task", func(t *testing.T) {
+		t.Parallel()
 		tests := []struct {
 			name, model, sentence string
 		}{
@@ -481,6 +490,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("a completed task keeps its model", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.submitted(t, "Tag notes")
 		s.moveIntent(t, in.ID, intent.IntentRunning)
@@ -492,6 +502,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("a model is saved and shown on the task", func(t *testing.T) {
+		t.Parallel()
 		tests := []struct{ model, source string }{
 			{"gpt-5-mini", "chosen for this task"},
 			{"ollama:qwen3:27b", "chosen for this task"},
@@ -514,6 +525,7 @@ func TestChangingATasksModel(t *testing.T) {
 	})
 
 	t.Run("the same form sent twice changes the model once", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 		action := taskPath(tasks[0].ID) + "/model"
@@ -545,6 +557,7 @@ func TestChangingATasksModel(t *testing.T) {
 }
 
 func TestRemovingATask(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{},
 		planStep{title: "Store tags", priority: "medium"},
@@ -585,7 +598,9 @@ func TestRemovingATask(t *testing.T) {
 }
 
 func TestWithdrawingAnIntent(t *testing.T) {
+	t.Parallel()
 	t.Run("a running intent is refused and stays as it was", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.submitted(t, "Tag notes")
 		s.moveIntent(t, in.ID, intent.IntentRunning)
@@ -604,6 +619,7 @@ func TestWithdrawingAnIntent(t *testing.T) {
 		}
 	})
 	t.Run("a stopped intent is withdrawn with its tasks", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, tasks := s.draft(t, "Tag notes", intent.Analysis{},
 			planStep{title: "Store tags", priority: "medium"}, planStep{title: "Show tags", priority: "medium"})
@@ -651,6 +667,7 @@ func tierModel(t testing.TB, r *response, tier string) string {
 }
 
 func TestTierModels(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 	tier := taskTier(t, ada.get(intentPath(in.ID)), tasks[0].Slug)
@@ -699,6 +716,7 @@ func TestTierModels(t *testing.T) {
 }
 
 func TestAnIntentThatIsNotThereIsNotFound(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		path, sentence string
 	}{
@@ -726,6 +744,7 @@ func TestAnIntentThatIsNotThereIsNotFound(t *testing.T) {
 }
 
 func TestEveryBacklogPostNeedsTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, tasks := s.draft(t, "Tag notes", intent.Analysis{}, planStep{title: "Store tags", priority: "medium"})
 	slug := tasks[0].Slug

@@ -89,6 +89,7 @@ func wantAppPolling(t testing.TB, r *response, want bool) {
 }
 
 func TestBuildAndCheckAnswersAtOnceAndThePageFollowsIt(t *testing.T) {
+	t.Parallel()
 	_, ada := withManifest(t, slowManifest("5"))
 	wantAppPolling(t, ada.get("/apps/"+appID), false)
 
@@ -130,6 +131,7 @@ func TestBuildAndCheckAnswersAtOnceAndThePageFollowsIt(t *testing.T) {
 }
 
 func TestStartPreviewAnswersAtOnceAndThePageFollowsIt(t *testing.T) {
+	t.Parallel()
 	// A preview that never answers: its start waits the whole startTimeout.
 	_, ada := withManifest(t, `{"name": "Notes",
 		"build": [{"name": "check", "command": ["test", "-s", "site/index.html"], "timeout": "20s"}],
@@ -150,6 +152,7 @@ func TestStartPreviewAnswersAtOnceAndThePageFollowsIt(t *testing.T) {
 }
 
 func TestClosingTheLauncherStopsTheOwnersBuild(t *testing.T) {
+	t.Parallel()
 	s, ada := withManifest(t, slowManifest("30"))
 	wantRedirect(t, postAtOnce(t, ada, "/apps/"+appID+"/cycle", 2*time.Second), "/apps/"+appID+"#candidate")
 	waitLive(t, ada, "Running build stage slow.", 5*time.Second)
@@ -177,7 +180,9 @@ func TestClosingTheLauncherStopsTheOwnersBuild(t *testing.T) {
 }
 
 func TestARunAndTheOwnersBuildNeverGoTogether(t *testing.T) {
+	t.Parallel()
 	t.Run("a run is refused while the owner's build goes", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withManifest(t, slowManifest("30"))
 		withModel(t, s) // no script: a run that started would fail the test
 		in, _ := s.submitted(t, "Change the page")
@@ -194,6 +199,7 @@ func TestARunAndTheOwnersBuildNeverGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("the owner's actions are refused while a run goes", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, g := running(t, s, ada)
 		const busy = "Intent #1 is running on notes; stop it before changing the application by hand."

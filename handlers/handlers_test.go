@@ -20,6 +20,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/spend"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/static"
 )
@@ -43,12 +44,6 @@ const (
 	noToken   = "This form is out of date or did not come from this server, so it was refused. Reload the page and try again."
 )
 
-// clock is a time the test moves by hand.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 // server is the real app over a fresh store, with a clock the test holds
 // and the services it was built with, for fixtures.
 type server struct {
@@ -57,7 +52,7 @@ type server struct {
 	launcher *launcher.Launcher
 	// db is the intents store, for a test that reads what a write wrote.
 	db      *migrations.DB
-	clock   *clock
+	clock   *timetest.Clock
 	apps    *app.Service
 	backlog *intent.Service
 	// deliveries records the deliveries a download test serves.
@@ -74,10 +69,10 @@ type server struct {
 
 func newServer(t testing.TB) *server {
 	t.Helper()
-	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	c := timetest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	// The program the binary runs, over a fresh data folder, with the
 	// test's clock.
-	l, err := launcher.New(t.TempDir(), c.now, nil, launcher.Options{Quiet: true})
+	l, err := launcher.New(t.TempDir(), c.Now, nil, launcher.Options{Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +239,7 @@ func wantSignedOut(t *testing.T, b *browser) {
 }
 
 func TestAFreshServerSendsEveryPageToSetup(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	for _, path := range []string{"/", "/backlog", "/request", "/knowledge", "/settings", "/signin", "/no-such-page"} {
 		t.Run(path, func(t *testing.T) {
@@ -267,6 +263,7 @@ func TestAFreshServerSendsEveryPageToSetup(t *testing.T) {
 }
 
 func TestHealthzAnswersWithoutASession(t *testing.T) {
+	t.Parallel()
 	fresh := newServer(t)
 	owned, _ := withOwner(t)
 	for name, s := range map[string]*server{"fresh server": fresh, "server with an owner": owned} {
@@ -291,6 +288,7 @@ func TestHealthzAnswersWithoutASession(t *testing.T) {
 }
 
 func TestSetupCreatesTheOwnerAndSignsThemIn(t *testing.T) {
+	t.Parallel()
 	s := newServer(t)
 	b := s.browser(t)
 	b.get("/setup")
@@ -331,6 +329,7 @@ func TestSetupCreatesTheOwnerAndSignsThemIn(t *testing.T) {
 }
 
 func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, password, again, sentence string
 	}{
@@ -339,6 +338,7 @@ func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := newServer(t)
 			b := s.browser(t)
 			b.get("/setup")
@@ -352,6 +352,7 @@ func TestSetupWithABadPasswordCreatesNobody(t *testing.T) {
 }
 
 func TestEveryPageNeedsASession(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	for _, path := range []string{"/backlog", "/request", "/knowledge", "/settings", "/settings?tab=keys"} {
 		t.Run(path+" without a session", func(t *testing.T) {
@@ -377,6 +378,7 @@ func TestEveryPageNeedsASession(t *testing.T) {
 }
 
 func TestAPostThatMayComeFromAnotherSiteIsRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		token    string // "good" sends the cookie's token
@@ -425,6 +427,7 @@ func TestAPostThatMayComeFromAnotherSiteIsRefused(t *testing.T) {
 }
 
 func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	tests := []struct {
 		name   string
@@ -462,6 +465,7 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 }
 
 func TestStaticFilesAreCachedForAYear(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file, contentType string
 	}{
@@ -498,6 +502,7 @@ func TestStaticFilesAreCachedForAYear(t *testing.T) {
 }
 
 func TestSignInIssuesANewSessionAndANewToken(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	t.Run("already signed in", func(t *testing.T) {
 		oldSession, oldToken := ada.cookies[sessionCookie], ada.cookies[csrfCookie]
@@ -540,6 +545,7 @@ func TestSignInIssuesANewSessionAndANewToken(t *testing.T) {
 }
 
 func TestSignOutEndsTheSession(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	other := s.signedIn(t)
 	stolen := ada.cookies[sessionCookie]
@@ -560,6 +566,7 @@ func TestSignOutEndsTheSession(t *testing.T) {
 }
 
 func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
+	t.Parallel()
 	s, _ := withOwner(t)
 	b := s.browser(t)
 	b.get("/signin")
@@ -567,7 +574,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 		r := b.post("/signin", url.Values{"name": {ownerName}, "password": {"not the password"}})
 		wantStatus(t, r, fiber.StatusUnauthorized)
 		wantSentence(t, r, mismatch)
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 	r := b.post("/signin", url.Values{"name": {ownerName}, "password": {password}})
 	wantStatus(t, r, fiber.StatusTooManyRequests)
@@ -579,7 +586,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 		t.Fatal("a throttled sign-in set a session")
 	}
 
-	s.clock.advance(55 * time.Second)
+	s.clock.Advance(55 * time.Second)
 	wantRedirect(t, b.post("/signin", url.Values{"name": {ownerName}, "password": {password}}), "/backlog")
 	wantSignedIn(t, b)
 }
@@ -589,6 +596,7 @@ func TestTheSixthFailedSignInWithinAMinuteIsThrottled(t *testing.T) {
 // password. A browser that signed in before keeps an allowance of its own;
 // the guesser stays throttled.
 func TestOthersGuessesDoNotLockOutTheOwnersBrowser(t *testing.T) {
+	t.Parallel()
 	s, ada := withOwner(t)
 	known := ada.cookies[browserCookie]
 	if len(known) != 43 {
@@ -624,6 +632,7 @@ func TestOthersGuessesDoNotLockOutTheOwnersBrowser(t *testing.T) {
 // The browser cookie is sent only to the sign-in page, never to a script,
 // and lasts as long as a browser keeps a cookie.
 func TestSigningInMarksTheBrowser(t *testing.T) {
+	t.Parallel()
 	s, _ := withOwner(t)
 	b := s.browser(t)
 	b.get("/signin")
@@ -640,6 +649,7 @@ func TestSigningInMarksTheBrowser(t *testing.T) {
 }
 
 func TestAnAddressWithNoPageIsNotFound(t *testing.T) {
+	t.Parallel()
 	_, ada := withOwner(t)
 	t.Run("page", func(t *testing.T) {
 		r := ada.get("/no-such-page")
@@ -656,6 +666,7 @@ func TestAnAddressWithNoPageIsNotFound(t *testing.T) {
 }
 
 func TestSignInStaysOnThisServer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		next, want string
 	}{

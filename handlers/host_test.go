@@ -47,6 +47,7 @@ func ask(t *testing.T, app *fiber.App, req *http.Request) (int, string) {
 const elsewhere = "This server answers only at http://127.0.0.1:8080/; it does not serve the name "
 
 func TestOnlyThisServersNamesAreServed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		host string
@@ -90,6 +91,7 @@ func TestOnlyThisServersNamesAreServed(t *testing.T) {
 // A request target naming its host ("GET http://rebind.example:8080/")
 // is checked too: fasthttp takes the target's host over the header's.
 func TestAnAbsoluteTargetForAnotherNameIsRefused(t *testing.T) {
+	t.Parallel()
 	app, _ := hostServer(t)
 	// app.Test sends an absolute target without a Host header.
 	req := httptest.NewRequest(fiber.MethodGet, "http://rebind.example:8080/healthz", nil)
@@ -103,6 +105,7 @@ func TestAnAbsoluteTargetForAnotherNameIsRefused(t *testing.T) {
 // 127.0.0.1 is same-origin with itself, so it can set its own CSRF cookie
 // and send the matching token. Only the Host tells it apart.
 func TestARebindingPageCannotCreateTheOwner(t *testing.T) {
+	t.Parallel()
 	const token = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	setup := func(host string) *http.Request {
 		form := url.Values{"name": {"Mallory"}, "password": {password}, "again": {password}, "_csrf": {token}}
@@ -134,6 +137,7 @@ func TestARebindingPageCannotCreateTheOwner(t *testing.T) {
 
 // A graph built without names must not answer every name.
 func TestNewRefusesToServeWithoutNames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		hosts []string
@@ -155,6 +159,7 @@ func TestNewRefusesToServeWithoutNames(t *testing.T) {
 }
 
 func TestCanonicalHost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string // want is empty when in is refused
 	}{
@@ -196,6 +201,7 @@ func TestCanonicalHost(t *testing.T) {
 // a page on evil.example passed the same-origin check by naming itself
 // there. Without a trusted proxy no forwarded header is read at all.
 func TestForwardedHeadersAreNotBelievedByDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		headers []string
@@ -231,6 +237,7 @@ func TestForwardedHeadersAreNotBelievedByDefault(t *testing.T) {
 // X-Forwarded-For is not believed either: every guess counts against the
 // connection's own address.
 func TestXForwardedForIsNotBelievedByDefault(t *testing.T) {
+	t.Parallel()
 	s, _ := withOwner(t)
 	guess := func(name, from string) *response {
 		b := s.browser(t)
@@ -317,6 +324,7 @@ func through(t *testing.T, addr, method, path string, form url.Values, cookies [
 // which the sign-in throttle counts. From elsewhere, the same headers are
 // not believed.
 func TestATrustedProxysForwardedHeadersAreBelieved(t *testing.T) {
+	t.Parallel()
 	// The proxy serves https://box.example/ and connects from 127.0.0.1.
 	forwarded := []string{"X-Forwarded-Host", "box.example", "X-Forwarded-Proto", "https"}
 	setup := func(t *testing.T, addr string, headers ...string) *response {
@@ -333,6 +341,7 @@ func TestATrustedProxysForwardedHeadersAreBelieved(t *testing.T) {
 	}
 
 	t.Run("from the trusted proxy", func(t *testing.T) {
+		t.Parallel()
 		s, addr := listening(t, []string{"box.example:80"}, []string{"127.0.0.1"})
 		r := setup(t, addr, forwarded...)
 		wantRedirect(t, r, "/backlog")
@@ -379,6 +388,7 @@ func TestATrustedProxysForwardedHeadersAreBelieved(t *testing.T) {
 	})
 
 	t.Run("from an address that is not a trusted proxy", func(t *testing.T) {
+		t.Parallel()
 		s, addr := listening(t, []string{"box.example:80"}, []string{"192.0.2.1"})
 		r := setup(t, addr, forwarded...)
 		wantStatus(t, r, fiber.StatusForbidden)
@@ -394,6 +404,7 @@ func TestATrustedProxysForwardedHeadersAreBelieved(t *testing.T) {
 // is refused, whatever they name. app.Test writes one Host at most, so this
 // speaks HTTP over a real connection.
 func TestARequestWithMoreThanOneHostHeaderIsRefused(t *testing.T) {
+	t.Parallel()
 	_, addr := listening(t, nil, nil)
 	tests := []struct {
 		name  string

@@ -54,6 +54,7 @@ func lessonSection(t *testing.T, page string, id int64) string {
 }
 
 func TestEveryReviewFromThePageWritesOneLogLineSayingWho(t *testing.T) {
+	t.Parallel()
 	s, b := lessonsServer(t)
 	ctx := context.Background()
 	lessons := s.launcher.Lessons
@@ -105,6 +106,7 @@ func TestEveryReviewFromThePageWritesOneLogLineSayingWho(t *testing.T) {
 }
 
 func TestTheLessonsViewShowsAMethodUnclearLessonThatCanOnlyBeRetired(t *testing.T) {
+	t.Parallel()
 	s, b := lessonsServer(t)
 	ctx := context.Background()
 	method, err := s.launcher.Lessons.Add(ctx, knowledge.Lesson{Text: "It was unclear when the checks run.", CaseID: 1, MethodUnclear: true})

@@ -34,7 +34,7 @@ func (s *server) replayable(t *testing.T) (in intent.Intent, caseID, lessonID in
 	s.moveIntent(t, in.ID, intent.IntentRunning)
 	s.moveTask(t, tasks[0].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskInterrupted)
 	s.moveIntent(t, in.ID, intent.IntentStopped)
-	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.clock.now)
+	ws, err := workspace.Open(s.apps.WorkspaceDir(appID), s.clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +117,7 @@ func wantMarkup(t testing.TB, part, markup string) {
 }
 
 func TestTheLessonPageSaysWhatAReplayWillSpendBeforeItRuns(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	ctx := context.Background()
 	_, caseID, lessonID := s.replayable(t)
@@ -175,6 +176,7 @@ func TestTheLessonPageSaysWhatAReplayWillSpendBeforeItRuns(t *testing.T) {
 }
 
 func TestReplayIsRefusedWhileARunGoes(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	_, _, lessonID := s.replayable(t)
 	in, g := running(t, s, ada)
@@ -189,6 +191,7 @@ func TestReplayIsRefusedWhileARunGoes(t *testing.T) {
 }
 
 func TestAReplayFromThePageIsFollowedUntilItsTableShows(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	model := withModel(t, s)
 	stopped, caseID, lessonID := s.replayable(t)

@@ -27,6 +27,7 @@ func knowledgeServer(t *testing.T) (*knowledge.Store, *browser) {
 }
 
 func TestTheTurnsViewShowsWhatEachTurnDid(t *testing.T) {
+	t.Parallel()
 	ks, b := knowledgeServer(t)
 	ctx := context.Background()
 	cases := knowledge.NewCases(ks.DB(), time.Now)
@@ -98,6 +99,7 @@ func TestTheTurnsViewShowsWhatEachTurnDid(t *testing.T) {
 }
 
 func TestTheTurnsViewSaysWhichLessonTheBudgetCut(t *testing.T) {
+	t.Parallel()
 	ks, b := knowledgeServer(t)
 	s := b.s
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTheLimitsAreSetInSettingsWithEveryProblemNamed(t *testing.T) {
+	t.Parallel()
 	_, b := withOwner(t)
 	r := b.get("/settings")
 	wantStatus(t, r, fiber.StatusOK)

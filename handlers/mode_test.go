@@ -18,6 +18,7 @@ import (
 // entry and voids the approval, and a stale revision is refused with a
 // sentence and writes nothing.
 func TestTheOwnerSwitchesARequestsMode(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	ctx := context.Background()
 	requests := s.launcher.Requests

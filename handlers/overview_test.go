@@ -56,6 +56,7 @@ func (s *server) running(t testing.TB, titles ...string) (intent.Intent, []inten
 }
 
 func TestPricesAreSavedFromSettingsAndEveryProblemIsNamed(t *testing.T) {
+	t.Parallel()
 	s, b := withOwner(t)
 	// With no application and no prices, the Overview still answers.
 	r := b.get("/overview")
@@ -97,9 +98,10 @@ func TestPricesAreSavedFromSettingsAndEveryProblemIsNamed(t *testing.T) {
 }
 
 func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	in, tasks := s.running(t, "Add tags to notes")
-	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.now().AddDate(0, 0, -3)}, intent.TaskInQueue)
+	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.Now().AddDate(0, 0, -3)}, intent.TaskInQueue)
 	s.turnOf(t, in, tasks[0], 2, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 100_000, Output: 5_000}, intent.TaskCompleted)
 	if err := s.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindChat, AppID: appID, Model: "ollama:qwen3", Input: 900, Output: 90}); err != nil {
 		t.Fatal(err)
@@ -128,11 +130,12 @@ func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T)
 		wantSentence(t, r, want)
 	}
 	// The bar of three days ago says its day and cost in its title.
-	day := s.clock.now().AddDate(0, 0, -3).Format("Mon 2 Jan")
+	day := s.clock.Now().AddDate(0, 0, -3).Format("Mon 2 Jan")
 	wantSentence(t, r, "<title>"+day+": "+spend.Dollars((200_000*1+10_000*10)/1e6))
 }
 
 func TestTheRailIsMarkedWhileATaskWaitsForThePerson(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	r := b.get("/apps")
 	if strings.Contains(r.body, `data-testid="rail-mark"`) {
@@ -168,6 +171,7 @@ func TestTheRailIsMarkedWhileATaskWaitsForThePerson(t *testing.T) {
 // Many failed tasks in stopped intents: the panel lists a screen of them
 // and says how many more, and the rail counts them all.
 func TestThePanelListsAFewOfEachKindAndCountsTheRest(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	for range 8 {
 		in, tasks := s.running(t, "Add tags to notes")
@@ -191,6 +195,7 @@ func TestThePanelListsAFewOfEachKindAndCountsTheRest(t *testing.T) {
 }
 
 func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	if err := os.MkdirAll(filepath.Dir(s.book.Path()), 0o700); err != nil {
 		t.Fatal(err)
@@ -202,7 +207,7 @@ func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 	first := s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "m", Input: 40_000, Output: 2_000, Partial: true}, intent.TaskInQueue)
 	second := s.turnOf(t, in, tasks[0], 2, intent.Usage{Model: "m", Input: 60_000, Output: 3_000}, intent.TaskCompleted)
 	s.turnOf(t, in, tasks[1], 1, intent.Usage{Model: "unpriced", Input: 500, Output: 50}, intent.TaskFailed)
-	s.clock.advance(time.Minute)
+	s.clock.Advance(time.Minute)
 
 	r := b.get(intentPath(in.ID))
 	wantStatus(t, r, fiber.StatusOK)
@@ -232,6 +237,7 @@ func TestAnIntentAndItsTasksShowWhatTheirTurnsCost(t *testing.T) {
 // rail's Backlog and are listed on the panel with where the owner acts.
 // (Before, the rail stayed unmarked.)
 func TestTheRailCountsAPlanWaitingForApprovalAndADraftsQuestions(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	ctx := context.Background()
 	requests := s.launcher.Requests

@@ -21,6 +21,7 @@ import (
 // the status of its code, however deeply it is wrapped; anything else is a
 // failure of the server.
 func TestEveryDomainRefusalIsToldAsItsSentence(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err    error
 		status int

@@ -18,6 +18,7 @@ import (
 // model the engineer cannot be asked, so nothing is journaled, and the page
 // shows the words and the mode back.
 func TestARefusedRequestWritesNothingAndKeepsWhatWasTyped(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	r := b.post("/request", url.Values{"text": {"Add tags to notes."}, "mode": {"guided"}, "op": {"op-refused-1"}})
 	wantStatus(t, r, fiber.StatusConflict)
@@ -32,6 +33,7 @@ func TestARefusedRequestWritesNothingAndKeepsWhatWasTyped(t *testing.T) {
 // TestTheIntentPageFollowsAChatTurnAboutItsApplication: while the engineer's
 // chat turn runs, it may change the intent, so the intent's page polls.
 func TestTheIntentPageFollowsAChatTurnAboutItsApplication(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	m := withModel(t, s)
 	in, _ := s.submitted(t, "Change the page")
@@ -54,6 +56,7 @@ func TestTheIntentPageFollowsAChatTurnAboutItsApplication(t *testing.T) {
 // page keeps them. (Before, the journal entry was one write and the turn's
 // row another.)
 func TestTheWordsAndTheTurnThatAnswersThemAreOneWrite(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	withModel(t, s)
 	if _, err := s.db.Write.Exec(`CREATE TRIGGER no_turn BEFORE INSERT ON chat_turns BEGIN SELECT RAISE(ABORT, 'the disk is full'); END`); err != nil {
@@ -77,6 +80,7 @@ func TestTheWordsAndTheTurnThatAnswersThemAreOneWrite(t *testing.T) {
 // journal is left as the first write left it. (Before, the second POST was
 // answered as the first.)
 func TestAResentMessageWithOtherWordsIsRefused(t *testing.T) {
+	t.Parallel()
 	s, b := withApp(t)
 	m := withModel(t, s)
 	g := scripted.NewGate(t)

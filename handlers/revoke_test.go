@@ -43,6 +43,7 @@ func (s *server) guidedPlan(t *testing.T) (request.State, intent.Intent) {
 // sentence, a repeated submit writes nothing, and once approved again Run
 // starts.
 func TestWithdrawApprovalBeforeRun(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	m := withModel(t, s)
 	g := scripted.NewGate(t)

@@ -59,6 +59,7 @@ func (s *server) waiting(t *testing.T, question string) (intent.Intent, intent.T
 }
 
 func TestRunIsRefusedBesideRunWithItsSentence(t *testing.T) {
+	t.Parallel()
 	// The scripted model, where one is set up, has no script: a run that
 	// started would fail the test.
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestRunIsRefusedBesideRunWithItsSentence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s, ada := withApp(t)
 			in := tt.setup(t, s)
 			before := intentStatus(t, ada.get(intentPath(in.ID)))
@@ -102,7 +104,9 @@ func TestRunIsRefusedBesideRunWithItsSentence(t *testing.T) {
 }
 
 func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	t.Run("run", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		withModel(t, s) // no script: a run that started would fail the test
 		in, _ := s.submitted(t, "Change the page")
@@ -117,6 +121,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 		}
 	})
 	t.Run("stop", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, g := running(t, s, ada)
 		r := ada.send(formRequest(intentPath(in.ID)+"/stop", url.Values{}, "Origin", origin))
@@ -129,6 +134,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 		g.Open()
 	})
 	t.Run("answer", func(t *testing.T) {
+		t.Parallel()
 		s, ada := withApp(t)
 		in, task := s.waiting(t, "Which page?")
 		r := ada.send(formRequest(taskPath(task.ID)+"/answer", url.Values{"answer": {"The home page."}}, "Origin", origin))
@@ -143,6 +149,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 }
 
 func TestAnEmptyAnswerIsRefusedBesideTheQuestion(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, task := s.waiting(t, "Which page?")
 	r := ada.post(taskPath(task.ID)+"/answer", url.Values{"answer": {"   "}})
@@ -160,6 +167,7 @@ func TestAnEmptyAnswerIsRefusedBesideTheQuestion(t *testing.T) {
 }
 
 func TestTheOwnersWritesAreRefusedWhileARunGoes(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	in, g := running(t, s, ada)
 	const busy = "Intent #1 is running on notes; stop it before changing the application by hand."

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTheOwnerTurnsTheSandboxOffAndOnInSettings(t *testing.T) {
+	t.Parallel()
 	_, b := withOwner(t)
 	r := b.get("/apps")
 	wantStatus(t, r, fiber.StatusOK)

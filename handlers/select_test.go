@@ -16,6 +16,7 @@ import (
 // application chosen last, while the rail names the one the page is about;
 // choosing it from the Applications list (a POST) selects it.
 func TestOpeningAPageSelectsNothing(t *testing.T) {
+	t.Parallel()
 	s, ada := withApp(t)
 	ctx := context.Background()
 	if _, err := s.apps.CreateFromTemplate(ctx, "shop", "Shop", "static"); err != nil {

@@ -39,7 +39,7 @@ func TestEndChatTurnEveryPair(t *testing.T) {
 				if err != nil || len(turns) != 1 {
 					t.Fatalf("turns %+v, %v", turns, err)
 				}
-				if got := turns[0]; got.Status != to || got.Reply != "the reply" || got.Sentence != "how it ended" || !got.EndedAt.Equal(e.clock.now()) {
+				if got := turns[0]; got.Status != to || got.Reply != "the reply" || got.Sentence != "how it ended" || !got.EndedAt.Equal(e.clock.Now()) {
 					t.Fatalf("after the move: %+v", got)
 				}
 			})

@@ -176,7 +176,7 @@ func TestAnIntentsInterventionsReadAgainShowEveryChangeSinceTheLast(t *testing.T
 		t.Fatalf("after acknowledging the read says applied %+v", a)
 	}
 	// A change written by hand, outside the service, shows too.
-	resumed := e.clock.now().Add(time.Minute)
+	resumed := e.clock.Now().Add(time.Minute)
 	if _, err := e.db.Write.Exec(`UPDATE intervention_applied SET resumed_at = ?`, resumed.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,43 +3,22 @@ package intent_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
-
-// clock is the service's injected clock: it stands still until a test
-// moves it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// set moves the clock to t, truncated to the milliseconds the store keeps.
-func (c *clock) set(t time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t.Truncate(time.Millisecond)
-	return c.t
-}
 
 // env is a real intents store in a temporary root and the service over it.
 type env struct {
 	svc   *intent.Service
 	db    *migrations.DB
 	root  string
-	clock *clock
+	clock *timetest.Clock
 }
 
 // mustOpen makes a fresh root with the real migrations applied.
@@ -47,9 +26,8 @@ func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
-	c := &clock{}
-	c.set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	return &env{svc: intent.NewService(db, root, c.now), db: db, root: root, clock: c}
+	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	return &env{svc: intent.NewService(db, root, c.Now), db: db, root: root, clock: c}
 }
 
 // app inserts an application row: intents only need it to exist.

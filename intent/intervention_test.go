@@ -46,7 +46,7 @@ func TestAnIdenticalRetryReturnsTheOriginalReceiptAndWritesNothing(t *testing.T)
 	if first.Order <= 0 || !first.BoundaryPause || first.Text != "Keep the partial implementation" || first.AppliedAt != nil {
 		t.Fatalf("the receipt is not what was sent: %+v", first)
 	}
-	e.clock.set(e.clock.now().Add(time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute))
 	again, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
 	if err != nil || !replayed {
 		t.Fatalf("retry: replayed %v, %v", replayed, err)
@@ -183,7 +183,7 @@ func TestAPauseStopsTheRunAtTheBoundaryKeepingTheNextTask(t *testing.T) {
 	if s := e.intentStatus(t, in.ID); s != intent.IntentRunning {
 		t.Fatalf("submitting moved the intent to %s", s)
 	}
-	e.clock.set(e.clock.now().Add(time.Second))
+	e.clock.Set(e.clock.Now().Add(time.Second))
 	a, err := e.svc.ApplyInterventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +461,7 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(e.clock.now().Add(time.Second))
+	e.clock.Set(e.clock.Now().Add(time.Second))
 	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -472,8 +472,8 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 	if len(applied) != 1 || applied[0].ResumedAt != nil {
 		t.Fatalf("before Run: %+v", applied)
 	}
-	e.clock.set(e.clock.now().Add(time.Minute))
-	resumed := e.clock.now()
+	e.clock.Set(e.clock.Now().Add(time.Minute))
+	resumed := e.clock.Now()
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -488,11 +488,11 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-2", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(e.clock.now().Add(time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute))
 	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(e.clock.now().Add(time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute))
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.now)
+	beside := intent.NewService(db, e.root, e.clock.Now)
 	var in intent.Intent
 	var tasks []intent.Task
 	var fed []int64
@@ -135,7 +135,7 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 			before := readPages(t, e.svc)
 			step.change(t)
 			got := readPages(t, e.svc)
-			want := readPages(t, intent.NewService(e.db, e.root, e.clock.now))
+			want := readPages(t, intent.NewService(e.db, e.root, e.clock.Now))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after the change the server reads\n%+v\nwhere the store holds\n%+v", got, want)
 			}

@@ -115,11 +115,11 @@ func TestMoveTaskEveryPair(t *testing.T) {
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
 				_, tasks := e.draft(t, fmt.Sprintf("pair-%d", n), "Change one thing")
 				id := tasks[0].ID
-				e.clock.set(start)
+				e.clock.Set(start)
 				for i, s := range pathTo[from] {
 					e.move(t, id, s, fmt.Sprintf("setup-%d-%d", n, i))
 				}
-				at := e.clock.set(start.Add(time.Duration(n) * time.Minute))
+				at := e.clock.Set(start.Add(time.Duration(n) * time.Minute))
 				before := e.state(t, id)
 				if before.Status != from {
 					t.Fatalf("setup left the task %s, not %s", before.Status, from)

@@ -55,7 +55,7 @@ func TestReplaceTaskReturnsAFailedTaskToProposed(t *testing.T) {
 	if err := e.svc.SetAdvice(ctx, failed.ID, "Split the task."); err != nil {
 		t.Fatal(err)
 	}
-	at := e.clock.set(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
+	at := e.clock.Set(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC))
 	got, err := e.svc.ReplaceTask(ctx, in.ID, failed.Slug, planned("Fail no more"))
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestOpenDraftStartsFromTheRequestAsTyped(t *testing.T) {
 	if !slices.Equal(in.Fits, []string{"The notes list"}) || in.Conflicts == nil || len(in.Conflicts) != 0 {
 		t.Fatalf("analysis: %+v", in.Analysis)
 	}
-	if !in.BeingWritten() || !in.CreatedAt.Equal(e.clock.now()) {
+	if !in.BeingWritten() || !in.CreatedAt.Equal(e.clock.Now()) {
 		t.Fatalf("being written %v, created %v", in.BeingWritten(), in.CreatedAt)
 	}
 	if n := e.count(t, `SELECT count(*) FROM intent_events WHERE intent_id = ? AND from_status = '' AND to_status = 'draft'`, in.ID); n != 1 {
@@ -204,7 +204,7 @@ func TestSubmitChecksThePlanAndStampsIt(t *testing.T) {
 	if _, err := e.svc.AddTask(ctx, in.ID, planned("Add tags")); err != nil {
 		t.Fatal(err)
 	}
-	at := e.clock.set(time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC))
+	at := e.clock.Set(time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC))
 	if err := e.svc.Submit(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -713,7 +713,7 @@ func TestAChangeOfTheTierModelsShowsOnTheNextRead(t *testing.T) {
 	}
 	want("ollama:qwen3")
 	want("ollama:qwen3")
-	other := intent.NewService(e.db, e.root, e.clock.now)
+	other := intent.NewService(e.db, e.root, e.clock.Now)
 	if err := other.SetTierModels(ctx, "op-2", map[string]string{"quick": "ollama:gemma"}, nil); err != nil {
 		t.Fatal(err)
 	}

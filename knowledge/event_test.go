@@ -56,8 +56,8 @@ func TestAppendStoresTheIdentityOfItsContext(t *testing.T) {
 			if got[0].RunID.Valid != (c.want.RunID != "") || got[0].Revision.Valid != (c.want.Revision != "") {
 				t.Errorf("read back run %+v, revision %+v: NULL must stay NULL", got[0].RunID, got[0].Revision)
 			}
-			if got[0].Message != c.event.Message || !got[0].At.Equal(e.clock.now()) {
-				t.Errorf("got %q at %v, want %q at %v", got[0].Message, got[0].At, c.event.Message, e.clock.now())
+			if got[0].Message != c.event.Message || !got[0].At.Equal(e.clock.Now()) {
+				t.Errorf("got %q at %v, want %q at %v", got[0].Message, got[0].At, c.event.Message, e.clock.Now())
 			}
 		})
 	}
@@ -97,7 +97,7 @@ func TestLogFiltersByLevelAndApplicationNewestFirst(t *testing.T) {
 	for i := range 40 {
 		r := row{level: levels[(i*7)%4], app: []string{"notes", "shop", ""}[i%3]}
 		rows = append(rows, r)
-		e.clock.set(e.clock.now().Add(time.Second))
+		e.clock.Set(e.clock.Now().Add(time.Second))
 		if err := e.store.Append(origin.WithIdentity(ctx, origin.Identity{AppID: r.app}),
 			knowledge.Event{Level: r.level, Message: "line"}); err != nil {
 			t.Fatal(err)

@@ -386,7 +386,7 @@ func TestHintsAreServingsTheNextBuildCloses(t *testing.T) {
 func TestEveryReviewWritesOneLogLineSayingWhoDidWhatToWhichLesson(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	lessons := knowledge.NewLessons(e.store.DB(), e.clock.now)
+	lessons := knowledge.NewLessons(e.store.DB(), e.clock.Now)
 	distilled, err := lessons.Add(ctx, knowledge.Lesson{Text: "Build before checking the page.", CaseID: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func BenchmarkLogView(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	at := e.clock.now().Add(-n * 1000 * 1000 * 10).UnixMilli() // 10 ms apart, ending now
+	at := e.clock.Now().Add(-n * 1000 * 1000 * 10).UnixMilli() // 10 ms apart, ending now
 	for i := range n {
 		var app any
 		if i%11 != 0 {

@@ -18,7 +18,7 @@ func aRun(hash, arm string, n int, passed bool) knowledge.ReplayRun {
 func TestAReplaysRunsAreKeptUnderItsManifest(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	replays := knowledge.NewReplays(e.store.DB(), e.clock.now)
+	replays := knowledge.NewReplays(e.store.DB(), e.clock.Now)
 	hash, err := replays.KeepManifest(ctx, `{"case": {"id": 7}}`)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestAReplaysRunsAreKeptUnderItsManifest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.clock.set(e.clock.now().Add(knowledge.RetainFor + 24*time.Hour))
+		e.clock.Set(e.clock.Now().Add(knowledge.RetainFor + 24*time.Hour))
 		if _, err := e.store.Retain(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 func TestRetention(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	now := e.clock.now()
+	now := e.clock.Now()
 	day := 24 * time.Hour
 
 	// Two events from 31 days ago, five from the last hour.
@@ -26,13 +26,13 @@ func TestRetention(t *testing.T) {
 		}
 	}
 	// A turn 40 days ago: its instructions and document are old but referred to.
-	e.clock.set(now.Add(-40 * day))
+	e.clock.Set(now.Add(-40 * day))
 	turn, err := e.store.RecordTurn(ctx, knowledge.Turn{Kind: knowledge.TurnBuilder, Instructions: "old instructions",
 		Documents: []knowledge.DeliveredDoc{{Ref: "digest:notes", Text: "old digest"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(now)
+	e.clock.Set(now)
 	// Blobs nothing refers to: one old, one recent.
 	for _, b := range []struct {
 		text string
@@ -85,7 +85,7 @@ func TestRetentionKeepsEverythingWithinItsLimits(t *testing.T) {
 	e := mustOpen(t, knowledge.Options{MaxEvents: 3})
 	ctx := context.Background()
 	for range 3 {
-		if err := e.store.Append(ctx, knowledge.Event{At: e.clock.now().Add(-29 * 24 * time.Hour), Level: knowledge.LevelDebug, Message: "x"}); err != nil {
+		if err := e.store.Append(ctx, knowledge.Event{At: e.clock.Now().Add(-29 * 24 * time.Hour), Level: knowledge.LevelDebug, Message: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func oldEvents(tb testing.TB, e *env, n int) {
 		tb.Fatal(err)
 	}
 	defer tx.Rollback()
-	at := e.clock.now().Add(-31 * 24 * time.Hour).UnixMilli()
+	at := e.clock.Now().Add(-31 * 24 * time.Hour).UnixMilli()
 	for i := range n {
 		if _, err := tx.Exec(`INSERT INTO events (at, level, message, run_id, app_id, attrs) VALUES (?, 'info', 'preview started on its own port', 'run-1', 'notes', '{"port":4312}')`,
 			at+int64(i)); err != nil {

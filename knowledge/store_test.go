@@ -3,46 +3,24 @@ package knowledge_test
 import (
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"autoapp/internal/timetest"
 	"autoapp/knowledge"
 )
-
-// clock is the store's injected clock: it stands still until a test moves it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock {
-	return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // env is a knowledge store in a temporary root, with the real migrations.
 type env struct {
 	path  string
-	clock *clock
+	clock *timetest.Clock
 	store *knowledge.Store
 }
 
 // mustOpen opens a fresh store; it is closed when the test ends.
 func mustOpen(tb testing.TB, opts ...knowledge.Options) *env {
 	tb.Helper()
-	e := &env{path: filepath.Join(tb.TempDir(), "launcher", "knowledge.sqlite"), clock: newClock()}
+	e := &env{path: filepath.Join(tb.TempDir(), "launcher", "knowledge.sqlite"), clock: timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))}
 	e.open(tb, opts...)
 	return e
 }
@@ -50,7 +28,7 @@ func mustOpen(tb testing.TB, opts ...knowledge.Options) *env {
 // open opens the store at e.path again.
 func (e *env) open(tb testing.TB, opts ...knowledge.Options) {
 	tb.Helper()
-	s, err := knowledge.Open(e.path, e.clock.now, opts...)
+	s, err := knowledge.Open(e.path, e.clock.Now, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

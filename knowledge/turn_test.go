@@ -24,7 +24,7 @@ func TestRecordTurnKeepsEachTextOnceAndGivesItBackAsDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(e.clock.now().Add(time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute))
 	// The same instructions and digest, a new evidence text, another app.
 	second := first
 	second.AppID, second.RunID, second.Kind = "shop", "", knowledge.TurnChat

@@ -19,7 +19,7 @@ func BenchmarkTurnsView(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	at := e.clock.now().UnixMilli()
+	at := e.clock.Now().UnixMilli()
 	exec := func(q string, args ...any) {
 		if _, err := tx.Exec(q, args...); err != nil {
 			b.Fatal(err)

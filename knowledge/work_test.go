@@ -21,7 +21,7 @@ func TestATurnRecordedAgainIsTheSameRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The turn ends a minute later and is recorded again, as the executor does.
-	e.clock.set(e.clock.now().Add(time.Minute))
+	e.clock.Set(e.clock.Now().Add(time.Minute))
 	again, err := e.store.RecordTurn(ctx, turn)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestATurnRecordedAgainIsTheSameRow(t *testing.T) {
 		t.Fatalf("recorded again: id %d, first %d, %d rows", again, first, count(t, e.store, `SELECT count(*) FROM contexts`))
 	}
 	row, _, err := e.store.Turn(ctx, first)
-	if err != nil || !row.At.Equal(e.clock.now().Add(-time.Minute)) {
+	if err != nil || !row.At.Equal(e.clock.Now().Add(-time.Minute)) {
 		t.Fatalf("the row keeps when the turn started: %v (%v)", row.At, err)
 	}
 
@@ -54,7 +54,7 @@ func TestATurnRecordedAgainIsTheSameRow(t *testing.T) {
 func TestARunsWorkIsReadByItsRun(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	cases := knowledge.NewCases(e.store.DB(), e.clock.now)
+	cases := knowledge.NewCases(e.store.DB(), e.clock.Now)
 	const run, other = "intent-1-0001-greet-a1", "intent-1-0001-greet-a2"
 
 	must := func(err error) {
@@ -131,7 +131,7 @@ func TestARunsWorkIsReadByItsRun(t *testing.T) {
 func TestARunsWorkIsNeverChanged(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	if err := knowledge.NewCases(e.store.DB(), e.clock.now).AppendEdit(ctx, "site", "run-1", "source.edit a.html"); err != nil {
+	if err := knowledge.NewCases(e.store.DB(), e.clock.Now).AppendEdit(ctx, "site", "run-1", "source.edit a.html"); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`UPDATE run_work SET summary = 'nothing'`, `UPDATE run_work SET ok = 0`, `DELETE FROM run_work`} {

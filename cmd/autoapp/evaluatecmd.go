@@ -39,18 +39,44 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 	ev, err := st.Replays.Evaluate(ctx, o, progress)
 	stopped := errors.Is(err, replay.ErrStopped)
 	if err != nil && !stopped {
-		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
-			fmt.Fprintf(stderr, "autoapp knowledge evaluate: %s\n", ke.Message)
-			if len(ev.Runs) == 0 {
-				return 2
-			}
-		} else {
-			fmt.Fprintf(stderr, "autoapp knowledge evaluate: %v\n", err)
-			if len(ev.Runs) == 0 {
-				return 1
-			}
+		if code := evaluationFailed(err, len(ev.Runs) > 0, stderr); code != 0 {
+			return code
 		}
 	}
+	if code := printEvaluation(ev, file, out, asJSON, stdout, stderr); code != 0 {
+		return code
+	}
+	switch {
+	case stopped:
+		fmt.Fprintf(stderr, "autoapp knowledge evaluate: stopped; the %d runs that finished are in the table, the one cut short left nothing.\n", len(ev.Runs))
+		return 1
+	case err != nil:
+		return 1
+	}
+	return 0
+}
+
+// evaluationFailed says why the evaluation ended before its end. With no
+// run finished it returns the exit code, 2 for a refusal and 1 for a
+// failure; with some, 0, for what finished to be printed.
+func evaluationFailed(err error, someRan bool, stderr io.Writer) int {
+	code := 1
+	if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+		fmt.Fprintf(stderr, "autoapp knowledge evaluate: %s\n", ke.Message)
+		code = 2
+	} else {
+		fmt.Fprintf(stderr, "autoapp knowledge evaluate: %v\n", err)
+	}
+	if someRan {
+		return 0
+	}
+	return code
+}
+
+// printEvaluation writes the table as markdown to file (when out named
+// one) or to stdout (unless JSON is asked for), and the evaluation as JSON
+// on stdout with asJSON. It returns the exit code of a failed write, or 0.
+func printEvaluation(ev replay.Evaluation, file *os.File, out string, asJSON bool, stdout, stderr io.Writer) int {
 	var md bytes.Buffer
 	writeEvaluation(&md, ev)
 	switch {
@@ -67,16 +93,7 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 		stdout.Write(md.Bytes())
 	}
 	if asJSON {
-		if code := printJSON(stdout, stderr, ev); code != 0 {
-			return code
-		}
-	}
-	switch {
-	case stopped:
-		fmt.Fprintf(stderr, "autoapp knowledge evaluate: stopped; the %d runs that finished are in the table, the one cut short left nothing.\n", len(ev.Runs))
-		return 1
-	case err != nil:
-		return 1
+		return printJSON(stdout, stderr, ev)
 	}
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"autoapp/cmd/autoapp/launcher"
 	"autoapp/intent"
 )
 
@@ -55,117 +56,153 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("intent "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "./data", "the data folder")
-	appID := fs.String("app", "", "list only this application's intents (default: every application's)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	// The intent number may come before or after the flags.
-	rest := args[1:]
-	var number string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		number, rest = rest[0], rest[1:]
+	o, code, ok := parseIntentArgs(verb, args[1:], stderr)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if number == "" && fs.NArg() > 0 {
-		number = fs.Arg(0)
-	}
-	if err := requireData(*root); err != nil {
+	if err := requireData(o.root); err != nil {
 		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
 		return 1
 	}
-	st, err := open(*root)
+	st, err := open(o.root)
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp intent %s: %v\n", verb, err)
 		return 1
 	}
 	defer st.Close()
-	l := st
-
 	if verb == "list" {
-		// Every application's intents, grouped; --app narrows to one.
-		var ids []string
-		if *appID != "" {
-			if _, err := l.Apps.Get(ctx, *appID); err != nil {
-				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
-				return 2
-			}
-			ids = []string{*appID}
-		} else {
-			apps, err := l.Apps.List(ctx)
-			if err != nil {
-				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
-				return 1
-			}
-			for _, a := range apps {
-				ids = append(ids, a.ID)
-			}
-		}
-		out := []intentJSON{}
-		groups := map[string][]intentJSON{}
-		for _, id := range ids {
-			intents, err := l.Backlog.List(ctx, id)
-			if err != nil {
-				fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
-				return 1
-			}
-			for _, i := range intents {
-				j := intentOut(i.Intent)
-				j.Counts = map[string]int{}
-				for status, n := range i.Counts {
-					j.Counts[string(status)] = n
-				}
-				out = append(out, j)
-				groups[id] = append(groups[id], j)
-			}
-		}
-		if *asJSON {
-			return printJSON(stdout, stderr, out)
-		}
-		switch {
-		case len(ids) == 0:
-			fmt.Fprintln(stdout, "There are no applications yet.")
-			return 0
-		case len(out) == 0 && *appID != "":
-			fmt.Fprintf(stdout, "%s has no intents yet.\n", *appID)
-			return 0
-		case len(out) == 0:
-			fmt.Fprintln(stdout, "No application has an intent yet.")
-			return 0
-		}
-		for n, id := range ids {
-			if len(groups[id]) == 0 {
-				continue
-			}
-			if n > 0 {
-				fmt.Fprintln(stdout)
-			}
-			fmt.Fprintf(stdout, "%s\n", id)
-			w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tSTATUS\tTASKS\tREQUEST")
-			for _, j := range groups[id] {
-				status := j.Status
-				if j.BeingWritten {
-					status += " (being written)"
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", j.ID, status, countsLine(j.Counts), firstLineOf(j.Request, 70))
-			}
-			w.Flush()
-		}
-		return 0
+		return intentList(ctx, st, o, stdout, stderr)
 	}
+	return intentShow(ctx, st, o, stdout, stderr)
+}
 
-	id, err := strconv.ParseInt(number, 10, 64)
+// intentOptions is what the arguments of `intent list|show` said.
+type intentOptions struct {
+	root   string
+	appID  string
+	asJSON bool
+	// number is the intent show was given, as typed.
+	number string
+}
+
+// parseIntentArgs reads the arguments of verb. ok is false when the verb
+// ends here, with the exit code; the flag package said why on stderr.
+func parseIntentArgs(verb string, args []string, stderr io.Writer) (o intentOptions, code int, ok bool) {
+	fs := flag.NewFlagSet("intent "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.root, "root", "./data", "the data folder")
+	fs.StringVar(&o.appID, "app", "", "list only this application's intents (default: every application's)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	// The intent number may come before or after the flags.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		o.number, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return o, 0, false
+	} else if err != nil {
+		return o, 2, false
+	}
+	if o.number == "" && fs.NArg() > 0 {
+		o.number = fs.Arg(0)
+	}
+	return o, 0, true
+}
+
+// intentList prints every application's intents, grouped; --app narrows
+// to one.
+func intentList(ctx context.Context, st *launcher.Launcher, o intentOptions, stdout, stderr io.Writer) int {
+	ids, code := listedApps(ctx, st, o.appID, stderr)
+	if code != 0 {
+		return code
+	}
+	out := []intentJSON{}
+	groups := map[string][]intentJSON{}
+	for _, id := range ids {
+		intents, err := st.Backlog.List(ctx, id)
+		if err != nil {
+			fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
+			return 1
+		}
+		for _, i := range intents {
+			j := intentOut(i.Intent)
+			j.Counts = map[string]int{}
+			for status, n := range i.Counts {
+				j.Counts[string(status)] = n
+			}
+			out = append(out, j)
+			groups[id] = append(groups[id], j)
+		}
+	}
+	if o.asJSON {
+		return printJSON(stdout, stderr, out)
+	}
+	switch {
+	case len(ids) == 0:
+		fmt.Fprintln(stdout, "There are no applications yet.")
+	case len(out) == 0 && o.appID != "":
+		fmt.Fprintf(stdout, "%s has no intents yet.\n", o.appID)
+	case len(out) == 0:
+		fmt.Fprintln(stdout, "No application has an intent yet.")
+	default:
+		writeIntentGroups(stdout, ids, groups)
+	}
+	return 0
+}
+
+// listedApps are the applications list covers: the one --app names, or
+// every one. A non-zero code ends list: an unknown application is 2.
+func listedApps(ctx context.Context, st *launcher.Launcher, appID string, stderr io.Writer) ([]string, int) {
+	if appID != "" {
+		if _, err := st.Apps.Get(ctx, appID); err != nil {
+			fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
+			return nil, 2
+		}
+		return []string{appID}, 0
+	}
+	apps, err := st.Apps.List(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp intent list: %v\n", err)
+		return nil, 1
+	}
+	var ids []string
+	for _, a := range apps {
+		ids = append(ids, a.ID)
+	}
+	return ids, 0
+}
+
+// writeIntentGroups prints each application that has intents, in the order
+// of ids, and its intents as a table.
+func writeIntentGroups(w io.Writer, ids []string, groups map[string][]intentJSON) {
+	for n, id := range ids {
+		if len(groups[id]) == 0 {
+			continue
+		}
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s\n", id)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tTASKS\tREQUEST")
+		for _, j := range groups[id] {
+			status := j.Status
+			if j.BeingWritten {
+				status += " (being written)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", j.ID, status, countsLine(j.Counts), firstLineOf(j.Request, 70))
+		}
+		tw.Flush()
+	}
+}
+
+// intentShow prints one intent: its analysis and its tasks in run order.
+func intentShow(ctx context.Context, st *launcher.Launcher, o intentOptions, stdout, stderr io.Writer) int {
+	id, err := strconv.ParseInt(o.number, 10, 64)
 	if err != nil || id <= 0 {
 		fmt.Fprintln(stderr, "autoapp intent show: give the intent's number, as `intent list` prints it.")
 		return 2
 	}
-	d, err := l.Backlog.Get(ctx, id)
+	d, err := st.Backlog.Get(ctx, id)
 	var ie *intent.Error
 	if errors.As(err, &ie) {
 		fmt.Fprintf(stderr, "autoapp intent show: %s\n", ie.Message)
@@ -175,6 +212,16 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "autoapp intent show: %v\n", err)
 		return 1
 	}
+	j := intentDetail(d)
+	if o.asJSON {
+		return printJSON(stdout, stderr, j)
+	}
+	writeIntent(stdout, j, d.Questions)
+	return 0
+}
+
+// intentDetail is d as `intent show --json` prints it.
+func intentDetail(d intent.IntentDetail) intentJSON {
 	j := intentOut(d.Intent)
 	j.Analysis = &d.Analysis
 	for _, t := range d.Tasks {
@@ -186,29 +233,38 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			Tier: t.Tier, Reasons: t.TierReasons, Model: t.RunsOn, ModelFrom: t.RunsOnFrom, BlockedBy: t.BlockedBy,
 			Attempts: t.Attempts, Reason: t.Reason, Question: t.Question})
 	}
-	if *asJSON {
-		return printJSON(stdout, stderr, j)
-	}
+	return j
+}
+
+// writeIntent prints j as `intent show` does: the intent, the questions
+// waiting for an answer, and its tasks.
+func writeIntent(w io.Writer, j intentJSON, questions []string) {
 	status := j.Status
 	if j.BeingWritten {
 		status += ", being written"
 	}
-	fmt.Fprintf(stdout, "Intent %d of %s: %s (%s)\n", j.ID, j.App, status, j.Mode)
+	fmt.Fprintf(w, "Intent %d of %s: %s (%s)\n", j.ID, j.App, status, j.Mode)
 	if j.StopReason != "" {
-		fmt.Fprintf(stdout, "Stopped: %s\n", j.StopReason)
+		fmt.Fprintf(w, "Stopped: %s\n", j.StopReason)
 	}
-	fmt.Fprintf(stdout, "Request: %s\n", j.Request)
-	for _, q := range d.Questions {
-		fmt.Fprintf(stdout, "Needs an answer: %s\n", q)
+	fmt.Fprintf(w, "Request: %s\n", j.Request)
+	for _, q := range questions {
+		fmt.Fprintf(w, "Needs an answer: %s\n", q)
 	}
 	if len(j.Tasks) == 0 {
-		fmt.Fprintln(stdout, "No tasks yet.")
-		return 0
+		fmt.Fprintln(w, "No tasks yet.")
+		return
 	}
-	fmt.Fprintln(stdout)
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TASK\tSTATUS\tPRIORITY\tTIER\tMODEL\tBLOCKED BY\tTITLE")
-	for _, t := range j.Tasks {
+	fmt.Fprintln(w)
+	writeTasks(w, j.Tasks)
+}
+
+// writeTasks prints the tasks as a table, then why each stopped and what
+// each asks.
+func writeTasks(w io.Writer, tasks []taskJSON) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tPRIORITY\tTIER\tMODEL\tBLOCKED BY\tTITLE")
+	for _, t := range tasks {
 		model := t.Model
 		if model == "" {
 			model = "(Settings)"
@@ -217,18 +273,17 @@ func intentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if blockers == "" {
 			blockers = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Slug, t.Status, t.Priority, t.Tier, model, blockers, t.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Slug, t.Status, t.Priority, t.Tier, model, blockers, t.Title)
 	}
-	w.Flush()
-	for _, t := range j.Tasks {
+	tw.Flush()
+	for _, t := range tasks {
 		if t.Reason != "" {
-			fmt.Fprintf(stdout, "%s %s: %s\n", t.Slug, t.Status, t.Reason)
+			fmt.Fprintf(w, "%s %s: %s\n", t.Slug, t.Status, t.Reason)
 		}
 		if t.Question != "" {
-			fmt.Fprintf(stdout, "%s asks: %s\n", t.Slug, t.Question)
+			fmt.Fprintf(w, "%s asks: %s\n", t.Slug, t.Question)
 		}
 	}
-	return 0
 }
 
 func intentOut(i intent.Intent) intentJSON {

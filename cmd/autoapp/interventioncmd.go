@@ -33,118 +33,164 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprint(stderr, "autoapp intervention: use `intervention submit --intent N --request-id ID --kind feedback|pause [--text T] [--json]` or `intervention inspect --intent N [--json]`.\n")
 		return 2
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("intervention "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "./data", "the data folder")
-	intentID := fs.Int64("intent", 0, "the intent's number")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var requestID, kind, text *string
-	if verb == "submit" {
-		requestID = fs.String("request-id", "", "an id of your choosing: a retry with the same id is recognised")
-		kind = fs.String("kind", "", "feedback or pause")
-		text = fs.String("text", "", "the feedback (a pause may carry a note)")
+	c := &interventionCall{verb: args[0], stdout: stdout, stderr: stderr}
+	o, code, ok := c.parse(args[1:])
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		// The flag package said why on stderr; with --json, stdout says it too.
-		if wantsJSON(args[1:]) {
-			var e interventionError
-			e.Error.Code, e.Error.Message = string(intent.EInvalid), "The flags could not be read: "+err.Error()+"."
-			printJSON(stdout, stderr, e)
-		}
-		return 2
-	}
-	fail := func(code intent.Code, format string, a ...any) int {
-		msg := fmt.Sprintf(format, a...)
-		if *asJSON {
-			var e interventionError
-			e.Error.Code, e.Error.Message = string(code), msg
-			printJSON(stdout, stderr, e)
-		} else {
-			fmt.Fprintf(stderr, "autoapp intervention %s: %s\n", verb, msg)
-		}
-		return 2
-	}
-	refused := func(err error) int {
-		var ie *intent.Error
-		if errors.As(err, &ie) {
-			return fail(ie.Code, "%s", ie.Message)
-		}
-		return fail(refusal.Unavailable, "The inbox could not be used: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return fail(intent.EInvalid, "Unexpected argument %q; every value goes with its flag.", fs.Arg(0))
-	}
-	if *intentID <= 0 {
-		return fail(intent.EInvalid, "Name the intent with --intent N, as `autoapp intent list` prints it.")
-	}
-	backlog, closeDB, err := openInbox(*root, verb == "inspect")
+	backlog, closeDB, err := openInbox(o.root, c.verb == "inspect")
 	if err != nil {
-		return fail(refusal.Unavailable, "%v", err)
+		return c.fail(refusal.Unavailable, "%v", err)
 	}
 	defer closeDB()
-
-	if verb == "submit" {
-		rc, replayed, err := backlog.SubmitIntervention(ctx, *intentID, *requestID, intent.InterventionKind(*kind), *text)
-		if err != nil {
-			return refused(err)
-		}
-		if *asJSON {
-			return printJSON(stdout, stderr, struct {
-				OK       bool           `json:"ok"`
-				Replayed bool           `json:"replayed"`
-				Receipt  intent.Receipt `json:"receipt"`
-			}{true, replayed, rc})
-		}
-		again := ""
-		if replayed {
-			again = " (a retry: this is the receipt the first submission got)"
-		}
-		fmt.Fprintf(stdout, "Receipt %d: %s for intent #%d, accepted %s%s. It is applied at the run's next safe boundary.\n",
-			rc.Order, rc.Kind, rc.IntentID, rc.SubmittedAt.Format(time.RFC3339), again)
-		return 0
+	if c.verb == "submit" {
+		return c.submit(ctx, backlog, o)
 	}
+	return c.inspect(ctx, backlog, o.intentID)
+}
 
-	pending, applied, err := backlog.Interventions(ctx, *intentID)
+// interventionCall is one `autoapp intervention VERB` run: the verb, where
+// it writes, and whether its refusals are JSON.
+type interventionCall struct {
+	verb           string
+	stdout, stderr io.Writer
+	asJSON         bool
+}
+
+// interventionOptions is what the arguments of a verb said.
+type interventionOptions struct {
+	root                  string
+	intentID              int64
+	requestID, kind, text string // submit's
+}
+
+// parse reads the verb's arguments. ok is false when the verb ends here,
+// with the exit code.
+func (c *interventionCall) parse(args []string) (o interventionOptions, code int, ok bool) {
+	fs := flag.NewFlagSet("intervention "+c.verb, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.StringVar(&o.root, "root", "./data", "the data folder")
+	fs.Int64Var(&o.intentID, "intent", 0, "the intent's number")
+	fs.BoolVar(&c.asJSON, "json", false, "print JSON")
+	if c.verb == "submit" {
+		fs.StringVar(&o.requestID, "request-id", "", "an id of your choosing: a retry with the same id is recognised")
+		fs.StringVar(&o.kind, "kind", "", "feedback or pause")
+		fs.StringVar(&o.text, "text", "", "the feedback (a pause may carry a note)")
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return o, 0, false
+	} else if err != nil {
+		// The flag package said why on stderr; with --json, stdout says it too.
+		if wantsJSON(args) {
+			var e interventionError
+			e.Error.Code, e.Error.Message = string(intent.EInvalid), "The flags could not be read: "+err.Error()+"."
+			printJSON(c.stdout, c.stderr, e)
+		}
+		return o, 2, false
+	}
+	if fs.NArg() > 0 {
+		return o, c.fail(intent.EInvalid, "Unexpected argument %q; every value goes with its flag.", fs.Arg(0)), false
+	}
+	if o.intentID <= 0 {
+		return o, c.fail(intent.EInvalid, "Name the intent with --intent N, as `autoapp intent list` prints it."), false
+	}
+	return o, 0, true
+}
+
+// fail reports a refusal, as JSON on stdout with --json, and returns its
+// exit code, 2.
+func (c *interventionCall) fail(code intent.Code, format string, a ...any) int {
+	msg := fmt.Sprintf(format, a...)
+	if c.asJSON {
+		var e interventionError
+		e.Error.Code, e.Error.Message = string(code), msg
+		printJSON(c.stdout, c.stderr, e)
+	} else {
+		fmt.Fprintf(c.stderr, "autoapp intervention %s: %s\n", c.verb, msg)
+	}
+	return 2
+}
+
+// refused is fail for an error of the inbox.
+func (c *interventionCall) refused(err error) int {
+	var ie *intent.Error
+	if errors.As(err, &ie) {
+		return c.fail(ie.Code, "%s", ie.Message)
+	}
+	return c.fail(refusal.Unavailable, "The inbox could not be used: %v", err)
+}
+
+// submit queues the feedback or pause and prints its receipt.
+func (c *interventionCall) submit(ctx context.Context, backlog *intent.Service, o interventionOptions) int {
+	rc, replayed, err := backlog.SubmitIntervention(ctx, o.intentID, o.requestID, intent.InterventionKind(o.kind), o.text)
 	if err != nil {
-		return refused(err)
+		return c.refused(err)
 	}
-	if *asJSON {
-		return printJSON(stdout, stderr, struct {
+	if c.asJSON {
+		return printJSON(c.stdout, c.stderr, struct {
+			OK       bool           `json:"ok"`
+			Replayed bool           `json:"replayed"`
+			Receipt  intent.Receipt `json:"receipt"`
+		}{true, replayed, rc})
+	}
+	again := ""
+	if replayed {
+		again = " (a retry: this is the receipt the first submission got)"
+	}
+	fmt.Fprintf(c.stdout, "Receipt %d: %s for intent #%d, accepted %s%s. It is applied at the run's next safe boundary.\n",
+		rc.Order, rc.Kind, rc.IntentID, rc.SubmittedAt.Format(time.RFC3339), again)
+	return 0
+}
+
+// inspect prints what waits for the intent's next boundary, and what was
+// applied.
+func (c *interventionCall) inspect(ctx context.Context, backlog *intent.Service, intentID int64) int {
+	pending, applied, err := backlog.Interventions(ctx, intentID)
+	if err != nil {
+		return c.refused(err)
+	}
+	if c.asJSON {
+		return printJSON(c.stdout, c.stderr, struct {
 			OK           bool             `json:"ok"`
 			Intent       int64            `json:"intent"`
 			PendingCount int              `json:"pendingCount"`
 			Pending      []intent.Receipt `json:"pending"`
 			Applied      []intent.Receipt `json:"applied"`
-		}{true, *intentID, len(pending), append([]intent.Receipt{}, pending...), append([]intent.Receipt{}, applied...)})
+		}{true, intentID, len(pending), append([]intent.Receipt{}, pending...), append([]intent.Receipt{}, applied...)})
 	}
-	if len(pending) == 0 {
-		fmt.Fprintf(stdout, "Nothing waits for intent #%d.\n", *intentID)
-	} else {
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ORDER\tID\tKIND\tSUBMITTED\tTEXT")
-		for _, r := range pending {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.SubmittedAt.Format(time.RFC3339), firstLineOf(r.Text, 60))
-		}
-		w.Flush()
-	}
-	if len(applied) > 0 {
-		fmt.Fprintf(stdout, "\nApplied to intent #%d:\n", *intentID)
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ORDER\tID\tKIND\tAPPLIED\tRESUMED\tTEXT")
-		for _, r := range applied {
-			resumed := "-"
-			if r.ResumedAt != nil {
-				resumed = r.ResumedAt.Format(time.RFC3339)
-			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.AppliedAt.Format(time.RFC3339), resumed, firstLineOf(r.Text, 60))
-		}
-		w.Flush()
-	}
+	writePending(c.stdout, intentID, pending)
+	writeApplied(c.stdout, intentID, applied)
 	return 0
+}
+
+func writePending(w io.Writer, intentID int64, pending []intent.Receipt) {
+	if len(pending) == 0 {
+		fmt.Fprintf(w, "Nothing waits for intent #%d.\n", intentID)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ORDER\tID\tKIND\tSUBMITTED\tTEXT")
+	for _, r := range pending {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.SubmittedAt.Format(time.RFC3339), firstLineOf(r.Text, 60))
+	}
+	tw.Flush()
+}
+
+func writeApplied(w io.Writer, intentID int64, applied []intent.Receipt) {
+	if len(applied) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nApplied to intent #%d:\n", intentID)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ORDER\tID\tKIND\tAPPLIED\tRESUMED\tTEXT")
+	for _, r := range applied {
+		resumed := "-"
+		if r.ResumedAt != nil {
+			resumed = r.ResumedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Order, r.ID, r.Kind, r.AppliedAt.Format(time.RFC3339), resumed, firstLineOf(r.Text, 60))
+	}
+	tw.Flush()
 }
 
 // openInbox opens the intents store of root, which must exist: the

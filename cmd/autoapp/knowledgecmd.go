@@ -121,6 +121,120 @@ type lessonExportJSON struct {
 	Lessons       []lessonDetailJSON `json:"lessons"`
 }
 
+// knowledgeVerb is one subcommand of `autoapp knowledge`: the flags it
+// takes, what it asks of them before the store is opened, and its work
+// over the opened store.
+type knowledgeVerb struct {
+	// flags declares the verb's own flags; --root is every verb's.
+	flags func(fs *flag.FlagSet, o *knowledgeOptions)
+	// askID is the sentence asking for the id the verb takes first, or ""
+	// when it takes none.
+	askID string
+	// check is the sentence of a usage mistake in o, or "".
+	check func(o knowledgeOptions) string
+	// changes says the verb writes the lessons: it refuses while a server
+	// serves from the folder.
+	changes bool
+	run     func(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int
+}
+
+// knowledgeVerbs are the subcommands of `autoapp knowledge`.
+var knowledgeVerbs = map[string]knowledgeVerb{
+	"list":     {flags: listFlags, check: listCheck, run: knowledgeList},
+	"show":     {flags: jsonFlag, askID: askLesson, run: knowledgeShow},
+	"replay":   {flags: replayFlags, askID: askCase, check: replayCheck, run: knowledgeReplay},
+	"evaluate": {flags: evaluateFlags, check: evaluateCheck, run: knowledgeEvaluate},
+	"confirm":  {flags: confirmFlags, askID: askLesson, changes: true, run: knowledgeConfirm},
+	"retire":   {flags: byFlag, askID: askLesson, changes: true, run: knowledgeRetire},
+	"export":   {flags: jsonFlag, run: knowledgeExport},
+	"links":    {flags: linksFlags, run: knowledgeLinks},
+}
+
+const (
+	askLesson = "give the lesson's id, as `knowledge list` prints it."
+	askCase   = "give the case's id, as the Knowledge page or `knowledge show` prints it."
+)
+
+// knowledgeOptions is what a verb's arguments said; each verb reads only
+// the flags it declared.
+type knowledgeOptions struct {
+	root   string
+	id     int64 // the lesson's or the case's, for a verb that takes one
+	asJSON bool
+	// list's filters: at most one.
+	provisional, confirmed, review, method bool
+	// confirm and retire: who reviews, and confirm without asking.
+	by  string
+	yes bool
+	// replay and evaluate.
+	with    int64
+	runs    int
+	outPath string
+	// links.
+	appID   string
+	rebuild bool
+}
+
+func jsonFlag(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func listFlags(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.BoolVar(&o.provisional, "provisional", false, "only provisional lessons")
+	fs.BoolVar(&o.confirmed, "confirmed", false, "only confirmed lessons")
+	fs.BoolVar(&o.review, "review", false, "only lessons needing review")
+	fs.BoolVar(&o.method, "method", false, "only what method_unclear answers kept")
+	jsonFlag(fs, o)
+}
+
+func byFlag(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.StringVar(&o.by, "by", "", "who reviews (default: the owner's name)")
+}
+
+func confirmFlags(fs *flag.FlagSet, o *knowledgeOptions) {
+	byFlag(fs, o)
+	fs.BoolVar(&o.yes, "yes", false, "confirm without asking")
+}
+
+func replayFlags(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.Int64Var(&o.with, "with", 0, "the lesson under test")
+	fs.IntVar(&o.runs, "runs", 0, "runs an arm")
+	jsonFlag(fs, o)
+}
+
+func evaluateFlags(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.IntVar(&o.runs, "runs", 0, "runs of each task under each condition")
+	fs.StringVar(&o.outPath, "out", "", "where the markdown goes")
+	jsonFlag(fs, o)
+}
+
+func linksFlags(fs *flag.FlagSet, o *knowledgeOptions) {
+	fs.StringVar(&o.appID, "app", "", "only the links of one application")
+	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the index first")
+	jsonFlag(fs, o)
+}
+
+func listCheck(o knowledgeOptions) string {
+	if countTrue(o.provisional, o.confirmed, o.review, o.method) > 1 {
+		return "give at most one of --provisional, --confirmed, --review and --method."
+	}
+	return ""
+}
+
+func replayCheck(o knowledgeOptions) string {
+	if o.runs < 0 || o.runs > replay.MaxRuns || o.with < 0 {
+		return fmt.Sprintf("give --runs between 1 and %d, and --with a lesson's id.", replay.MaxRuns)
+	}
+	return ""
+}
+
+func evaluateCheck(o knowledgeOptions) string {
+	if o.runs < 0 || o.runs > replay.MaxRuns {
+		return fmt.Sprintf("give --runs between 1 and %d.", replay.MaxRuns)
+	}
+	return ""
+}
+
 // knowledgeCmd reviews the lessons from the terminal, reading the knowledge
 // store directly: the same facts and the same two changes the Knowledge page
 // offers.
@@ -129,288 +243,325 @@ func knowledgeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprint(stderr, knowledgeUsage)
 		return 2
 	}
-	verb := args[0]
-	switch verb {
+	switch args[0] {
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, knowledgeUsage)
 		return 0
-	case "list", "show", "confirm", "retire", "export", "links", "replay", "evaluate":
-	default:
-		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, replay, evaluate, confirm, retire, export or links.\n", verb)
+	}
+	v, ok := knowledgeVerbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "autoapp knowledge: %q is not a subcommand; use list, show, replay, evaluate, confirm, retire, export or links.\n", args[0])
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "autoapp knowledge %s: %s\n", verb, fmt.Sprintf(format, a...))
+	k := &knowledgeCall{verb: args[0], stdin: stdin, stdout: stdout, stderr: stderr}
+	o, code, ok := k.parse(v, args[1:])
+	if !ok {
 		return code
 	}
+	if v.changes {
+		if code := k.refuseWhileServed(o.root); code != 0 {
+			return code
+		}
+	}
+	if err := requireData(o.root); err != nil {
+		return k.fail(1, "%v", err)
+	}
+	st, err := open(o.root)
+	if err != nil {
+		return k.fail(1, "%v", err)
+	}
+	defer st.Close()
+	return v.run(ctx, k, st, o)
+}
 
+// knowledgeCall is one `autoapp knowledge VERB` run: the verb and where it
+// reads and writes.
+type knowledgeCall struct {
+	verb           string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// fail says why the verb ends, on stderr, and returns the exit code.
+func (k *knowledgeCall) fail(code int, format string, a ...any) int {
+	fmt.Fprintf(k.stderr, "autoapp knowledge %s: %s\n", k.verb, fmt.Sprintf(format, a...))
+	return code
+}
+
+// refused is fail for an error of the store: a refusal (2) in its own
+// sentence, anything else a failure (1).
+func (k *knowledgeCall) refused(err error) int {
+	if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+		return k.fail(2, "%s", ke.Message)
+	}
+	return k.fail(1, "%v", err)
+}
+
+// parse reads the verb's arguments. ok is false when the verb ends here,
+// with the exit code: it printed its usage, or a usage mistake.
+func (k *knowledgeCall) parse(v knowledgeVerb, args []string) (o knowledgeOptions, code int, ok bool) {
 	// The flag package's own messages come with the whole flag list; one
 	// sentence is printed instead.
-	fs := flag.NewFlagSet("knowledge "+verb, flag.ContinueOnError)
+	fs := flag.NewFlagSet("knowledge "+k.verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	root := fs.String("root", "./data", "the data folder")
-	var asJSON, provisional, confirmed, review, method, rebuild, yes bool
-	var by, appID, outPath string
-	var with int64
-	var runs int
-	switch verb {
-	case "list":
-		fs.BoolVar(&provisional, "provisional", false, "only provisional lessons")
-		fs.BoolVar(&confirmed, "confirmed", false, "only confirmed lessons")
-		fs.BoolVar(&review, "review", false, "only lessons needing review")
-		fs.BoolVar(&method, "method", false, "only what method_unclear answers kept")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "show", "export":
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "confirm", "retire":
-		fs.StringVar(&by, "by", "", "who reviews (default: the owner's name)")
-		if verb == "confirm" {
-			fs.BoolVar(&yes, "yes", false, "confirm without asking")
-		}
-	case "replay":
-		fs.Int64Var(&with, "with", 0, "the lesson under test")
-		fs.IntVar(&runs, "runs", 0, "runs an arm")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "evaluate":
-		fs.IntVar(&runs, "runs", 0, "runs of each task under each condition")
-		fs.StringVar(&outPath, "out", "", "where the markdown goes")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "links":
-		fs.StringVar(&appID, "app", "", "only the links of one application")
-		fs.BoolVar(&rebuild, "rebuild", false, "rebuild the index first")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	}
-	// The lesson's id may come before or after the flags.
-	rest := args[1:]
+	fs.StringVar(&o.root, "root", "./data", "the data folder")
+	v.flags(fs, &o)
+	// The id may come before or after the flags.
 	var number string
-	takesID := verb == "show" || verb == "confirm" || verb == "retire" || verb == "replay"
-	if takesID && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		number, rest = rest[0], rest[1:]
+	if v.askID != "" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		number, args = args[0], args[1:]
 	}
-	if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, knowledgeUsage)
-		return 0
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(k.stdout, knowledgeUsage)
+		return o, 0, false
 	} else if err != nil {
-		return fail(2, "%v; see `autoapp knowledge help`.", err)
+		return o, k.fail(2, "%v; see `autoapp knowledge help`.", err), false
 	}
 	extra := fs.Args()
-	if takesID && number == "" && len(extra) > 0 {
+	if v.askID != "" && number == "" && len(extra) > 0 {
 		number, extra = extra[0], extra[1:]
 	}
 	if len(extra) > 0 {
-		return fail(2, "unexpected argument %q; see `autoapp knowledge help`.", extra[0])
+		return o, k.fail(2, "unexpected argument %q; see `autoapp knowledge help`.", extra[0]), false
 	}
-	var id int64
-	if takesID {
-		var err error
-		if id, err = strconv.ParseInt(number, 10, 64); err != nil || id <= 0 {
-			if verb == "replay" {
-				return fail(2, "give the case's id, as the Knowledge page or `knowledge show` prints it.")
-			}
-			return fail(2, "give the lesson's id, as `knowledge list` prints it.")
-		}
+	if mistake := v.mistake(number, &o); mistake != "" {
+		return o, k.fail(2, "%s", mistake), false
 	}
-	if verb == "replay" && (runs < 0 || runs > replay.MaxRuns || with < 0) {
-		return fail(2, "give --runs between 1 and %d, and --with a lesson's id.", replay.MaxRuns)
-	}
-	if verb == "evaluate" && (runs < 0 || runs > replay.MaxRuns) {
-		return fail(2, "give --runs between 1 and %d.", replay.MaxRuns)
-	}
-	if n := countTrue(provisional, confirmed, review, method); n > 1 {
-		return fail(2, "give at most one of --provisional, --confirmed, --review and --method.")
-	}
+	return o, 0, true
+}
 
-	// A server holds the lessons it serves and reviews them in its own
-	// page; a change made behind it would race the page's.
-	if verb == "confirm" || verb == "retire" {
-		abs, err := filepath.Abs(*root)
-		if err != nil {
-			return fail(1, "the data folder %q is not a usable path: %v", *root, err)
+// mistake reads the id the verb takes from number into o and says what is
+// wrong with the arguments, or "".
+func (v knowledgeVerb) mistake(number string, o *knowledgeOptions) string {
+	if v.askID != "" {
+		id, err := strconv.ParseInt(number, 10, 64)
+		if err != nil || id <= 0 {
+			return v.askID
 		}
-		running, err := knowledge.ServerRunning(abs)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		if running {
-			return fail(2, "A server is running from %s; %s it in the Knowledge page, or stop the server first.", abs, verb)
-		}
+		o.id = id
 	}
+	if v.check == nil {
+		return ""
+	}
+	return v.check(*o)
+}
 
-	if err := requireData(*root); err != nil {
-		return fail(1, "%v", err)
-	}
-	st, err := open(*root)
+// refuseWhileServed refuses a change while a server runs from root: it
+// holds the lessons it serves and reviews them in its own page, and a
+// change made behind it would race the page's. 0 when none runs.
+func (k *knowledgeCall) refuseWhileServed(root string) int {
+	abs, err := filepath.Abs(root)
 	if err != nil {
-		return fail(1, "%v", err)
+		return k.fail(1, "the data folder %q is not a usable path: %v", root, err)
 	}
-	defer st.Close()
-	lessons := st.Lessons
-	cases := st.Cases
-	refused := func(err error) int {
-		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
-			return fail(2, "%s", ke.Message)
-		}
-		return fail(1, "%v", err)
+	running, err := knowledge.ServerRunning(abs)
+	if err != nil {
+		return k.fail(1, "%v", err)
 	}
+	if running {
+		return k.fail(2, "A server is running from %s; %s it in the Knowledge page, or stop the server first.", abs, k.verb)
+	}
+	return 0
+}
 
-	switch verb {
-	case "replay":
-		return replayCmd(ctx, st, id, replay.Options{With: with, Runs: runs}, asJSON, stdout, stderr)
-	case "evaluate":
-		return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: runs}, outPath, asJSON, stdout, stderr)
+func knowledgeReplay(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	return replayCmd(ctx, st, o.id, replay.Options{With: o.with, Runs: o.runs}, o.asJSON, k.stdout, k.stderr)
+}
 
-	case "links":
-		if rebuild {
-			if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Backlog); err != nil {
-				return refused(err)
-			}
-		}
-		links, err := knowledge.Links(ctx, st.Knowledge.DB(), knowledge.LinkQuery{AppID: appID})
-		if err != nil {
-			return refused(err)
-		}
-		if asJSON {
-			if links == nil {
-				links = []knowledge.Link{}
-			}
-			return printJSON(stdout, stderr, links)
-		}
-		writeLinks(stdout, links, appID, rebuild)
-		return 0
+func knowledgeEvaluate(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: o.runs}, o.outPath, o.asJSON, k.stdout, k.stderr)
+}
 
-	case "list":
-		q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: review, MethodUnclear: method}
-		what := "lessons"
-		switch {
-		case provisional:
-			q.Status, what = knowledge.LessonProvisional, "provisional lessons"
-		case confirmed:
-			q.Status, what = knowledge.LessonConfirmed, "confirmed lessons"
-		case review:
-			what = "lessons needing review"
-		case method:
-			what = "lessons that say the way of working was unclear"
+// knowledgeLinks prints the relationship index, rebuilt first with
+// --rebuild.
+func knowledgeLinks(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	if o.rebuild {
+		if _, err := knowledge.RebuildLinks(ctx, st.Knowledge.DB(), st.Backlog); err != nil {
+			return k.refused(err)
 		}
-		list, err := lessons.List(ctx, q)
-		if err != nil {
-			return refused(err)
+	}
+	links, err := knowledge.Links(ctx, st.Knowledge.DB(), knowledge.LinkQuery{AppID: o.appID})
+	if err != nil {
+		return k.refused(err)
+	}
+	if o.asJSON {
+		if links == nil {
+			links = []knowledge.Link{}
 		}
-		if len(list) == knowledge.MaxLessonLimit {
-			fmt.Fprintf(stderr, "autoapp knowledge list: only the newest %d lessons were read.\n", knowledge.MaxLessonLimit)
-		}
-		if asJSON {
-			return printJSON(stdout, stderr, list)
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(stdout, "No %s.\n", what)
-			return 0
-		}
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tSTATUS\tFLAGS\tTEXT")
-		for _, l := range list {
-			flags := strings.Join(l.Flags, ",")
-			if flags == "" {
-				flags = "-"
-			}
-			status := l.Status
-			if l.MethodUnclear {
-				status += " (method unclear)"
-			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", l.ID, status, flags, firstLineOf(l.Text, 70))
-		}
-		w.Flush()
-		return 0
+		return printJSON(k.stdout, k.stderr, links)
+	}
+	writeLinks(k.stdout, links, o.appID, o.rebuild)
+	return 0
+}
 
-	case "show":
-		l, err := lessons.Get(ctx, id)
-		if err != nil {
-			return refused(err)
-		}
-		d, err := lessonDetail(ctx, cases, l)
-		if err != nil {
-			return refused(err)
-		}
-		res, replayed, err := st.Replays.Latest(ctx, l.ID)
-		if err != nil {
-			return refused(err)
-		}
-		if replayed {
-			d.Replay = &res
-		}
-		if asJSON {
-			return printJSON(stdout, stderr, d)
-		}
-		writeLesson(stdout, d)
-		fmt.Fprintln(stdout)
-		if replayed {
-			writeReplay(stdout, res, st.Root)
-		} else {
-			fmt.Fprintf(stdout, "No replay has been run; %s first.\n", replayFirst(l))
-		}
-		return 0
-
-	case "confirm":
-		by = reviewerName(ctx, st, by)
-		// The evidence first: the latest replay, and the question.
-		l, err := lessons.Get(ctx, id)
-		if err != nil {
-			return refused(err)
-		}
-		ok, err := confirmWithReplay(ctx, st, l, yes, stdin, stdout)
-		if err != nil {
-			return refused(err)
-		}
-		if !ok {
-			fmt.Fprintf(stdout, "Lesson %d is not confirmed.\n", id)
-			return 1
-		}
-		if err := lessons.Confirm(ctx, id, by); err != nil {
-			return refused(err)
-		}
-		fmt.Fprintf(stdout, "Lesson %d is confirmed by %s.\n", id, strings.TrimSpace(by))
-		return 0
-
-	case "retire":
-		if err := lessons.Retire(ctx, id, reviewerName(ctx, st, by)); err != nil {
-			return refused(err)
-		}
-		fmt.Fprintf(stdout, "Lesson %d is retired; it will not be served again.\n", id)
+// knowledgeList prints the lessons the filter keeps, newest first.
+func knowledgeList(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	q, what := listQuery(o)
+	list, err := st.Lessons.List(ctx, q)
+	if err != nil {
+		return k.refused(err)
+	}
+	if len(list) == knowledge.MaxLessonLimit {
+		fmt.Fprintf(k.stderr, "autoapp knowledge list: only the newest %d lessons were read.\n", knowledge.MaxLessonLimit)
+	}
+	if o.asJSON {
+		return printJSON(k.stdout, k.stderr, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(k.stdout, "No %s.\n", what)
 		return 0
 	}
+	writeLessons(k.stdout, list)
+	return 0
+}
 
-	// export: oldest first, so a backup reads in the order it was learnt.
+// listQuery is the query of list's filter, and what the lessons it keeps
+// are called.
+func listQuery(o knowledgeOptions) (knowledge.LessonQuery, string) {
+	q := knowledge.LessonQuery{Limit: knowledge.MaxLessonLimit, NeedsReview: o.review, MethodUnclear: o.method}
+	switch {
+	case o.provisional:
+		q.Status = knowledge.LessonProvisional
+		return q, "provisional lessons"
+	case o.confirmed:
+		q.Status = knowledge.LessonConfirmed
+		return q, "confirmed lessons"
+	case o.review:
+		return q, "lessons needing review"
+	case o.method:
+		return q, "lessons that say the way of working was unclear"
+	}
+	return q, "lessons"
+}
+
+// writeLessons prints list as a table: id, status, flags and the first
+// line of the text.
+func writeLessons(w io.Writer, list []knowledge.Lesson) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tFLAGS\tTEXT")
+	for _, l := range list {
+		flags := strings.Join(l.Flags, ",")
+		if flags == "" {
+			flags = "-"
+		}
+		status := l.Status
+		if l.MethodUnclear {
+			status += " (method unclear)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", l.ID, status, flags, firstLineOf(l.Text, 70))
+	}
+	tw.Flush()
+}
+
+// knowledgeShow prints one lesson with its case and its latest replay.
+func knowledgeShow(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	l, err := st.Lessons.Get(ctx, o.id)
+	if err != nil {
+		return k.refused(err)
+	}
+	d, err := lessonDetail(ctx, st.Cases, l)
+	if err != nil {
+		return k.refused(err)
+	}
+	res, replayed, err := st.Replays.Latest(ctx, l.ID)
+	if err != nil {
+		return k.refused(err)
+	}
+	if replayed {
+		d.Replay = &res
+	}
+	if o.asJSON {
+		return printJSON(k.stdout, k.stderr, d)
+	}
+	writeLesson(k.stdout, d)
+	fmt.Fprintln(k.stdout)
+	if replayed {
+		writeReplay(k.stdout, res, st.Root)
+	} else {
+		fmt.Fprintf(k.stdout, "No replay has been run; %s first.\n", replayFirst(l))
+	}
+	return 0
+}
+
+// knowledgeConfirm confirms a lesson once the person has seen its latest
+// replay and said yes (or gave --yes).
+func knowledgeConfirm(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	by := reviewerName(ctx, st, o.by)
+	// The evidence first: the latest replay, and the question.
+	l, err := st.Lessons.Get(ctx, o.id)
+	if err != nil {
+		return k.refused(err)
+	}
+	ok, err := confirmWithReplay(ctx, st, l, o.yes, k.stdin, k.stdout)
+	if err != nil {
+		return k.refused(err)
+	}
+	if !ok {
+		fmt.Fprintf(k.stdout, "Lesson %d is not confirmed.\n", o.id)
+		return 1
+	}
+	if err := st.Lessons.Confirm(ctx, o.id, by); err != nil {
+		return k.refused(err)
+	}
+	fmt.Fprintf(k.stdout, "Lesson %d is confirmed by %s.\n", o.id, strings.TrimSpace(by))
+	return 0
+}
+
+// knowledgeRetire takes a lesson out of service.
+func knowledgeRetire(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	if err := st.Lessons.Retire(ctx, o.id, reviewerName(ctx, st, o.by)); err != nil {
+		return k.refused(err)
+	}
+	fmt.Fprintf(k.stdout, "Lesson %d is retired; it will not be served again.\n", o.id)
+	return 0
+}
+
+// knowledgeExport prints every provisional and confirmed lesson with its
+// case, and fails when the store held more than it could read.
+func knowledgeExport(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	out, cut, err := exportLessons(ctx, st)
+	if err != nil {
+		return k.refused(err)
+	}
+	if o.asJSON {
+		if code := printJSON(k.stdout, k.stderr, out); code != 0 {
+			return code
+		}
+	} else {
+		writeExport(k.stdout, out)
+	}
+	if len(cut) > 0 {
+		// A backup that says it is whole when it is not is worse than none.
+		return k.fail(1, "the export holds only the newest %d %s lessons; the store has more.",
+			knowledge.MaxLessonLimit, strings.Join(cut, " and "))
+	}
+	return 0
+}
+
+// exportLessons is the export, oldest first so that a backup reads in the
+// order it was learnt, and the statuses of which only the newest
+// MaxLessonLimit lessons could be read.
+func exportLessons(ctx context.Context, st *launcher.Launcher) (lessonExportJSON, []string, error) {
 	out := lessonExportJSON{ExportedAt: clock(), ServerVersion: launcher.Version, Root: st.Root, Lessons: []lessonDetailJSON{}}
 	var cut []string
 	for _, status := range []string{knowledge.LessonConfirmed, knowledge.LessonProvisional} {
-		list, err := lessons.List(ctx, knowledge.LessonQuery{Status: status, Limit: knowledge.MaxLessonLimit})
+		list, err := st.Lessons.List(ctx, knowledge.LessonQuery{Status: status, Limit: knowledge.MaxLessonLimit})
 		if err != nil {
-			return refused(err)
+			return out, nil, err
 		}
 		if len(list) == knowledge.MaxLessonLimit {
 			cut = append(cut, status)
 		}
 		for _, l := range list {
-			d, err := lessonDetail(ctx, cases, l)
+			d, err := lessonDetail(ctx, st.Cases, l)
 			if err != nil {
-				return refused(err)
+				return out, nil, err
 			}
 			out.Lessons = append(out.Lessons, d)
 		}
 	}
 	slices.SortFunc(out.Lessons, func(a, b lessonDetailJSON) int { return cmp.Compare(a.ID, b.ID) })
-	if asJSON {
-		if code := printJSON(stdout, stderr, out); code != 0 {
-			return code
-		}
-	} else {
-		writeExport(stdout, out)
-	}
-	if len(cut) > 0 {
-		// A backup that says it is whole when it is not is worse than none.
-		return fail(1, "the export holds only the newest %d %s lessons; the store has more.",
-			knowledge.MaxLessonLimit, strings.Join(cut, " and "))
-	}
-	return 0
+	return out, cut, nil
 }
 
 // writeLinks prints links per relation: a heading, then one row each.
@@ -516,11 +667,16 @@ func writeLesson(w io.Writer, d lessonDetailJSON) {
 	}
 	fmt.Fprintf(w, "Applies to: %s\n", appliesLine(l.Applies))
 	fmt.Fprintf(w, "\n%s\n", indentLines(l.Text))
-	c := d.Case
-	if c == nil {
+	if d.Case == nil {
 		fmt.Fprintln(w, "\nWritten by hand; it comes from no case.")
 		return
 	}
+	writeLessonCase(w, d.Case)
+}
+
+// writeLessonCase prints the case a lesson came from: the problem and the
+// diagnosis.
+func writeLessonCase(w io.Writer, c *lessonCaseJSON) {
 	fmt.Fprintf(w, "\nCase %d: %s of %s", c.ID, c.Kind, c.App)
 	if c.Stage != "" {
 		fmt.Fprintf(w, ", stage %s", c.Stage)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"autoapp/intent/owner"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 )
 
@@ -234,7 +235,7 @@ func TestSIGTERMFinishesTheRequestInFlight(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "refusing new connections after SIGTERM", func() bool {
+	timetest.WaitFor(t, 10*time.Second, "the server to refuse new connections after SIGTERM", func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return true
@@ -267,16 +268,5 @@ func TestSIGTERMFinishesTheRequestInFlight(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, "launcher", name)); !os.IsNotExist(err) {
 			t.Errorf("%s is still there: the store was not closed (%v)", name, err)
 		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 10s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

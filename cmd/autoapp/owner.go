@@ -35,46 +35,66 @@ func ownerSet(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	defer st.Close()
-	svc := st.Owners
-
 	in := newPrompter(stdin, stderr)
 	if *name == "" {
-		o, err := svc.Get(ctx)
-		var oe *owner.Error
-		switch {
-		case err == nil:
-			*name = o.Name
-		case errors.As(err, &oe) && oe.Code == owner.ENotFound:
-			if !in.tty {
-				fmt.Fprintf(stderr, "autoapp owner set: no owner exists yet, so give a name with --name.\n")
-				return 2
-			}
-			if *name, err = in.line("Owner's name: "); err != nil {
-				fmt.Fprintf(stderr, "autoapp owner set: no owner exists yet, so give a name with --name.\n")
-				return 2
-			}
-		default:
-			fmt.Fprintf(stderr, "autoapp owner set: %v\n", err)
-			return 1
+		var code int
+		if *name, code = ownerName(ctx, st.Owners, in, stderr); code != 0 {
+			return code
 		}
 	}
+	created, err := setPassword(ctx, st.Owners, in, *name)
+	if err != nil {
+		return ownerRefused(err, stderr)
+	}
+	if created {
+		fmt.Fprintf(stdout, "Created the owner %q. Sign in at the server's address.\n", strings.TrimSpace(*name))
+	} else {
+		fmt.Fprintf(stdout, "Set the password of %q; every session was signed out.\n", strings.TrimSpace(*name))
+	}
+	return 0
+}
+
+// ownerName is the name of the owner whose password is set when --name was
+// not given: the owner's own, or, with no owner yet, one asked for at a
+// terminal. A non-zero code ends owner set.
+func ownerName(ctx context.Context, svc *owner.Service, in *prompter, stderr io.Writer) (string, int) {
+	o, err := svc.Get(ctx)
+	var oe *owner.Error
+	switch {
+	case err == nil:
+		return o.Name, 0
+	case !errors.As(err, &oe) || oe.Code != owner.ENotFound:
+		fmt.Fprintf(stderr, "autoapp owner set: %v\n", err)
+		return "", 1
+	}
+	name := ""
+	if in.tty {
+		name, err = in.line("Owner's name: ")
+	}
+	if !in.tty || err != nil {
+		fmt.Fprintf(stderr, "autoapp owner set: no owner exists yet, so give a name with --name.\n")
+		return "", 2
+	}
+	return name, 0
+}
+
+// setPassword reads the new password twice and sets it for name, creating
+// the owner when there is none.
+func setPassword(ctx context.Context, svc *owner.Service, in *prompter, name string) (created bool, err error) {
 	password, err := in.secret("New password: ")
-	if err == nil {
-		var again string
-		again, err = in.secret("The same password again: ")
-		if err == nil {
-			var created bool
-			created, err = svc.Set(ctx, *name, password, again)
-			if err == nil {
-				if created {
-					fmt.Fprintf(stdout, "Created the owner %q. Sign in at the server's address.\n", strings.TrimSpace(*name))
-				} else {
-					fmt.Fprintf(stdout, "Set the password of %q; every session was signed out.\n", strings.TrimSpace(*name))
-				}
-				return 0
-			}
-		}
+	if err != nil {
+		return false, err
 	}
+	again, err := in.secret("The same password again: ")
+	if err != nil {
+		return false, err
+	}
+	return svc.Set(ctx, name, password, again)
+}
+
+// ownerRefused says why the password was not set and returns the exit
+// code: 2 for a refusal or a password not given, 1 for a failure.
+func ownerRefused(err error, stderr io.Writer) int {
 	var oe *owner.Error
 	if errors.As(err, &oe) {
 		fmt.Fprintf(stderr, "autoapp owner set: %s\n", oe.Message)

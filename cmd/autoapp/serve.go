@@ -15,37 +15,14 @@ import (
 	"autoapp/knowledge"
 )
 
+// serve runs the web server over the data folder until ctx ends.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "./data", "the data folder")
-	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
-	var remote allowRemote
-	fs.Var(&remote, "allow-remote", "allow listening on an address other machines can reach; =NAME,… also answers at those names")
-	var proxies trustedProxies
-	fs.Var(&proxies, "trusted-proxy", "with --allow-remote: believe the X-Forwarded-Host, -Proto and -For headers of requests from these addresses (IP,… or ranges such as 10.0.0.0/8)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0 // the usage was asked for, and printed
-		}
-		return 2
+	o, code, ok := parseServeArgs(args, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "autoapp serve: unexpected argument %q.\n", fs.Arg(0))
-		return 2
-	}
-	if err := checkLoopback(*addr, remote.allowed); err != nil {
-		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
-		return 2
-	}
-	if len(proxies) > 0 && !remote.allowed {
-		fmt.Fprintln(stderr, "autoapp serve: --trusted-proxy needs --allow-remote with the names the proxy is reached at; "+
-			"without it no forwarded header is believed")
-		return 2
-	}
-
 	// The server's log goes to the knowledge store's event log, and to stderr.
-	l, err := launcher.New(*root, clock, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), launcher.Options{})
+	l, err := launcher.New(o.root, clock, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), launcher.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 1
@@ -71,25 +48,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Listen first: the names the Host check accepts carry the real port,
 	// known only now when --addr asks for port 0.
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "autoapp serve: %v\n", listenError(*addr, err))
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", listenError(o.addr, err))
 		return 1
 	}
-	hosts, err := acceptedHosts(*addr, ln.Addr().(*net.TCPAddr).Port, remote.names)
+	hosts, err := acceptedHosts(o.addr, ln.Addr().(*net.TCPAddr).Port, o.remote.names)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 2
 	}
 	fmt.Fprintf(stdout, "Autoapp is serving http://%s (data in %s). Stop it with Ctrl-C.\n", ln.Addr(), l.Root)
-	if remote.allowed {
+	if o.remote.allowed {
 		fmt.Fprintf(stdout, "It answers at %s; a request for any other name is refused.\n", strings.Join(hosts, ", "))
 	}
-	if len(proxies) > 0 {
-		fmt.Fprintf(stdout, "It believes the X-Forwarded-Host, -Proto and -For headers of requests from %s only.\n", strings.Join(proxies, ", "))
+	if len(o.proxies) > 0 {
+		fmt.Fprintf(stdout, "It believes the X-Forwarded-Host, -Proto and -For headers of requests from %s only.\n", strings.Join(o.proxies, ", "))
 	}
-	err = l.Serve(ctx, ln, launcher.Site{Hosts: hosts, TrustedProxies: proxies}, func() {
+	err = l.Serve(ctx, ln, launcher.Site{Hosts: hosts, TrustedProxies: o.proxies}, func() {
 		fmt.Fprintln(stdout, "Shutting down: stopping the run, finishing the requests in flight.")
 	})
 	if err != nil {
@@ -104,6 +81,45 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "Stopped.")
 	return 0
+}
+
+// serveOptions is what the arguments of serve said.
+type serveOptions struct {
+	root, addr string
+	remote     allowRemote
+	proxies    trustedProxies
+}
+
+// parseServeArgs reads the arguments of serve and refuses an address or a
+// proxy the owner did not allow. ok is false when serve ends here, with
+// the exit code.
+func parseServeArgs(args []string, stderr io.Writer) (o serveOptions, code int, ok bool) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.root, "root", "./data", "the data folder")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "the address to listen on")
+	fs.Var(&o.remote, "allow-remote", "allow listening on an address other machines can reach; =NAME,… also answers at those names")
+	fs.Var(&o.proxies, "trusted-proxy", "with --allow-remote: believe the X-Forwarded-Host, -Proto and -For headers of requests from these addresses (IP,… or ranges such as 10.0.0.0/8)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, 0, false // the usage was asked for, and printed
+		}
+		return o, 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "autoapp serve: unexpected argument %q.\n", fs.Arg(0))
+		return o, 2, false
+	}
+	if err := checkLoopback(o.addr, o.remote.allowed); err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
+		return o, 2, false
+	}
+	if len(o.proxies) > 0 && !o.remote.allowed {
+		fmt.Fprintln(stderr, "autoapp serve: --trusted-proxy needs --allow-remote with the names the proxy is reached at; "+
+			"without it no forwarded header is believed")
+		return o, 2, false
+	}
+	return o, 0, true
 }
 
 // checkLoopback refuses an address other machines could reach unless the

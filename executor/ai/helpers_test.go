@@ -11,28 +11,14 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
+	"autoapp/internal/timetest"
 )
 
 const testKey = "sk-test-0123456789"
 
-// clock is an injected clock the tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is a clock the test moves by hand, standing at 1 March 2026.
+func newClock() *timetest.Clock {
+	return timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 }
 
 // syncBuffer is a log sink that the race detector accepts.
@@ -58,7 +44,7 @@ func endpoint(s *scripted.Server) ai.Endpoint {
 }
 
 // turn is a turn against s with the test tools, the clock and a log.
-func turn(s *scripted.Server, c *clock, log *syncBuffer, tools ...ai.Tool) ai.Turn {
+func turn(s *scripted.Server, c *timetest.Clock, log *syncBuffer, tools ...ai.Tool) ai.Turn {
 	return ai.Turn{
 		Endpoint:     endpoint(s),
 		Kind:         ai.KindBuilder,

@@ -17,6 +17,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
+	"autoapp/internal/timetest"
 )
 
 // clock is a fixed time, so release ids can be asserted.
@@ -229,7 +230,7 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	}
 
 	// Its pid is its namespace's: find it by what it runs.
-	waitFor(t, 5*time.Second, "the grandchild sleep to be killed", func() bool {
+	timetest.WaitFor(t, 5*time.Second, "the grandchild sleep to be killed", func() bool {
 		out, _ := exec.Command("pgrep", "-f", "^sleep 30.5151").Output()
 		return strings.TrimSpace(string(out)) == ""
 	})
@@ -368,17 +369,6 @@ func write(t *testing.T, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/gate"
+	"autoapp/internal/timetest"
 )
 
 var asked = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -225,30 +226,12 @@ func TestAskIsSafeForConcurrentUse(t *testing.T) {
 	}
 }
 
-// clock is an injected clock the test moves by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // A turn's tool that asks through the gate holds the idle clock while the
 // person decides, and lets it run again once they did: a slow model after
 // the answer ends the turn as idle.
 func TestAskReleasesTheIdleClockWhenDecided(t *testing.T) {
 	model := scripted.New(t)
-	c := &clock{t: asked}
+	c := timetest.NewClock(asked)
 	g := gate.New(c.Now)
 	asking := ai.Tool{
 		Name: "candidate.build", Description: "Build the workspace.",

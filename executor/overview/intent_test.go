@@ -141,7 +141,7 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 		if p.Progress == nil || p.Progress.Slug != tasks[1].Slug || p.Progress.Stage != "reading" || p.Progress.LastTool != "source.read" {
 			t.Fatalf("progress %+v", p.Progress)
 		}
-		if p.Limits != (ai.Limits{}).WithDefaults() || !p.At.Equal(e.clock.now()) {
+		if p.Limits != (ai.Limits{}).WithDefaults() || !p.At.Equal(e.clock.Now()) {
 			t.Errorf("limits %+v at %v", p.Limits, p.At)
 		}
 		// The completed turn's row and the turn running now.

@@ -31,8 +31,8 @@ func busyLauncher(b *testing.B) *env {
 	if err := os.WriteFile(e.book.Path(), []byte(`{"prov:m": {"input": 0.6, "output": 2.2}, "budget": {"day": 10}}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	start := e.clock.now().AddDate(0, 0, -benchDays)
-	e.clock.add(-benchDays * 24 * time.Hour)
+	start := e.clock.Now().AddDate(0, 0, -benchDays)
+	e.clock.Advance(-benchDays * 24 * time.Hour)
 	rows := 0
 	for i := range benchIntents {
 		in, err := e.backlog.OpenDraft(ctx, "site", fmt.Sprintf("Request %d", i), intent.Analysis{Restated: []string{"Change it."}})
@@ -65,7 +65,7 @@ func busyLauncher(b *testing.B) *env {
 				b.Fatal(err)
 			}
 		}
-		e.clock.add(time.Hour)
+		e.clock.Advance(time.Hour)
 	}
 	// The rest of the rows: chat, planning and distillation turns.
 	tx, err := e.db.Write.Beginx()
@@ -88,7 +88,7 @@ func busyLauncher(b *testing.B) *env {
 		b.Fatal(err)
 	}
 	// Now is an hour before the last row's day ends.
-	e.clock.add(start.AddDate(0, 0, benchDays).Add(-time.Hour).Sub(e.clock.now()))
+	e.clock.Advance(start.AddDate(0, 0, benchDays).Add(-time.Hour).Sub(e.clock.Now()))
 	return e
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,33 +26,16 @@ import (
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 )
-
-// clock stands still until the test moves it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // env is the launcher's own services over a temporary root, with a clock
 // the test holds and the scripted model as the Settings model prov:m.
 type env struct {
 	launcher *launcher.Launcher
 	db       *migrations.DB
-	clock    *clock
+	clock    *timetest.Clock
 	backlog  *intent.Service
 	apps     *app.Service
 	book     *spend.Book
@@ -71,8 +53,8 @@ func mustOpen(tb testing.TB) *env {
 	// and the turns that ask it.
 	model := scripted.New(tb)
 	model.Models("m")
-	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
-	l, err := launcher.New(tb.TempDir(), c.now, nil, launcher.Options{Quiet: true})
+	c := timetest.NewClock(time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC))
+	l, err := launcher.New(tb.TempDir(), c.Now, nil, launcher.Options{Quiet: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -163,7 +145,7 @@ func (e *env) turn(tb testing.TB, in intent.Intent, task intent.Task, n int, too
 	tb.Helper()
 	runID := fmt.Sprintf("intent-%d-%s-a%d", in.ID, task.Slug, n)
 	e.move(tb, task.ID, intent.TaskInProgress, intent.Move{RunID: runID})
-	e.clock.add(took)
+	e.clock.Advance(took)
 	if err := e.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: in.AppID,
 		Model: "prov:m", Input: tokens, Output: tokens / 10, Partial: partial}); err != nil {
 		tb.Fatal(err)
@@ -360,17 +342,17 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 	if err := e.backlog.MoveIntent(ctx, in.ID, intent.IntentStopped, "stopped by the person"); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.add(time.Minute)
+	e.clock.Advance(time.Minute)
 
 	// This run: the third task's third turn had an edit refused, built,
 	// and waits on the model now.
 	runID := fmt.Sprintf("intent-%d-%s-a3", in.ID, tasks[2].Slug)
-	started := e.clock.now()
+	started := e.clock.Now()
 	e.run(t, in, runID,
 		scripted.Reply{ToolCalls: []scripted.Call{call("source.edit", map[string]any{"path": "site/missing.html",
 			"hunks": []map[string]string{{"find": "a", "replace": "b"}}})}, Usage: scripted.Usage{Input: 350, Output: 35}},
 		scripted.Reply{ToolCalls: []scripted.Call{call("candidate.build", map[string]any{})}, Usage: scripted.Usage{Input: 350, Output: 35}})
-	e.clock.add(3 * time.Minute)
+	e.clock.Advance(3 * time.Minute)
 
 	o, err := e.svc.Read(ctx)
 	if err != nil {

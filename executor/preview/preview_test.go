@@ -22,6 +22,7 @@ import (
 	"autoapp/executor/preview"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
+	"autoapp/internal/timetest"
 )
 
 // server is a tiny Go HTTP server built once for every test: it listens on
@@ -148,7 +149,7 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 	if err := m.Stop(context.Background(), "app1"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the port to stop answering", func() bool { return !answers(info.URL) })
+	timetest.WaitFor(t, 5*time.Second, "the port to stop answering", func() bool { return !answers(info.URL) })
 	if _, ok := m.Status("app1"); ok {
 		t.Error("Status reports a preview after Stop")
 	}
@@ -166,7 +167,7 @@ func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
 	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "Status to report nothing running", func() bool {
+	timetest.WaitFor(t, 5*time.Second, "Status to report nothing running", func() bool {
 		_, ok := m.Status("app1")
 		return !ok
 	})
@@ -194,7 +195,7 @@ func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 		t.Error("Status reports a preview that never answered")
 	}
 	// Its pid is its namespace's: find it by what it runs.
-	waitFor(t, 5*time.Second, "the preview's child to be killed", func() bool {
+	timetest.WaitFor(t, 5*time.Second, "the preview's child to be killed", func() bool {
 		out, _ := exec.Command("pgrep", "-f", "sleep 30.4242").Output()
 		return len(strings.TrimSpace(string(out))) == 0
 	})
@@ -324,7 +325,7 @@ func TestStartStaticServesOnlyItsFolder(t *testing.T) {
 	if err := m.Stop(context.Background(), "app1"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the static listener to close", func() bool { return !answers(info.URL) })
+	timetest.WaitFor(t, 5*time.Second, "the static listener to close", func() bool { return !answers(info.URL) })
 }
 
 // TestAStaticPreviewServesOnlyRegularFiles: a named pipe, a device or a
@@ -386,7 +387,7 @@ func TestStartReplacesTheRunningPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the old preview to stop answering", func() bool { return !answers(old.URL) })
+	timetest.WaitFor(t, 5*time.Second, "the old preview to stop answering", func() bool { return !answers(old.URL) })
 	if got, ok := m.Status("app1"); !ok || got != next || got.Release != "r2" {
 		t.Errorf("Status = %+v, %v; want the new preview %+v", got, ok, next)
 	}
@@ -412,7 +413,7 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 
 	m.StopAll()
 	for _, info := range []preview.Info{a, b} {
-		waitFor(t, 5*time.Second, "preview "+info.AppID+" to stop answering", func() bool { return !answers(info.URL) })
+		timetest.WaitFor(t, 5*time.Second, "preview "+info.AppID+" to stop answering", func() bool { return !answers(info.URL) })
 		if _, ok := m.Status(info.AppID); ok {
 			t.Errorf("Status(%s) reports a preview after StopAll", info.AppID)
 		}
@@ -434,7 +435,7 @@ func TestStopAllEndsAStartInProgress(t *testing.T) {
 		_, err := m.Start(context.Background(), "app1", dir, p, "r1")
 		done <- err
 	}()
-	waitFor(t, 5*time.Second, "the preview command to run", func() bool {
+	timetest.WaitFor(t, 5*time.Second, "the preview command to run", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
 		return err == nil
 	})
@@ -477,17 +478,6 @@ func answers(url string) bool {
 func hasCode(err error, code preview.Code) bool {
 	var e *preview.Error
 	return errors.As(err, &e) && e.Code == code
-}
-
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // BenchmarkPreviewStart starts and stops the test server as a preview,
@@ -587,7 +577,7 @@ func TestAPreviewPastALimitIsStoppedAndSaysWhich(t *testing.T) {
 	if _, err := m.Start(context.Background(), "app1", workspaceDir(t), p, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the preview to be stopped", func() bool {
+	timetest.WaitFor(t, 20*time.Second, "the preview to be stopped", func() bool {
 		_, ok := m.Status("app1")
 		return !ok
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"autoapp/intent/owner"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
@@ -23,22 +24,16 @@ const (
 	password = "correct horse battery"
 )
 
-// clock is a time the test moves by hand.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 // newService is a service over a fresh store whose clock the test holds.
-func newService(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
+func newService(t *testing.T) (*owner.Service, *timetest.Clock, *migrations.DB) {
 	t.Helper()
 	db := migrationstest.Intents(t)
-	c := &clock{t: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
-	return owner.NewService(db, c.now), c, db
+	c := timetest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
+	return owner.NewService(db, c.Now), c, db
 }
 
 // withOwner is a service whose owner has been created.
-func withOwner(t *testing.T) (*owner.Service, *clock, *migrations.DB) {
+func withOwner(t *testing.T) (*owner.Service, *timetest.Clock, *migrations.DB) {
 	t.Helper()
 	s, c, db := newService(t)
 	if err := s.Create(context.Background(), name, password, password); err != nil {
@@ -188,7 +183,7 @@ func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
 		who := []string{name, "ada lovelace", "ADA LOVELACE "}[i%3]
 		_, err := s.SignIn(ctx, who, "not the password", owner.Client{})
 		refusal(t, err, owner.EDenied, "That name and password do not match.")
-		c.advance(time.Second)
+		c.Advance(time.Second)
 	}
 	// The first failure was 5s ago, so the name is free 55s from now.
 	_, err := s.SignIn(ctx, name, password, owner.Client{})
@@ -202,11 +197,11 @@ func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
 		refusal(t, err, owner.EDenied, "That name and password do not match.")
 	})
 
-	c.advance(54 * time.Second)
+	c.Advance(54 * time.Second)
 	_, err = s.SignIn(ctx, name, password, owner.Client{})
 	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 1 second.")
 
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	liveSession(t, s, signIn(t, s))
 }
 
@@ -425,12 +420,12 @@ func TestAnAddressIsThrottledAcrossNames(t *testing.T) {
 func TestABrowserIsForgottenAfterItsLifeOrBySet(t *testing.T) {
 	tests := []struct {
 		name   string
-		forget func(t *testing.T, s *owner.Service, c *clock)
+		forget func(t *testing.T, s *owner.Service, c *timetest.Clock)
 	}{
-		{"after its life", func(t *testing.T, s *owner.Service, c *clock) {
-			c.advance(owner.KnownBrowserLife)
+		{"after its life", func(t *testing.T, s *owner.Service, c *timetest.Clock) {
+			c.Advance(owner.KnownBrowserLife)
 		}},
-		{"by set", func(t *testing.T, s *owner.Service, c *clock) {
+		{"by set", func(t *testing.T, s *owner.Service, c *timetest.Clock) {
 			if _, err := s.Set(context.Background(), name, password, password); err != nil {
 				t.Fatal(err)
 			}
@@ -444,7 +439,7 @@ func TestABrowserIsForgottenAfterItsLifeOrBySet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.advance(owner.KnownBrowserLife - time.Minute)
+			c.Advance(owner.KnownBrowserLife - time.Minute)
 			// Signing in again keeps it known from now on.
 			if _, err := s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser}); err != nil {
 				t.Fatal(err)
@@ -454,7 +449,7 @@ func TestABrowserIsForgottenAfterItsLifeOrBySet(t *testing.T) {
 			_, err = s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
 			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 
-			c.advance(owner.FailureWindow)
+			c.Advance(owner.FailureWindow)
 			again, err := s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
 			if err != nil {
 				t.Fatal(err)
@@ -481,7 +476,7 @@ func TestASessionEndsAfterADayUnused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c, _ := withOwner(t)
 			id := signIn(t, s)
-			c.advance(tt.after)
+			c.Advance(tt.after)
 			if tt.live {
 				liveSession(t, s, id)
 			} else {
@@ -493,17 +488,17 @@ func TestASessionEndsAfterADayUnused(t *testing.T) {
 
 func TestUsingASessionKeepsItAliveUpToSevenDays(t *testing.T) {
 	s, c, _ := withOwner(t)
-	start := c.now()
+	start := c.Now()
 	id := signIn(t, s)
 	// Used every 20 hours: never idle for a day, so alive well past one.
-	for c.now().Sub(start)+20*time.Hour < owner.SessionAbsolute {
-		c.advance(20 * time.Hour)
+	for c.Now().Sub(start)+20*time.Hour < owner.SessionAbsolute {
+		c.Advance(20 * time.Hour)
 		liveSession(t, s, id)
 	}
-	if used := c.now().Sub(start); used <= owner.SessionIdle {
+	if used := c.Now().Sub(start); used <= owner.SessionIdle {
 		t.Fatalf("the session was only used for %v", used)
 	}
-	c.t = start.Add(owner.SessionAbsolute)
+	c.Set(start.Add(owner.SessionAbsolute))
 	endedSession(t, s, id)
 }
 

@@ -4,29 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/request"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
-
-// clock is the services' injected clock: it stands still until a test
-// moves it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
 
 // env is a real intents store in a temporary root, the backlog over it and
 // the requests over both.
@@ -34,7 +21,7 @@ type env struct {
 	db      *migrations.DB
 	backlog *intent.Service
 	svc     *request.Service
-	clock   *clock
+	clock   *timetest.Clock
 	ops     int
 }
 
@@ -43,9 +30,9 @@ func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
-	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	backlog := intent.NewService(db, root, c.now)
-	return &env{db: db, backlog: backlog, svc: request.NewService(db, backlog, c.now), clock: c}
+	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	backlog := intent.NewService(db, root, c.Now)
+	return &env{db: db, backlog: backlog, svc: request.NewService(db, backlog, c.Now), clock: c}
 }
 
 // op returns a fresh operation id.

@@ -9,41 +9,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
+	"autoapp/internal/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
-
-// clock stands still until the test moves it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // env is a real intents store in a temporary root, the backlog over it
 // and the book that prices its usage rows.
 type env struct {
 	db      *migrations.DB
 	root    string
-	clock   *clock
+	clock   *timetest.Clock
 	backlog *intent.Service
 	book    *spend.Book
 }
@@ -52,8 +34,8 @@ func mustOpen(tb testing.TB) *env {
 	tb.Helper()
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
-	c := &clock{t: time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)}
-	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.now), book: spend.New(db, root, c.now)}
+	c := timetest.NewClock(time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC))
+	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.Now), book: spend.New(db, root, c.Now)}
 }
 
 // prices writes prices.json by hand, as the person might.
@@ -93,7 +75,7 @@ func costOf(tb testing.TB, t spend.Total) float64 {
 func TestCostIsWorkedOutWhenReadSoCorrectingAPriceCorrectsEarlierDays(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	yesterday := e.clock.now().AddDate(0, 0, -1)
+	yesterday := e.clock.Now().AddDate(0, 0, -1)
 	e.usage(t, intent.Usage{At: yesterday, Kind: intent.KindBuilder, RunID: "intent-1-0001-a-a1", Model: "openrouter:z-ai/glm-5.3", Input: 1_000_000, Output: 200_000})
 	e.usage(t, intent.Usage{Kind: intent.KindChat, RunID: "chat-site-1", Model: "openrouter:z-ai/glm-5.3", Input: 500_000, Output: 100_000})
 
@@ -369,7 +351,7 @@ func (e *env) run(tb testing.TB, in intent.Intent, task intent.Task, turns []tur
 		if err := e.backlog.MoveTask(ctx, task.ID, intent.TaskInProgress, intent.Move{Reason: "its turn", RunID: runID, Actor: intent.ActorExecutor}); err != nil {
 			tb.Fatal(err)
 		}
-		e.clock.set(e.clock.now().Add(tu.took))
+		e.clock.Set(e.clock.Now().Add(tu.took))
 		e.usage(tb, intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: in.AppID, Model: "m", Input: tu.input, Output: tu.output, Partial: tu.partial})
 		to := intent.TaskInQueue
 		if i == len(turns)-1 && complete {
@@ -492,7 +474,7 @@ func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.now)
+	beside := intent.NewService(db, e.root, e.clock.Now)
 	want := func(turns int) {
 		t.Helper()
 		if got := e.today(t, nil); got.Turns != turns {
@@ -506,7 +488,7 @@ func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(2)
-	e.clock.set(e.clock.now().Add(10 * time.Hour)) // past midnight
+	e.clock.Set(e.clock.Now().Add(10 * time.Hour)) // past midnight
 	want(0)
 	r, err := e.book.Days(ctx, 2, nil)
 	if err != nil {

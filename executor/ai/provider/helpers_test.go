@@ -13,26 +13,13 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/internal/timetest"
 )
 
-// clock is the registry's time, moved only by the test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is the registry's time, moved only by the test, standing at
+// 1 March 2026.
+func newClock() *timetest.Clock {
+	return timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 }
 
 // fakeProvider plays an OpenAI-compatible provider: it lists models at
@@ -141,12 +128,12 @@ func (l *logBuffer) String() string {
 }
 
 // openRegistry opens a registry over root with the test's clock.
-func openRegistry(t testing.TB, root string, c *clock) *provider.Registry {
+func openRegistry(t testing.TB, root string, c *timetest.Clock) *provider.Registry {
 	t.Helper()
 	return openRegistryLog(t, root, c, nil, nil)
 }
 
-func openRegistryLog(t testing.TB, root string, c *clock, client *http.Client, log *logBuffer) *provider.Registry {
+func openRegistryLog(t testing.TB, root string, c *timetest.Clock, client *http.Client, log *logBuffer) *provider.Registry {
 	t.Helper()
 	var logger *slog.Logger
 	if log != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/internal/timetest"
 )
 
 func TestModels(t *testing.T) {
@@ -65,7 +66,7 @@ func TestModels(t *testing.T) {
 
 func TestModelsCache(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) (*provider.Registry, *fakeProvider, *clock) {
+	setup := func(t *testing.T) (*provider.Registry, *fakeProvider, *timetest.Clock) {
 		fake := newFakeProvider(t, "Bearer "+secretKey, "qwen3")
 		c := newClock()
 		r := openRegistry(t, t.TempDir(), c)

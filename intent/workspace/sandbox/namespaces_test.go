@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"autoapp/intent/workspace/sandbox"
+	"autoapp/internal/timetest"
 )
 
 // TestMain runs the tests as a login session would: every process of the
@@ -234,10 +235,10 @@ func TestEverythingAConfinedProcessStartsEndsWithIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, daemonAlive)
+	timetest.WaitFor(t, 5*time.Second, "the daemon to start", daemonAlive)
 	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
 	_ = p.Wait()
-	waitFor(t, func() bool { return !daemonAlive() })
+	timetest.WaitFor(t, 5*time.Second, "the daemon to end with the stopped process", func() bool { return !daemonAlive() })
 }
 
 // TestAConfinedTreeEndsWhenTheServerDies starts, from a process standing
@@ -262,7 +263,7 @@ func TestAConfinedTreeEndsWhenTheServerDies(t *testing.T) {
 		out, _ := exec.Command("pgrep", "-f", "^sleep "+marker).Output()
 		return strings.TrimSpace(string(out)) != ""
 	}
-	waitFor(t, daemonAlive)
+	timetest.WaitFor(t, 5*time.Second, "the daemon to start", daemonAlive)
 	_ = server.Process.Kill()
 	_ = server.Wait()
 	deadline := time.Now().Add(5 * time.Second)
@@ -288,17 +289,6 @@ func linkOrCopy(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition did not hold within 5s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -343,7 +333,7 @@ func TestAPreviewIsReachedOnlyThroughTheHost(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(proc.Pid(), syscall.SIGKILL); proc.Wait() })
 	var c net.Conn
 	var err error
-	waitFor(t, func() bool {
+	timetest.WaitFor(t, 5*time.Second, "the relay to reach the listener", func() bool {
 		c, err = proc.Dial(t.Context())
 		return err == nil
 	})
