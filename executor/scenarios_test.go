@@ -15,7 +15,7 @@ import (
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 )
 

@@ -20,7 +20,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/spend"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/static"
 )

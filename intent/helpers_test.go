@@ -8,7 +8,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

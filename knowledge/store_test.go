@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/knowledge"
 )
 

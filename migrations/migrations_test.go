@@ -303,18 +303,33 @@ func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 func TestTheJournalKeepsItsEntriesWhenItTakesWithdrawn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intents.sqlite")
 	db := open(t, path, migrations.Intents)
-	down, err := os.ReadFile("intents/0027_journal_withdrawn.down.sql")
+	// The store as 0026 left it: every later migration undone, newest
+	// first.
+	downs, err := filepath.Glob("intents/*.down.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(downs)
+	slices.Reverse(downs)
+	var stmts []string
+	for _, d := range downs {
+		if filepath.Base(d) < "0027" {
+			break
+		}
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, string(b))
+	}
 	tx := db.Write.MustBegin()
-	for _, stmt := range []string{string(down), `UPDATE schema_migrations SET version = 26`,
+	for _, stmt := range append(stmts, `UPDATE schema_migrations SET version = 26`,
 		`INSERT INTO apps (id, name, origin, created_at) VALUES ('notes', 'notes', 'template:static', 0)`,
 		`INSERT INTO requests (id, app_id, mode, created_at) VALUES (1, 'notes', 'guided', 0)`,
 		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 1, 'request', 'owner', 0, '{"text":"Add tags"}')`,
 		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 2, 'mode', 'owner', 0, '{"mode":"autonomous"}')`,
 		`INSERT INTO request_ops (op_id, request_id, revision, result) VALUES ('op-1', 1, 2, '{}')`,
-	} {
+	) {
 		if _, err := tx.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}

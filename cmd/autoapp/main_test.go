@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"autoapp/intent/owner"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 )
 

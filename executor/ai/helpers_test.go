@@ -11,7 +11,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 )
 
 const testKey = "sk-test-0123456789"

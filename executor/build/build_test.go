@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/intent/timetest"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
-	"autoapp/internal/timetest"
 )
 
 // clock is a fixed time, so release ids can be asserted.

@@ -11,7 +11,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/gate"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 )
 
 var asked = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)

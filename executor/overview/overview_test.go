@@ -26,7 +26,7 @@ import (
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 )
 

@@ -20,9 +20,9 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/preview"
+	"autoapp/intent/timetest"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
-	"autoapp/internal/timetest"
 )
 
 // server is a tiny Go HTTP server built once for every test: it listens on

@@ -16,7 +16,7 @@ import (
 	"autoapp/executor/build"
 	"autoapp/intent"
 	"autoapp/intent/plan"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/knowledge"
 )
 

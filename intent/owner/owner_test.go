@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"autoapp/intent/owner"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

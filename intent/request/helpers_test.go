@@ -10,7 +10,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/request"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

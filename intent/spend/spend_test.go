@@ -15,7 +15,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/spend"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )

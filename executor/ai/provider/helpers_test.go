@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 )
 
 // newClock is the registry's time, moved only by the test, standing at

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 )
 
 func TestModels(t *testing.T) {

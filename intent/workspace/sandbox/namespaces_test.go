@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"autoapp/intent/timetest"
 	"autoapp/intent/workspace/sandbox"
-	"autoapp/internal/timetest"
 )
 
 // TestMain runs the tests as a login session would: every process of the

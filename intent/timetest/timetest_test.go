@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/internal/timetest"
+	"autoapp/intent/timetest"
 )
 
 var start = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
