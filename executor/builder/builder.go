@@ -47,7 +47,11 @@ type Config struct {
 	IntentID int64
 	// RunID is the turn's run id (intent-<intentId>-<slug>-a<n>); every
 	// commit carries it.
-	RunID        string
+	RunID string
+	// RevBefore is the revision the task was judged from; every commit asks
+	// git to count the task's change since it as it commits (see
+	// workspace.CommitMeta.Since). "" counts nothing.
+	RevBefore    string
 	Task         plan.Task
 	WorkspaceDir string
 	Candidates   *candidate.Service
@@ -195,7 +199,7 @@ func handler[In any](s *Session, name string, work func(ctx context.Context, met
 		if callID == "" {
 			callID = fmt.Sprintf("%s:%d", s.cfg.RunID, s.st.calls)
 		}
-		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: callID}
+		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: callID, Since: s.cfg.RevBefore}
 		var in In
 		result, err := any(nil), decode(input, &in)
 		if err == nil {
