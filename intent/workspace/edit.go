@@ -425,7 +425,12 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 	if len(paths) == 0 {
 		return noChange()
 	}
-	c, err := w.addAndCommit(ctx, engineerSign(w.now()), paths, !allTracked(paths, tracked), meta.Since, subject+meta.suffix(), body)
+	// A commit on top of Since counts its change in its own summary.
+	since := meta.Since
+	if since == prev {
+		since = ""
+	}
+	c, err := w.addAndCommit(ctx, engineerSign(w.now()), paths, !allTracked(paths, tracked), since, subject+meta.suffix(), body)
 	switch {
 	case err == nil:
 	case c.failed == stepAdd:
@@ -452,8 +457,11 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 	if err != nil {
 		return EditResult{}, err
 	}
-	if c.since != nil {
+	switch {
+	case c.since != nil:
 		counts.Store(w.dir, countedChange{from: meta.Since, to: rev, stat: *c.since})
+	case objectName(meta.Since) && meta.Since == prev:
+		counts.Store(w.dir, countedChange{from: meta.Since, to: rev, stat: stat})
 	}
 	return EditResult{Revision: rev, Previous: prev, Files: paths, Stat: stat}, nil
 }
