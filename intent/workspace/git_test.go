@@ -149,9 +149,17 @@ func TestATasksChangeIsCountedAsItCommits(t *testing.T) {
 	w := newWorkspace(t, map[string]string{"app.go": appGo})
 	began := head(t, w)
 	meta := workspace.CommitMeta{RunID: "intent-1-0001-x-a1", Since: began}
-	if _, err := w.Change(t.Context(), []workspace.FileChange{{Path: "tags.go", Action: workspace.Create, Content: "package main\n\nvar tags []string\n"}}, meta); err != nil {
+	first, err := w.Change(t.Context(), []workspace.FileChange{{Path: "tags.go", Action: workspace.Create, Content: "package main\n\nvar tags []string\n"}}, meta)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The first commit's own summary is the task's change so far.
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	if got, err := w.ShortStat(t.Context(), began, first.Revision); err != nil || got != first.Stat || got.Files != 1 {
+		t.Fatalf("ShortStat after the first commit = %+v, %v; its summary counted %+v", got, err, first.Stat)
+	}
+	t.Setenv("PATH", path)
 	last, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{{Find: "\tx := 1\n\ty := 2\n", Replace: "\tx := 10\n\ty := 20\n"}}, meta)
 	if err != nil {
 		t.Fatal(err)
