@@ -54,6 +54,6 @@ func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOut
 	r.progress = Progress{IntentID: t.Intent.ID, TaskID: t.Task.ID, Slug: t.Task.Slug, Turn: 1, RunID: t.RunID,
 		Started: e.d.Now(), Stage: "reading", Total: len(t.Task.Criteria), LastEnded: t.LastAttempt}
 	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, e.d.Now)
-	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, t.Endpoint, t.LastAttempt, pos)
+	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos)
 	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt}
 }

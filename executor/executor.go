@@ -276,8 +276,23 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 			e.mu.Unlock()
 		}()
 		e.loop(runCtx, r)
+		e.maintain(d.AppID)
 	}()
 	return nil
+}
+
+// maintain lets git keep the application's repository in order once its
+// run has ended, before another can start: never during a turn, where a
+// commit would otherwise start it (see workspace.Maintain).
+func (e *Executor) maintain(appID string) {
+	ws, err := workspace.Open(e.d.Apps.WorkspaceDir(appID), e.d.Now)
+	if err == nil {
+		err = ws.Maintain(context.Background())
+		ws.Close()
+	}
+	if err != nil {
+		e.d.Log.Warn("git could not keep the repository in order after the run", "app", appID, "err", err)
+	}
 }
 
 // checkModels refuses a run when some task would have no model at all.

@@ -109,7 +109,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		// turn's edits and builds: the rows of its verdict are <runId>:verdict.
 		pos := PositionAt(bg, e.d.Candidates, e.d.Apps, d.AppID, e.d.Now)
 		vctx := attemptContext(bg, runID, d.AppID, VerdictCall, pos)
-		out := e.turn(ctx, r, d, task, runID, ep, lastAttempt, pos)
+		out := e.turn(ctx, r, d, task, runID, revBefore, ep, lastAttempt, pos)
 		switch {
 		case out.question != "":
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", RunID: runID,
@@ -221,8 +221,9 @@ type turnOutcome struct {
 }
 
 // turn runs one builder turn and, when it ended on its own with edits that
-// nothing built, builds them once on the host.
-func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail, runID string,
+// nothing built, builds them once on the host. Its commits count the
+// task's change from revBefore, when given.
+func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail, runID, revBefore string,
 	ep provider.Endpoint, lastAttempt string, pos *origin.Position) turnOutcome {
 	// What the turn and its tools write carries its identity, never one a
 	// model wrote: its run, its calls (the run loop names each), the
@@ -235,7 +236,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	request := task.Slug + ": " + task.Title
 	questions := len(task.Answers)
 	cfg := builder.Config{
-		AppID: d.AppID, IntentID: d.ID, RunID: runID, Task: task.Task.Task, Position: pos,
+		AppID: d.AppID, IntentID: d.ID, RunID: runID, RevBefore: revBefore, Task: task.Task.Task, Position: pos,
 		WorkspaceDir: e.d.Apps.WorkspaceDir(d.AppID), Candidates: e.d.Candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
 		PlanMarkdown: markdown,

@@ -51,7 +51,11 @@ type Config struct {
 	RunID string
 	// Position is where the application stands as the turn goes: an edit
 	// that commits, and a build that passes, move it; nil moves nothing.
-	Position     *origin.Position
+	Position *origin.Position
+	// RevBefore is the revision the task was judged from; every commit asks
+	// git to count the task's change since it as it commits (see
+	// workspace.CommitMeta.Since). "" counts nothing.
+	RevBefore    string
 	Task         plan.Task
 	WorkspaceDir string
 	Candidates   *candidate.Service
@@ -199,7 +203,7 @@ func handler[In any](s *Session, name string, work func(ctx context.Context, met
 		if callID == "" {
 			callID = fmt.Sprintf("%s:%d", s.cfg.RunID, s.st.calls)
 		}
-		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: callID}
+		meta := workspace.CommitMeta{RunID: s.cfg.RunID, CallID: callID, Since: s.cfg.RevBefore}
 		var in In
 		result, err := any(nil), decode(input, &in)
 		if err == nil {

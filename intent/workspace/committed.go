@@ -74,8 +74,8 @@ type committedFile struct {
 var committed sync.Map // real directory → committedFile
 
 // committedManifest is autoapp.json as the commit head holds it: read
-// from the loose objects when they are there (the host's own commits),
-// else from git.
+// from the loose objects when they are there (the host's commits until
+// git packs them), else from git.
 func (w *Workspace) committedManifest(ctx context.Context, head string) (committedFile, error) {
 	if c, ok := committed.Load(w.dir); ok && c.(committedFile).commit == head {
 		return c.(committedFile), nil

@@ -2,7 +2,12 @@ package workspace
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,11 +22,11 @@ func craftedWorkspace(t *testing.T) (*Workspace, string) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "site"), 0o755)
 	os.WriteFile(filepath.Join(dir, "site", "index.html"), []byte("<h1>Hi</h1>\n"), 0o644)
-	rev, err := InitRepository(t.Context(), dir, "Create application", nativeClock)
+	rev, err := InitRepository(t.Context(), dir, "Create application", testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(dir, nativeClock)
+	w, err := Open(dir, testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,26 +35,56 @@ func craftedWorkspace(t *testing.T) (*Workspace, string) {
 }
 
 // craftIndex rewrites the workspace's index as the engineer's code can:
-// HEAD's entries and one more at p, in git's order, with a cache of trees
-// that says the index is HEAD's tree, so that a writer taking the index at
-// its word would commit it.
+// git's entries and one more at p (a copy of the first), in git's order,
+// with a cache of trees that says the index is HEAD's tree, so that a
+// writer taking the index at its word would commit it.
 func craftIndex(t *testing.T, w *Workspace, rev, p string) {
 	t.Helper()
-	ix, ok := readIndex(w.files)
-	if !ok {
-		t.Fatal("the index git wrote is not readable")
+	name := filepath.Join(w.Dir(), ".git", "index")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	id, _ := parseObjectID(rev)
-	headTree, ok := commitTree(w.files, id)
-	if !ok {
-		t.Fatal("HEAD's tree is not readable")
+	if string(b[:4]) != "DIRC" {
+		t.Fatal("the index git wrote is not an index")
 	}
-	e := ix.entries[0]
-	e.path = p
-	ix.entries = append(ix.entries, e)
-	slices.SortFunc(ix.entries, func(a, b indexEntry) int { return strings.Compare(a.path, b.path) })
-	b := ix.encode([]treeNode{{name: "", count: len(ix.entries), id: headTree}})
-	if err := os.WriteFile(filepath.Join(w.Dir(), ".git", "index"), b, 0o644); err != nil {
+	// Each entry: 62 bytes, its path, NULs up to a multiple of 8.
+	type entry struct {
+		fixed []byte
+		path  string
+	}
+	var entries []entry
+	off := 12
+	for range binary.BigEndian.Uint32(b[8:12]) {
+		nul := bytes.IndexByte(b[off+62:], 0)
+		entries = append(entries, entry{fixed: slices.Clone(b[off : off+62]), path: string(b[off+62 : off+62+nul])})
+		off += (62 + nul + 8) &^ 7
+	}
+	extra := entry{fixed: slices.Clone(entries[0].fixed), path: p}
+	binary.BigEndian.PutUint16(extra.fixed[60:], uint16(min(len(p), 0xfff)))
+	entries = append(entries, extra)
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+
+	var out bytes.Buffer
+	out.Write(b[:8])
+	binary.Write(&out, binary.BigEndian, uint32(len(entries)))
+	for _, e := range entries {
+		n := out.Len()
+		out.Write(e.fixed)
+		out.WriteString(e.path)
+		out.Write(make([]byte, (62+len(e.path)+8)&^7-(out.Len()-n)))
+	}
+	tree, err := hex.DecodeString(gitAt(t, machineGit(t), w.Dir(), nil, "rev-parse", rev+"^{tree}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := fmt.Sprintf("\x00%d 0\n", len(entries)) + string(tree)
+	out.WriteString("TREE")
+	binary.Write(&out, binary.BigEndian, uint32(len(cache)))
+	out.WriteString(cache)
+	sum := sha1.Sum(out.Bytes())
+	out.Write(sum[:])
+	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -57,8 +92,7 @@ func craftIndex(t *testing.T, w *Workspace, rev, p string) {
 // TestACraftedIndexIsRefused: an index whose entries name a path no
 // commit may hold — absolute, with an empty name, going up, inside .git
 // in any case, longer than a path can be — makes the next edit answer a
-// sentence: the server does not crash, and nothing is committed, by the
-// host's own writer or by git.
+// sentence: the server does not crash, and git commits nothing.
 func TestACraftedIndexIsRefused(t *testing.T) {
 	gitPath := machineGit(t)
 	for _, p := range []string{
@@ -120,41 +154,45 @@ func TestACraftedIndexIsRefused(t *testing.T) {
 // commitTrees writes a commit on top of parent whose top tree holds the
 // files at paths (each a.txt's content), trees made for every folder as
 // named, so that a name may be "..", ".git" or hold a slash, as the
-// engineer's code can write them; and returns the commit's name.
+// engineer's code can write them (git hash-object --literally stores
+// what git itself would refuse to make); and returns the commit's name.
 func commitTrees(t *testing.T, w *Workspace, parent string, names [][]string) string {
 	t.Helper()
-	objects, ok := openObjects(w.root)
-	if !ok {
-		t.Fatal("no objects folder")
-	}
-	defer objects.Close()
-	blob, err := writeLoose(objects, "blob", []byte("escaped\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var top []treeItem
-	for _, parts := range names {
-		id := blob
-		mode := uint32(gitFile)
-		for i := len(parts) - 1; i > 0; i-- {
-			if id, err = writeLoose(objects, "tree", encodeTree([]treeItem{{name: parts[i], mode: mode, id: id}})); err != nil {
-				t.Fatal(err)
-			}
-			mode = gitTree
+	gitPath := machineGit(t)
+	store := func(kind string, content []byte) string {
+		t.Helper()
+		cmd := exec.Command(gitPath, "hash-object", "--literally", "-t", kind, "-w", "--stdin")
+		cmd.Dir = w.Dir()
+		cmd.Env = gitEnv(hostSign(testClock()))
+		cmd.Stdin = bytes.NewReader(content)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hash-object: %v", err)
 		}
-		top = append(top, treeItem{name: parts[0], mode: mode, id: id})
+		return strings.TrimSpace(string(out))
 	}
-	tree, err := writeLoose(objects, "tree", encodeTree(top))
-	if err != nil {
-		t.Fatal(err)
+	// tree is a tree object's content: "<mode> <name>\0<binary id>" each.
+	tree := func(items [][3]string) []byte {
+		var buf bytes.Buffer
+		for _, it := range items {
+			id, _ := hex.DecodeString(it[2])
+			buf.WriteString(it[0] + " " + it[1] + "\x00")
+			buf.Write(id)
+		}
+		return buf.Bytes()
 	}
-	p, _ := parseObjectID(parent)
-	sign := hostSign(nativeClock())
-	commit, err := writeLoose(objects, "commit", encodeCommit(tree, p, sign, sign, "crafted\n"))
-	if err != nil {
-		t.Fatal(err)
+	blob := store("blob", []byte("escaped\n"))
+	var top [][3]string
+	for _, parts := range names {
+		id, mode := blob, "100644"
+		for i := len(parts) - 1; i > 0; i-- {
+			id, mode = store("tree", tree([][3]string{{mode, parts[i], id}})), "40000"
+		}
+		top = append(top, [3]string{mode, parts[0], id})
 	}
-	return commit.String()
+	slices.SortFunc(top, func(a, b [3]string) int { return strings.Compare(a[1], b[1]) })
+	ident := "Autoapp host <host@autoapp.local> 1741064767 +0000"
+	return store("commit", []byte("tree "+store("tree", tree(top))+"\nparent "+parent+"\nauthor "+ident+"\ncommitter "+ident+"\n\ncrafted\n"))
 }
 
 // TestTheArchiveRefusesAPathThatLeavesItsFolder: a commit the engineer's

@@ -26,6 +26,11 @@ type Hunk struct {
 type CommitMeta struct {
 	RunID  string
 	CallID string
+	// Since, when it is a commit's full name, asks git to count the
+	// change from it to the new commit in the same start as the commit
+	// (the task's change so far), so that ShortStat from Since to the new
+	// commit answers without starting git again.
+	Since string
 }
 
 // EditResult is an accepted change: the commit that records it.
@@ -58,6 +63,7 @@ type FileChange struct {
 // fileWrite is one planned write, with what it needs to be undone.
 type fileWrite struct {
 	path    string
+	field   string // the input that names it, for a problem
 	action  FileAction
 	content []byte
 	target  target
@@ -124,10 +130,7 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 	if err != nil {
 		return EditResult{}, err
 	}
-	if ps, err := w.ignoredProblems(ctx, []string{clean}, []string{"path"}, tracked); err != nil || len(ps) > 0 {
-		return EditResult{}, firstError(err, ps)
-	}
-	writes := []fileWrite{{path: clean, action: Overwrite, content: []byte(content), target: t, old: old}}
+	writes := []fileWrite{{path: clean, field: "path", action: Overwrite, content: []byte(content), target: t, old: old}}
 	return w.commitWrites(ctx, writes, tracked, "source.edit "+clean, "", "hunks", meta)
 }
 
@@ -229,7 +232,6 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 		add("files", "at most %d files a change", MaxChangeFiles)
 	}
 	var writes []fileWrite
-	var fields []string
 	seen := map[string]int{}
 	for i, fc := range files {
 		field := fmt.Sprintf("files[%d]", i)
@@ -278,7 +280,7 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 			add(field+".path", "there is no file %q", clean)
 			continue
 		}
-		fw := fileWrite{path: clean, action: fc.Action, content: []byte(fc.Content), target: t}
+		fw := fileWrite{path: clean, field: field + ".path", action: fc.Action, content: []byte(fc.Content), target: t}
 		if t.exists {
 			old, prob, err := w.readWhole(field+".path", clean)
 			if err != nil {
@@ -291,7 +293,6 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 			fw.old = old
 		}
 		writes = append(writes, fw)
-		fields = append(fields, field+".path")
 	}
 	if len(ps) > 0 {
 		return EditResult{}, ps
@@ -303,9 +304,6 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 	tracked, err := w.tracked(ctx, paths)
 	if err != nil {
 		return EditResult{}, err
-	}
-	if ps, err := w.ignoredProblems(ctx, paths, fields, tracked); err != nil || len(ps) > 0 {
-		return EditResult{}, firstError(err, ps)
 	}
 	subject, body := changeMessage(writes)
 	return w.commitWrites(ctx, writes, tracked, subject, body, "files", meta)
@@ -354,21 +352,15 @@ func changeMessage(writes []fileWrite) (string, string) {
 	return subject, strings.Join(parts, "\n")
 }
 
-// ignoredProblems names the paths git ignores and does not track: the host
-// commits every change, and git will not add those. A tracked path is
-// added whatever .gitignore says, so only the others are asked about.
-func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string, tracked map[string]bool) (Problems, error) {
+// ignoredProblems names the written paths git ignores and does not track,
+// when git add refused to add them: the host commits every change, and
+// git will not add those. A tracked path is added whatever .gitignore
+// says, so only the others are asked about.
+func (w *Workspace) ignoredProblems(ctx context.Context, writes []fileWrite, tracked map[string]bool) (Problems, error) {
 	var untracked []string
-	plain, looked := false, false
-	for _, p := range paths {
-		if tracked[p] {
-			continue
-		}
-		if !looked {
-			plain, looked = w.ignoresNothing(), true
-		}
-		if !plain || !w.noIgnoreFile(p) {
-			untracked = append(untracked, p)
+	for _, fw := range writes {
+		if !tracked[fw.path] {
+			untracked = append(untracked, fw.path)
 		}
 	}
 	if len(untracked) == 0 {
@@ -389,19 +381,20 @@ func (w *Workspace) ignoredProblems(ctx context.Context, paths, fields []string,
 		ignored[p] = true
 	}
 	var ps Problems
-	for i, p := range paths {
-		if ignored[p] {
-			ps = append(ps, Problem{Field: fields[i], Message: fmt.Sprintf("%q is ignored by the workspace's .gitignore; the host commits every change, so it cannot change it", p)})
+	for _, fw := range writes {
+		if ignored[fw.path] {
+			ps = append(ps, Problem{Field: fw.field, Message: fmt.Sprintf("%q is ignored by the workspace's .gitignore; the host commits every change, so it cannot change it", fw.path)})
 		}
 	}
 	return ps, nil
 }
 
-// commitWrites writes the files and commits them, or, when anything
-// fails, puts every file back as it was. noChangeField names the input
-// when the writes leave every file as git has it. Once it begins, a
-// cancelled ctx does not stop it half-way (a commit cut off, or files left
-// unrestored): only each command's timeout does.
+// commitWrites writes the files and commits them with git, or, when
+// anything fails before git made the commit, puts every file back as it
+// was. noChangeField names the input when the writes leave every file as
+// git has it. Once it begins, a cancelled ctx does not stop it half-way
+// (a commit cut off, or files left unrestored): only each command's
+// timeout does.
 func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracked map[string]bool, subject, body, noChangeField string, meta CommitMeta) (EditResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	if err := w.checkIndex(ctx); err != nil {
@@ -425,7 +418,6 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 		}
 	}
 
-	sign := engineerSign(w.now())
 	paths := pathsToCommit(writes, tracked)
 	noChange := func() (EditResult, error) {
 		return fail(Problems{{Field: noChangeField, Message: "the change leaves every file as it is in the last commit"}})
@@ -433,44 +425,43 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 	if len(paths) == 0 {
 		return noChange()
 	}
-	message := cleanMessage(subject+meta.suffix(), body)
-	switch rev, stat, changed, err := w.nativeCommit(ctx, prev, paths, sign, message); {
-	case errors.Is(err, errNotNative):
-	case err != nil:
-		return fail(err)
-	case !changed:
+	// A commit on top of Since counts its change in its own summary.
+	since := meta.Since
+	if since == prev {
+		since = ""
+	}
+	c, err := w.addAndCommit(ctx, engineerSign(w.now()), paths, !allTracked(paths, tracked), since, subject+meta.suffix(), body)
+	switch {
+	case err == nil:
+	case c.failed == stepAdd:
+		// git add refuses a path .gitignore ignores: say which.
+		if ps, ierr := w.ignoredProblems(ctx, writes, tracked); ierr != nil || len(ps) > 0 {
+			return fail(firstError(ierr, ps))
+		}
+		return fail(fmt.Errorf("workspace: %w", err))
+	case exitCode(err) == 1: // commit's: the paths hold nothing to commit
 		return noChange()
 	default:
-		return EditResult{Revision: rev, Previous: prev, Files: paths, Stat: stat}, nil
-	}
-	// commit takes a tracked path's content from the working tree itself;
-	// only a new file must be added first.
-	if !allTracked(paths, tracked) {
-		if _, err := runGit(ctx, w.dir, sign, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
-			return fail(fmt.Errorf("workspace: %w", err))
+		// git may fail after it made the commit (writing the index, say):
+		// the files are then what that commit holds, and stay so.
+		if now, herr := w.Head(ctx); herr == nil && now != prev {
+			return EditResult{}, fmt.Errorf("workspace: git made the commit %s of %s, then failed: %w", now, strings.Join(paths, ", "), err)
 		}
-	}
-	// commit exits 1 when the paths hold nothing to commit, and otherwise
-	// ends its summary with the shortstat of what it committed.
-	args := []string{"commit", "--no-verify", "--no-status", "-m", subject + meta.suffix()}
-	if body != "" {
-		args = append(args, "-m", body)
-	}
-	args = append(append(args, "--"), paths...)
-	out, err := runGit(ctx, w.dir, sign, args...)
-	if exitCode(err) == 1 {
-		return noChange()
-	}
-	if err != nil {
 		return fail(fmt.Errorf("workspace: commit: %w", err))
 	}
 	rev, err := w.Head(ctx)
 	if err != nil {
 		return EditResult{}, err
 	}
-	stat, err := commitStat(string(out))
+	stat, err := commitStat(string(c.summary))
 	if err != nil {
 		return EditResult{}, err
+	}
+	switch {
+	case c.since != nil:
+		counts.Store(w.dir, countedChange{from: meta.Since, to: rev, stat: *c.since})
+	case objectName(meta.Since) && meta.Since == prev:
+		counts.Store(w.dir, countedChange{from: meta.Since, to: rev, stat: stat})
 	}
 	return EditResult{Revision: rev, Previous: prev, Files: paths, Stat: stat}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"autoapp/intent/workspace"
 )
@@ -311,4 +312,47 @@ func TestChangePutsFilesBackWhenGitFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantUntouched(t, w, before)
+}
+
+// TestAnUntrackedGitattributesIsObeyedAsGitObeysIt: a .gitattributes the
+// engineer's build or preview wrote, never committed, still tells git how
+// to store a file (here: text, line ends made LF in the repository). An
+// edit through the host stores the blob git stores for the file, and git
+// finds the file as committed afterwards, even once it looks at its
+// content again (a build touched it).
+func TestAnUntrackedGitattributesIsObeyedAsGitObeysIt(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t, map[string]string{"site/index.html": "<h1>Hi</h1>\n"})
+	dir := w.Dir()
+	writeFiles(t, dir, map[string]string{".gitattributes": "* text eol=crlf\n"})
+	sameAsGit := func(when, p string) {
+		t.Helper()
+		if got, want := git(t, dir, "rev-parse", "HEAD:"+p), git(t, dir, "hash-object", "--path="+p, p); got != want {
+			t.Errorf("%s: HEAD holds %s as %s (%q), git stores %s", when, p, got, git(t, dir, "cat-file", "blob", got), want)
+		}
+		// A build touches the file: git must read it again to compare.
+		later := time.Now().Add(time.Minute)
+		if err := os.Chtimes(filepath.Join(dir, p), later, later); err != nil {
+			t.Fatal(err)
+		}
+		if st := git(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "?? .gitattributes" {
+			t.Errorf("%s: git status says\n%s\nwant only the untracked .gitattributes", when, st)
+		}
+	}
+	if _, err := w.Change(t.Context(), []workspace.FileChange{
+		{Path: "site/about.html", Action: workspace.Create, Content: "<h1>About</h1>\r\n<p>Us.</p>\r\n"},
+	}, workspace.CommitMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsGit("a file created", "site/about.html")
+	if _, err := w.Edit(t.Context(), "site/about.html", []workspace.Hunk{{Find: "<p>Us.</p>", Replace: "<p>All of us.</p>"}}, workspace.CommitMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsGit("a file edited", "site/about.html")
+	if _, err := w.Change(t.Context(), []workspace.FileChange{
+		{Path: "site/index.html", Action: workspace.Overwrite, Content: "<h1>Hello</h1>\r\n"},
+	}, workspace.CommitMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsGit("a committed file overwritten", "site/index.html")
 }

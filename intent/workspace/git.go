@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -41,20 +42,92 @@ func (w *Workspace) CommitOwnerFile(ctx context.Context, path, message string) e
 	if err := w.checkIndex(ctx); err != nil {
 		return err
 	}
-	sign := signature{OwnerName, OwnerEmail, w.now()}
-	if _, err := runGit(ctx, w.dir, sign, "add", "--", path); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	// diff --quiet exits 1 when something is staged, 0 when nothing is.
-	_, err := runGit(ctx, w.dir, sign, "diff", "--cached", "--quiet", "--", path)
+	c, err := w.addAndCommit(ctx, signature{OwnerName, OwnerEmail, w.now()}, []string{path}, true, "", message, "")
 	switch {
-	case err == nil:
+	case err == nil, c.failed == stepCommit && exitCode(err) == 1: // 1: the file is as git has it
 		return nil
-	case exitCode(err) != 1:
-		return fmt.Errorf("workspace: %w", err)
-	}
-	if _, err := runGit(ctx, w.dir, sign, "commit", "-q", "--no-verify", "-m", message, "--", path); err != nil {
+	case c.failed == stepCommit:
 		return fmt.Errorf("workspace: commit: %w", err)
+	}
+	return fmt.Errorf("workspace: %w", err)
+}
+
+// The steps of addAndCommit, as it names the one that failed.
+const (
+	stepAdd = iota
+	stepCommit
+	stepCount
+)
+
+// commitOutput is what addAndCommit did: commit's summary, and git's
+// count of the change from the revision it was asked to count from, when
+// git could count it; on failure, the step that failed.
+type commitOutput struct {
+	summary []byte
+	since   *Stat
+	failed  int
+}
+
+// addAndCommit commits the working tree's files at paths, and only those,
+// on top of HEAD, authored by sign, all in one confined start (see
+// runGitSteps): `git add` first when add is set (commit takes a tracked
+// path's content from the working tree itself, but knows no new file),
+// then `git commit -- <paths>`, then, when since is a commit's full name,
+// `git diff --shortstat` from since to the new commit, as ShortStat
+// counts it. commit exits 1 when the paths hold nothing to commit.
+func (w *Workspace) addAndCommit(ctx context.Context, sign signature, paths []string, add bool, since, subject, body string) (commitOutput, error) {
+	var steps [][]string
+	kinds := []int{}
+	if add {
+		steps, kinds = append(steps, append([]string{"add", "-A", "--"}, paths...)), append(kinds, stepAdd)
+	}
+	commit := []string{"commit", "--no-verify", "--no-status", "-m", subject}
+	if body != "" {
+		commit = append(commit, "-m", body)
+	}
+	steps, kinds = append(steps, append(append(commit, "--"), paths...)), append(kinds, stepCommit)
+	if objectName(since) {
+		steps, kinds = append(steps, shortStatArgs(since, "HEAD")), append(kinds, stepCount)
+	}
+	outs, failed, err := runGitSteps(ctx, w.dir, sign, steps...)
+	if err != nil && kinds[failed] != stepCount {
+		return commitOutput{failed: kinds[failed]}, err
+	}
+	// The commit is made; a count git could not make is only not kept.
+	c := commitOutput{summary: outs[slices.Index(kinds, stepCommit)]}
+	if err == nil && kinds[len(kinds)-1] == stepCount {
+		if st, perr := parseShortStat(string(outs[len(outs)-1])); perr == nil {
+			c.since = &st
+		}
+	}
+	return c, nil
+}
+
+// counts keeps, for each workspace, git's count of the change from the
+// revision its last commit was asked to count from (CommitMeta.Since) to
+// that commit: ShortStat of the two answers it without starting git
+// again. What changed between two commits never changes.
+var counts sync.Map // real directory → countedChange
+
+// countedChange is git's count of the change from one commit to another.
+type countedChange struct {
+	from, to string
+	stat     Stat
+}
+
+// Maintain lets git keep the repository in order as its own commits would
+// have it do, when its thresholds say so (git gc --auto: loose objects
+// packed, packs and refs put together, what is old and unreachable
+// pruned), and waits for it to end. The host's commits never start it
+// (gitOptions): they are many and small, and a turn must not meet a gc.
+// The executor calls it between runs, when one ends.
+func (w *Workspace) Maintain(ctx context.Context) error {
+	w.writing.Lock()
+	defer w.writing.Unlock()
+	_, err := runGit(ctx, w.dir, hostSign(w.now()), "-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false",
+		"gc", "--auto", "--quiet")
+	if err != nil {
+		return fmt.Errorf("workspace: maintenance: %w", err)
 	}
 	return nil
 }
@@ -115,9 +188,9 @@ var gitOptions = []string{
 	"-c", "core.quotePath=false",
 	"-c", "commit.gpgSign=false",
 	"-c", "init.defaultBranch=main",
-	// A commit would start git maintenance as a process of its own after
-	// every commit: the host's commits are small and many, and the owner
-	// can pack the repository when they like.
+	// A commit would start git maintenance after itself, in the middle
+	// of a turn: the host runs it between runs instead (Maintain), whose
+	// options come after these and win.
 	"-c", "maintenance.auto=false",
 	"-c", "gc.auto=0",
 }
@@ -197,8 +270,59 @@ func streamGit(ctx context.Context, dir string, s signature, stdin io.Reader, en
 	if err := checkGitFiles(dir); err != nil {
 		return err
 	}
-	run := gitRun{dir: dir, timeout: gitTimeout, policy: sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone}}
-	return run.stream(ctx, s, stdin, env, stdout, args...)
+	return inWorkspace(dir).stream(ctx, s, stdin, env, stdout, args...)
+}
+
+// runGitSteps runs git commands one after another, each as runGit runs
+// one (gitOptions, gitEnv, in dir), in one confined start, and stops at
+// the first that fails: starting the sandbox costs several times what
+// git itself does for a small commit. It returns what each wrote to
+// stdout (none may write a NUL), and, when one failed, its index in
+// steps and its error. A shell sequences them, every argument quoted for
+// it, so that it runs nothing but git, with a NUL between two steps'
+// output: their number says how far it went.
+func runGitSteps(ctx context.Context, dir string, s signature, steps ...[]string) ([][]byte, int, error) {
+	if len(steps) == 1 {
+		out, err := runGit(ctx, dir, s, steps[0]...)
+		return [][]byte{out}, 0, err
+	}
+	if err := checkGitFiles(dir); err != nil {
+		return nil, 0, err
+	}
+	var script strings.Builder
+	for i, step := range steps {
+		if i > 0 {
+			script.WriteString("printf '\\0'\n")
+		}
+		if i == len(steps)-1 {
+			script.WriteString("exec ")
+		}
+		script.WriteString("git")
+		for _, a := range append(append([]string{}, gitOptions...), step...) {
+			script.WriteString(" " + shellQuote(a))
+		}
+		if i < len(steps)-1 {
+			script.WriteString(" || exit $?")
+		}
+		script.WriteString("\n")
+	}
+	var out bytes.Buffer
+	err := inWorkspace(dir).start(ctx, s, nil, nil, &out, steps[0], "sh", "-c", script.String())
+	outs := bytes.Split(out.Bytes(), []byte{0})
+	if err == nil {
+		return outs, 0, nil
+	}
+	failed := min(len(outs), len(steps)) - 1
+	if ge, ok := err.(*gitError); ok {
+		ge.args = steps[failed]
+	}
+	return outs, failed, err
+}
+
+// shellQuote is s as one word for sh: quoted whole, a quote in it closed,
+// escaped and opened again.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // gitRun is where one git command runs, what it is confined to, and how
@@ -209,15 +333,28 @@ type gitRun struct {
 	timeout time.Duration
 }
 
-// stream is the one place git runs: in r.dir with gitOptions and gitEnv,
-// writing its stdout to stdout, stopped when ctx ends or r.timeout has
-// passed. git runs confined to r.policy whenever the machine can confine
-// (see sandbox.StartHost): the repository's own configuration may have
-// been written by the engineer's code, and may name programs git runs.
+// inWorkspace is how git runs on the workspace dir: confined to writing
+// it, with no network, for at most gitTimeout.
+func inWorkspace(dir string) gitRun {
+	return gitRun{dir: dir, timeout: gitTimeout, policy: sandbox.Policy{Write: []string{dir}, Net: sandbox.NetNone}}
+}
+
+// stream runs git with args, as start says.
 func (r gitRun) stream(ctx context.Context, s signature, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
+	return r.start(ctx, s, stdin, env, stdout, args, "git", append(append([]string{}, gitOptions...), args...)...)
+}
+
+// start is the one place git runs, by itself or sequenced by
+// runGitSteps's shell: in r.dir with gitEnv, writing its stdout to
+// stdout, stopped when ctx ends or r.timeout has passed. It runs confined
+// to r.policy whenever the machine can confine (see sandbox.StartHost):
+// the repository's own configuration may have been written by the
+// engineer's code, and may name programs git runs. A failure is a
+// *gitError naming gitArgs.
+func (r gitRun) start(ctx context.Context, s signature, stdin io.Reader, env []string, stdout io.Writer, gitArgs []string, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitOptions...), args...)...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = r.dir
 	cmd.Env = append(gitEnv(s), env...)
 	cmd.Stdin = stdin
@@ -235,7 +372,7 @@ func (r gitRun) stream(ctx context.Context, s signature, stdin io.Reader, env []
 		if errors.As(err, &ee) {
 			code = ee.ExitCode()
 		}
-		return &gitError{args: args, code: code, stderr: stderr.String(), err: err}
+		return &gitError{args: gitArgs, code: code, stderr: stderr.String(), err: err}
 	}
 	return nil
 }
@@ -333,14 +470,20 @@ func (w *Workspace) ShortStat(ctx context.Context, from, to string) (Stat, error
 	if err != nil {
 		return Stat{}, err
 	}
-	if stat, ok := w.nativeShortStat(a, b); ok {
-		return stat, nil
+	if c, ok := counts.Load(w.dir); ok && c.(countedChange).from == a && c.(countedChange).to == b {
+		return c.(countedChange).stat, nil
 	}
-	out, err := runGit(ctx, w.dir, hostSign(w.now()), "diff", "--shortstat", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
+	out, err := runGit(ctx, w.dir, hostSign(w.now()), shortStatArgs(a, b)...)
 	if err != nil {
 		return Stat{}, fmt.Errorf("workspace: shortstat: %w", err)
 	}
 	return parseShortStat(string(out))
+}
+
+// shortStatArgs are git's arguments to count the change from one revision
+// to another: files, and lines in and out, renames found.
+func shortStatArgs(from, to string) []string {
+	return []string{"diff", "--shortstat", "-M", "--no-ext-diff", "--no-textconv", from, to, "--"}
 }
 
 var shortStatPart = regexp.MustCompile(`(\d+) (files? changed|insertions?\(\+\)|deletions?\(-\))`)
@@ -423,15 +566,6 @@ func InitRepository(ctx context.Context, dir string, message string, now func() 
 	sign := hostSign(now())
 	if _, err := runGit(ctx, dir, sign, "init", "-q"); err != nil {
 		return "", fmt.Errorf("workspace: init %s: %w", dir, err)
-	}
-	// The 256 folders loose objects go in are made once, here, rather than
-	// one by one in the first turns' commits: a folder costs more to make
-	// than a file on some disks. git uses them as if it had made them.
-	for i := range 256 {
-		if err := os.Mkdir(filepath.Join(gitDir, "objects", fmt.Sprintf("%02x", i)), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			os.RemoveAll(gitDir)
-			return "", fmt.Errorf("workspace: init %s: %w", dir, err)
-		}
 	}
 	rev, err := firstCommit(ctx, dir, sign, message)
 	if err != nil {

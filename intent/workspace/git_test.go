@@ -2,6 +2,9 @@ package workspace_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,4 +138,113 @@ func TestCloneCopiesTheRepository(t *testing.T) {
 	if err := workspace.Clone(t.Context(), w.Dir(), dir); err == nil {
 		t.Fatal("a clone into a folder that exists was made")
 	}
+}
+
+// TestATasksChangeIsCountedAsItCommits: commits that name the revision a
+// task began at (CommitMeta.Since) have git count the task's change with
+// the commit, so that ShortStat from there to the last of them, asked
+// from a workspace opened again, answers git's count without a git to
+// start.
+func TestATasksChangeIsCountedAsItCommits(t *testing.T) {
+	w := newWorkspace(t, map[string]string{"app.go": appGo})
+	began := head(t, w)
+	meta := workspace.CommitMeta{RunID: "intent-1-0001-x-a1", Since: began}
+	first, err := w.Change(t.Context(), []workspace.FileChange{{Path: "tags.go", Action: workspace.Create, Content: "package main\n\nvar tags []string\n"}}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first commit's own summary is the task's change so far.
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	if got, err := w.ShortStat(t.Context(), began, first.Revision); err != nil || got != first.Stat || got.Files != 1 {
+		t.Fatalf("ShortStat after the first commit = %+v, %v; its summary counted %+v", got, err, first.Stat)
+	}
+	t.Setenv("PATH", path)
+	last, err := w.Edit(t.Context(), "app.go", []workspace.Hunk{{Find: "\tx := 1\n\ty := 2\n", Replace: "\tx := 10\n\ty := 20\n"}}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := workspace.Stat{Files: 2, Insertions: 5, Deletions: 2, ChangedLines: 7}
+	if got := git(t, w.Dir(), "diff", "--shortstat", began, last.Revision); got != "2 files changed, 5 insertions(+), 2 deletions(-)" {
+		t.Fatalf("git counts %q", got)
+	}
+
+	t.Setenv("PATH", t.TempDir()) // from here no git can start
+	again, err := workspace.Open(w.Dir(), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	got, err := again.ShortStat(t.Context(), began, last.Revision)
+	if err != nil {
+		t.Fatalf("ShortStat of the task's change: %v", err)
+	}
+	if got != want {
+		t.Errorf("ShortStat = %+v, want %+v", got, want)
+	}
+	// Any other pair is git's to count.
+	if _, err := again.ShortStat(t.Context(), last.Previous, last.Revision); err == nil {
+		t.Error("ShortStat of another pair answered without git")
+	}
+}
+
+// TestGitKeepsTheRepositoryInOrderOnlyWhenAsked: the host's commits never
+// start git's maintenance, however many loose objects they leave; Maintain
+// (which the executor calls when a run ends) lets git pack them, and the
+// workspace reads and commits as before.
+func TestGitKeepsTheRepositoryInOrderOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t, map[string]string{"site/index.html": "<h1>Hi</h1>\n"})
+	dir := w.Dir()
+	// git gc --auto packs once it guesses 6,700 loose objects: 28 in the
+	// folder objects/17, where objects whose name begins 17 go.
+	var files []workspace.FileChange
+	for i := 0; len(files) < 30; i++ {
+		content := fmt.Sprintf("note %d\n", i)
+		if sum := sha1.Sum(fmt.Appendf(nil, "blob %d\x00%s", len(content), content)); sum[0] == 0x17 {
+			files = append(files, workspace.FileChange{Path: fmt.Sprintf("notes/%d.txt", i), Action: workspace.Create, Content: content})
+		}
+	}
+	if _, err := w.Change(t.Context(), files, workspace.CommitMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Edit(t.Context(), "site/index.html", []workspace.Hunk{{Find: "Hi", Replace: "Hello"}}, workspace.CommitMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	objects := func() (loose, packs int) {
+		t.Helper()
+		for line := range strings.Lines(git(t, dir, "count-objects", "-v")) {
+			fmt.Sscanf(line, "count: %d", &loose)
+			fmt.Sscanf(line, "packs: %d", &packs)
+		}
+		return loose, packs
+	}
+	if n, err := os.ReadDir(filepath.Join(dir, ".git", "objects", "17")); err != nil || len(n) < 30 {
+		t.Fatalf("objects/17 holds %d objects (%v), want the 30 the commit made", len(n), err)
+	}
+	if loose, packs := objects(); loose < 30 || packs != 0 {
+		t.Fatalf("after the commits: %d loose objects, %d packs; a commit started git's maintenance", loose, packs)
+	}
+
+	if err := w.Maintain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if loose, packs := objects(); loose != 0 || packs != 1 {
+		t.Fatalf("after Maintain: %d loose objects, %d packs, want every object packed", loose, packs)
+	}
+	rev := git(t, dir, "rev-parse", "HEAD")
+	if got := head(t, w); got != rev {
+		t.Fatalf("Head = %s once packed, git says %s", got, rev)
+	}
+	if err := w.Maintain(t.Context()); err != nil {
+		t.Fatalf("Maintain with nothing to do: %v", err)
+	}
+	res, err := w.Edit(t.Context(), "site/index.html", []workspace.Hunk{{Find: "Hello", Replace: "Hello again"}}, workspace.CommitMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Previous != rev {
+		t.Errorf("the edit after Maintain went on from %s, want %s", res.Previous, rev)
+	}
+	wantUntouched(t, w, res.Revision)
 }

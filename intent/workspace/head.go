@@ -39,7 +39,7 @@ func headFromFiles(root files) (string, bool) {
 }
 
 // looseCommit says hash names a commit stored as a loose object (what the
-// host's own commits are until git packs them): the object's file is
+// host's commits are until git packs them): the object's file is
 // there and its header says commit. Anything else, git is asked.
 func looseCommit(root files, hash string) bool {
 	if !objectName(hash) {

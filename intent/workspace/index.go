@@ -7,42 +7,27 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
-// gitIndex is git's index (.git/index) as the host reads and writes it
-// without starting git: version 2 or 3, every entry at stage 0 and
-// without the flags of a sparse or partial checkout, and the cache of
-// trees (the TREE extension) when it is there. Anything else — version
-// 4, a split or sparse index, a merge in progress — is not read, and git
-// is asked instead. The file may have been written by the engineer's
-// code: its checksum is checked, and nothing in it is trusted beyond its
-// shape.
+// gitIndex is what the host reads of git's index (.git/index) without
+// starting git, to know which paths git tracks and that none is a path
+// no commit may hold: version 2 or 3, every entry at stage 0 and without
+// the flags of a sparse or partial checkout. Anything else — version 4,
+// a split or sparse index, a merge in progress — is not read, and git is
+// asked instead. git writes the index; the engineer's code may have
+// written it too: its checksum is checked, and nothing in it is trusted
+// beyond its shape.
 type gitIndex struct {
 	entries []indexEntry
-	// trees are the cached trees, by folder ("" is the top); a folder not
-	// there, or with a count of -1, is not cached.
-	trees map[string]cachedTree
 }
 
-// indexEntry is one file of the index.
+// indexEntry is one file of the index: its mode and path.
 type indexEntry struct {
-	ctimeS, ctimeN, mtimeS, mtimeN uint32
-	dev, ino, mode, uid, gid, size uint32
-	id                             objectID
-	assumeValid                    bool
-	path                           string
-}
-
-// cachedTree is a folder's tree as the index caches it: how many entries
-// it covers and the tree object's name.
-type cachedTree struct {
-	count int
-	id    objectID
+	mode uint32
+	path string
 }
 
 // maxIndex bounds the index read: a workspace of many thousands of files.
@@ -83,21 +68,19 @@ func parseIndex(b []byte) (gitIndex, error) {
 		return gitIndex{}, errNotPlainIndex
 	}
 	n := binary.BigEndian.Uint32(b[8:12])
-	ix := gitIndex{trees: map[string]cachedTree{}}
+	var ix gitIndex
 	off := 12
 	prev := ""
 	for range n {
+		// Ten 32-bit fields (times, device, inode, mode, ids, size), the
+		// object name, the flags, then the path, NUL-padded to 8 bytes.
 		const fixed = 62
 		if off+fixed > len(body) {
 			return gitIndex{}, errNotPlainIndex
 		}
 		e := body[off:]
-		u := func(i int) uint32 { return binary.BigEndian.Uint32(e[4*i:]) }
-		ent := indexEntry{ctimeS: u(0), ctimeN: u(1), mtimeS: u(2), mtimeN: u(3), dev: u(4), ino: u(5),
-			mode: u(6), uid: u(7), gid: u(8), size: u(9)}
-		copy(ent.id[:], e[40:60])
+		ent := indexEntry{mode: binary.BigEndian.Uint32(e[24:28])}
 		flags := binary.BigEndian.Uint16(e[60:62])
-		ent.assumeValid = flags&0x8000 != 0
 		// Extended flags (skip-worktree, intent-to-add) and stages other
 		// than 0 (a merge) are git's to handle.
 		if flags&0x4000 != 0 || flags&0x3000 != 0 {
@@ -116,8 +99,8 @@ func parseIndex(b []byte) (gitIndex, error) {
 		default:
 			return gitIndex{}, errNotPlainIndex
 		}
-		if ent.path == "" || ent.path <= prev && len(ix.entries) > 0 {
-			return gitIndex{}, errNotPlainIndex // not in git's order: not ours to rewrite
+		if ent.path <= prev && len(ix.entries) > 0 {
+			return gitIndex{}, errNotPlainIndex // not in git's order
 		}
 		prev = ent.path
 		ix.entries = append(ix.entries, ent)
@@ -127,118 +110,20 @@ func parseIndex(b []byte) (gitIndex, error) {
 		if off+8 > len(body) {
 			return gitIndex{}, errNotPlainIndex
 		}
-		sig := string(body[off : off+4])
+		sig := body[off]
 		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
 		if size < 0 || off+8+size > len(body) {
 			return gitIndex{}, errNotPlainIndex
 		}
-		data := body[off+8 : off+8+size]
-		switch {
-		case sig == "TREE":
-			if !parseTrees(data, ix.trees) {
-				return gitIndex{}, errNotPlainIndex
-			}
-		case sig[0] < 'A' || sig[0] > 'Z':
-			// An extension git requires to be understood (a split or a
-			// sparse index).
+		// An extension whose name does not start with a capital letter
+		// must be understood (a split or a sparse index); the others (the
+		// cache of trees, the untracked cache…) only speed git up.
+		if sig < 'A' || sig > 'Z' {
 			return gitIndex{}, errNotPlainIndex
 		}
 		off += 8 + size
 	}
 	return ix, nil
-}
-
-// parseTrees reads the TREE extension: each folder, depth first, as
-// "<name>\0<count> <subtrees>\n" and, when count is not -1, its tree's
-// name.
-func parseTrees(data []byte, into map[string]cachedTree) bool {
-	type frame struct {
-		prefix string
-		left   int
-	}
-	var stack []frame
-	for len(data) > 0 {
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 {
-			return false
-		}
-		name := string(data[:nul])
-		data = data[nul+1:]
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
-			return false
-		}
-		countText, subText, ok := strings.Cut(string(data[:nl]), " ")
-		count, err1 := strconv.Atoi(countText)
-		subs, err2 := strconv.Atoi(subText)
-		if !ok || err1 != nil || err2 != nil || subs < 0 {
-			return false
-		}
-		data = data[nl+1:]
-		dir := name
-		for len(stack) > 0 && stack[len(stack)-1].left == 0 {
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			top.left--
-			if top.prefix != "" {
-				dir = top.prefix + "/" + name
-			}
-		} else if name != "" {
-			return false
-		}
-		if count >= 0 {
-			if len(data) < sha1.Size {
-				return false
-			}
-			var id objectID
-			copy(id[:], data[:sha1.Size])
-			data = data[sha1.Size:]
-			into[dir] = cachedTree{count: count, id: id}
-		}
-		stack = append(stack, frame{prefix: dir, left: subs})
-	}
-	return true
-}
-
-// encode is the index's file: version 2, its entries, the cache of
-// trees, and the checksum.
-func (ix gitIndex) encode(trees []treeNode) []byte {
-	var buf bytes.Buffer
-	buf.WriteString("DIRC")
-	binary.Write(&buf, binary.BigEndian, uint32(2))
-	binary.Write(&buf, binary.BigEndian, uint32(len(ix.entries)))
-	for _, e := range ix.entries {
-		start := buf.Len()
-		for _, v := range []uint32{e.ctimeS, e.ctimeN, e.mtimeS, e.mtimeN, e.dev, e.ino, e.mode, e.uid, e.gid, e.size} {
-			binary.Write(&buf, binary.BigEndian, v)
-		}
-		buf.Write(e.id[:])
-		flags := uint16(min(len(e.path), 0xfff))
-		if e.assumeValid {
-			flags |= 0x8000
-		}
-		binary.Write(&buf, binary.BigEndian, flags)
-		buf.WriteString(e.path)
-		pad := (62 + len(e.path) + 8) &^ 7
-		buf.Write(make([]byte, pad-(buf.Len()-start)))
-	}
-	if len(trees) > 0 {
-		var ext bytes.Buffer
-		for _, t := range trees {
-			ext.WriteString(t.name)
-			ext.WriteByte(0)
-			ext.WriteString(strconv.Itoa(t.count) + " " + strconv.Itoa(t.subtrees) + "\n")
-			ext.Write(t.id[:])
-		}
-		buf.WriteString("TREE")
-		binary.Write(&buf, binary.BigEndian, uint32(ext.Len()))
-		buf.Write(ext.Bytes())
-	}
-	sum := sha1.Sum(buf.Bytes())
-	buf.Write(sum[:])
-	return buf.Bytes()
 }
 
 // has says the index holds a file at p.
@@ -255,21 +140,6 @@ func (ix gitIndex) hasUnder(p string) bool {
 
 func (ix gitIndex) find(p string) (int, bool) {
 	return slices.BinarySearchFunc(ix.entries, p, func(e indexEntry, p string) int { return strings.Compare(e.path, p) })
-}
-
-// entryOf is the index entry of the file at p, whose look is info and
-// content's object id.
-func entryOf(p string, info os.FileInfo, id objectID) (indexEntry, bool) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok || !info.Mode().IsRegular() {
-		return indexEntry{}, false
-	}
-	e := indexEntry{ctimeS: uint32(st.Ctim.Sec), ctimeN: uint32(st.Ctim.Nsec), mtimeS: uint32(st.Mtim.Sec), mtimeN: uint32(st.Mtim.Nsec),
-		dev: uint32(st.Dev), ino: uint32(st.Ino), mode: gitFile, uid: st.Uid, gid: st.Gid, size: uint32(st.Size), id: id, path: p}
-	if info.Mode().Perm()&0o100 != 0 {
-		e.mode = gitExec
-	}
-	return e, true
 }
 
 // maxIndexPath is the longest path the host takes from .git: Linux's

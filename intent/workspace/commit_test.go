@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,8 @@ import (
 	"time"
 )
 
-func nativeClock() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC) }
+// testClock is the fixed time the tests of this package commit at.
+func testClock() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC) }
 
 // machineGit is where the machine's git is.
 func machineGit(t *testing.T) string {
@@ -29,7 +29,7 @@ func gitAt(t *testing.T, gitPath, dir string, env []string, args ...string) stri
 	t.Helper()
 	cmd := exec.Command(gitPath, append(append([]string{}, gitOptions...), args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(gitEnv(engineerSign(nativeClock())), env...)
+	cmd.Env = append(gitEnv(engineerSign(testClock())), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -37,13 +37,12 @@ func gitAt(t *testing.T, gitPath, dir string, env []string, args ...string) stri
 	return strings.TrimSpace(string(out))
 }
 
-// TestAnEditCommitsWhatGitWouldWithoutStartingGit makes each kind of
-// change the engineer makes through Edit and Change with no git to be
-// found, so that the host must write the commit itself, and makes the
-// same change with git in a copy of the repository taken just before:
-// the two commits are the same object, the summaries count the same, and
-// git finds the repository, its index and its reflog sound.
-func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
+// TestEveryKindOfChangeCommitsWhatGitWould makes each kind of change the
+// engineer makes through Edit and Change, and makes the same change with
+// git by hand in a copy of the repository taken just before: the two
+// commits are the same object, the summaries count the same, and git
+// finds the repository, its index and its reflog sound.
+func TestEveryKindOfChangeCommitsWhatGitWould(t *testing.T) {
 	gitPath := machineGit(t)
 	cpPath, err := exec.LookPath("cp")
 	if err != nil {
@@ -69,16 +68,14 @@ func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := InitRepository(t.Context(), dir, "Create application", nativeClock); err != nil {
+	if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(dir, nativeClock)
+	w, err := Open(dir, testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	// From here no git can start: every edit below is the host's own.
-	t.Setenv("PATH", t.TempDir())
 
 	meta := CommitMeta{RunID: "intent-1-0001-x-a1", CallID: "intent-1-0001-x-a1:1"}
 	steps := []struct {
@@ -178,8 +175,7 @@ func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
 		}
 	}
 
-	// What the first four steps changed, counted by the host too (the
-	// delete after them, beside files added, is git's to count: a rename).
+	// What the first four steps changed, as ShortStat counts it.
 	stat, err := w.ShortStat(t.Context(), revs[0], revs[4])
 	if err != nil {
 		t.Fatal(err)
@@ -196,20 +192,20 @@ func TestAnEditCommitsWhatGitWouldWithoutStartingGit(t *testing.T) {
 	}
 }
 
-// TestGitCommitsWhatTheHostCannotReadForCertain: a repository whose index
-// holds a staged change of another file, or whose attributes may change
-// what git stores, is committed by git, with git's meaning: only the
+// TestAnEditCommitsOnlyItsPathsWithGitsMeaning: in a repository whose
+// index holds a staged change of another file, or whose attributes change
+// what git stores, an edit is committed with git's meaning: only the
 // edited path is committed, and the staged change stays staged.
-func TestGitCommitsWhatTheHostCannotReadForCertain(t *testing.T) {
+func TestAnEditCommitsOnlyItsPathsWithGitsMeaning(t *testing.T) {
 	t.Parallel()
 	gitPath := machineGit(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644)
-	if _, err := InitRepository(t.Context(), dir, "Create application", nativeClock); err != nil {
+	if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(dir, nativeClock)
+	w, err := Open(dir, testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +229,7 @@ func TestGitCommitsWhatTheHostCannotReadForCertain(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("*.txt text eol=crlf\n"), 0o644)
 	gitAt(t, gitPath, dir, nil, "add", ".gitattributes")
 	gitAt(t, gitPath, dir, nil, "commit", "-q", "-m", "attributes")
-	w2, err := Open(dir, nativeClock)
+	w2, err := Open(dir, testClock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,73 +240,5 @@ func TestGitCommitsWhatTheHostCannotReadForCertain(t *testing.T) {
 	}
 	if got := gitAt(t, gitPath, dir, nil, "cat-file", "blob", res.Revision+":c.txt"); got != "c1\nc2" {
 		t.Errorf("the commit stored %q, want git's normalised line ends", got)
-	}
-}
-
-// TestTheHostsLineCountIsGits compares the insertions and deletions the
-// host counts with git's diff of the same two files.
-func TestTheHostsLineCountIsGits(t *testing.T) {
-	t.Parallel()
-	gitPath := machineGit(t)
-	lines := func(n int, f func(i int) string) string {
-		var b strings.Builder
-		for i := range n {
-			b.WriteString(f(i) + "\n")
-		}
-		return b.String()
-	}
-	cases := [][2]string{
-		{"", "a\n"},
-		{"a\n", ""},
-		{"a", "a\n"},
-		{"a\nb\nc\n", "a\nc\n"},
-		{"a\nb\nc\n", "c\nb\na\n"},
-		{lines(200, func(i int) string { return fmt.Sprint(i) }), lines(200, func(i int) string { return fmt.Sprint(i * (i % 3)) })},
-		{lines(50, func(i int) string { return "same" }), lines(53, func(i int) string { return "same" })},
-		{"x\ny\nx\ny\nx\n", "y\nx\ny\nx\ny\n"},
-	}
-	dir := t.TempDir()
-	for i, c := range cases {
-		a, b := filepath.Join(dir, fmt.Sprintf("a%d", i)), filepath.Join(dir, fmt.Sprintf("b%d", i))
-		os.WriteFile(a, []byte(c[0]), 0o644)
-		os.WriteFile(b, []byte(c[1]), 0o644)
-		cmd := exec.Command(gitPath, "diff", "--no-index", "--numstat", a, b)
-		out, _ := cmd.Output() // exits 1 when the files differ
-		var wantIns, wantDel int
-		fmt.Sscanf(string(out), "%d\t%d", &wantIns, &wantDel)
-		ins, del, ok := lineChanges([]byte(c[0]), []byte(c[1]))
-		if !ok || ins != wantIns || del != wantDel {
-			t.Errorf("case %d: +%d -%d (%v), git counts +%d -%d", i, ins, del, ok, wantIns, wantDel)
-		}
-	}
-}
-
-// TestCommitMessagesAreCleanedAsGitCleansThem compares cleanMessage with
-// git stripspace, the cleaning git commit -m does.
-func TestCommitMessagesAreCleanedAsGitCleansThem(t *testing.T) {
-	t.Parallel()
-	gitPath := machineGit(t)
-	for _, c := range [][2]string{
-		{"source.edit a.txt (run r, call r:1)", ""},
-		{"source.change create a, create b", "create a\ncreate b"},
-		{"  subject with spaces  ", "body  \n\n\n\nafter blank lines\t\n"},
-		{"subject", "\n\nbody after blank lines"},
-	} {
-		cmd := exec.Command(gitPath, "stripspace")
-		in := c[0]
-		if c[1] != "" {
-			in += "\n\n" + c[1]
-		}
-		cmd.Stdin = strings.NewReader(in)
-		want, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := cleanMessage(c[0], c[1]); got != string(want) {
-			t.Errorf("cleanMessage(%q, %q) = %q, git says %q", c[0], c[1], got, want)
-		}
-	}
-	if !bytes.Equal([]byte(cleanMessage("s", "")), []byte("s\n")) {
-		t.Error("a subject alone is one line")
 	}
 }
