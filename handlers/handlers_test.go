@@ -72,7 +72,10 @@ func newServer(t testing.TB) *server {
 	c := timetest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	// The program the binary runs, over a fresh data folder, with the
 	// test's clock.
-	l, err := launcher.New(t.TempDir(), c.Now, nil, launcher.Options{Quiet: true})
+	// The owner's password is hashed at a test's cost: a sign-in per test
+	// at OWASP's would be most of the package's time (intent/owner tests
+	// the real cost).
+	l, err := launcher.New(t.TempDir(), c.Now, nil, launcher.Options{Quiet: true, PasswordCost: owner.HashParams{Memory: 64, Time: 1, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

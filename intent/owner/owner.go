@@ -97,9 +97,14 @@ type HashParams struct {
 // OWASP's first recommended argon2id configuration: 19 MiB, 2 passes, 1 lane.
 var OWASP = HashParams{Memory: 19 * 1024, Time: 2, Threads: 1}
 
-// NewService builds the service over the intents store with a clock.
-func NewService(db *migrations.DB, now func() time.Time) *Service {
-	return &Service{db: db, now: now, hash: OWASP, verify: verifyPassword}
+// NewService builds the service over the intents store with a clock;
+// passwords are hashed at cost (the zero HashParams is OWASP). A stored
+// hash names its own costs, so one made at another cost still verifies.
+func NewService(db *migrations.DB, now func() time.Time, cost HashParams) *Service {
+	if cost == (HashParams{}) {
+		cost = OWASP
+	}
+	return &Service{db: db, now: now, hash: cost, verify: verifyPassword}
 }
 
 // Exists reports whether the owner has been created.

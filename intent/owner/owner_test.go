@@ -29,7 +29,7 @@ func newService(t *testing.T) (*owner.Service, *timetest.Clock, *migrations.DB) 
 	t.Helper()
 	db := migrationstest.Intents(t)
 	c := timetest.NewClock(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
-	return owner.NewService(db, c.Now), c, db
+	return owner.NewService(db, c.Now, owner.HashParams{}), c, db
 }
 
 // withOwner is a service whose owner has been created.

@@ -52,6 +52,9 @@ type Options struct {
 	// Quiet keeps the log out of the knowledge store's event log: the
 	// given log alone hears it.
 	Quiet bool
+	// PasswordCost is argon2id's cost for the owner's password; zero is
+	// OWASP's. Tests that sign in hundreds of times set a cheaper one.
+	PasswordCost owner.HashParams
 }
 
 // Launcher is every service over one data folder.
@@ -157,7 +160,7 @@ func New(root string, now func() time.Time, log *slog.Logger, o Options) (*Launc
 // build wires the services.
 func (l *Launcher) build(o Options) error {
 	now, log := l.Now, l.Log
-	l.Owners = owner.NewService(l.Intents, now)
+	l.Owners = owner.NewService(l.Intents, now, o.PasswordCost)
 	l.Apps = app.NewService(l.Intents, l.Root, now)
 	// Every build stage and preview command runs confined, or as the owner chose.
 	l.Sandbox = sandbox.NewGuard(l.Root, sandbox.Probe())
