@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"autoapp/executor/candidate"
-	"autoapp/intent"
 	"autoapp/intent/refusal"
 )
 
@@ -70,7 +69,7 @@ func (e *Executor) startAction(ctx context.Context, appID, what string, begin fu
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return refuse(intent.EConflict, "The launcher is shutting down; nothing can start.")
+		return refuse(refusal.Conflict, "The launcher is shutting down; nothing can start.")
 	}
 	if err := e.busyLocked(appID); err != nil {
 		return err
@@ -170,7 +169,7 @@ func (e *Executor) byHand(appID string, write func() error) error {
 // changes it; the caller holds e.mu.
 func (e *Executor) busyLocked(appID string) error {
 	if r := e.run; r != nil && r.appID == appID {
-		return refuse(intent.EConflict, "Intent #%d is running on %s; stop it before changing the application by hand.", r.intentID, appID)
+		return refuse(refusal.Conflict, "Intent #%d is running on %s; stop it before changing the application by hand.", r.intentID, appID)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/executor/verdict"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
@@ -39,7 +40,7 @@ const MsgDocuments = "the turn's documents were delivered"
 // (*app.Service).
 type DocumentApps interface {
 	Places
-	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
 }
 
 // Sources are where a turn's documents come from. The executor's builder

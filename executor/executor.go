@@ -33,10 +33,7 @@ const (
 	MaxQuestions = 2
 )
 
-// Error is a refusal with a sentence for the person: the backlog's own.
-type Error = intent.Error
-
-func refuse(code intent.Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -53,7 +50,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	Dir(id string) string
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
 	SaveManifest(ctx context.Context, id string, raw []byte) error
 	Activate(ctx context.Context, id, releaseID string) error
 }
@@ -235,13 +232,13 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return refuse(intent.EConflict, "The launcher is shutting down; nothing can start.")
+		return refuse(refusal.Conflict, "The launcher is shutting down; nothing can start.")
 	}
 	if e.run != nil {
-		return refuse(intent.EConflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
+		return refuse(refusal.Conflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
 	}
 	if e.replay != nil {
-		return refuse(intent.EConflict, "%s is going; an intent can run once it ends.", e.replay.what)
+		return refuse(refusal.Conflict, "%s is going; an intent can run once it ends.", e.replay.what)
 	}
 	if a := e.actions[d.AppID]; a != nil && a.Going() {
 		return candidate.AlreadyRunning(d.AppID)
@@ -304,7 +301,7 @@ func (e *Executor) checkModels(ctx context.Context, d intent.IntentDetail) error
 			continue
 		}
 		if m, _ := t.RunsOnWith(settings); m == "" {
-			return refuse(intent.EConflict, "No model is set up for %s: choose the Settings model in Settings.", t.Slug)
+			return refuse(refusal.Conflict, "No model is set up for %s: choose the Settings model in Settings.", t.Slug)
 		}
 	}
 	return nil
@@ -318,7 +315,7 @@ func (e *Executor) Stop(intentID int64) error {
 	r := e.run
 	e.mu.Unlock()
 	if r == nil || r.intentID != intentID {
-		return refuse(intent.EConflict, "Intent #%d is not running.", intentID)
+		return refuse(refusal.Conflict, "Intent #%d is not running.", intentID)
 	}
 	r.cancel(errStopped)
 	<-r.done
@@ -382,7 +379,7 @@ func (r *run) update(f func(p *Progress)) {
 // again; Run continues the intent.
 func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) error {
 	if strings.TrimSpace(answer) == "" {
-		return refuse(intent.EInvalid, "Write an answer to the question first.")
+		return refuse(refusal.Invalid, "Write an answer to the question first.")
 	}
 	return e.d.Backlog.AnswerTask(ctx, taskID, strings.TrimSpace(answer))
 }
@@ -575,8 +572,8 @@ func (e *Executor) request(ctx context.Context, intentID int64) (request.State, 
 		return request.State{}, false, nil
 	}
 	st, err := e.d.Requests.ForIntent(ctx, intentID)
-	var re *request.Error
-	if errors.As(err, &re) && re.Code == request.ENotFound {
+	var re *refusal.Error
+	if errors.As(err, &re) && re.Code == refusal.NotFound {
 		return request.State{}, false, nil
 	}
 	if err != nil {

@@ -3,7 +3,7 @@ package executor
 import (
 	"context"
 
-	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // A replay (executor/replay) runs the engineer's builder turns as a run
@@ -61,11 +61,11 @@ func (e *Executor) StartReplay(ctx context.Context, what string, replay func(ctx
 func (e *Executor) replayRefusedLocked() error {
 	switch {
 	case e.closed:
-		return refuse(intent.EConflict, "The launcher is shutting down; nothing can start.")
+		return refuse(refusal.Conflict, "The launcher is shutting down; nothing can start.")
 	case e.run != nil:
-		return refuse(intent.EConflict, "Intent #%d is running; a replay can start once it ends, or once you stop it.", e.run.intentID)
+		return refuse(refusal.Conflict, "Intent #%d is running; a replay can start once it ends, or once you stop it.", e.run.intentID)
 	case e.replay != nil:
-		return refuse(intent.EConflict, "%s is going; one replay runs at a time, so wait for it to end.", e.replay.what)
+		return refuse(refusal.Conflict, "%s is going; one replay runs at a time, so wait for it to end.", e.replay.what)
 	}
 	return nil
 }

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
 )
@@ -785,8 +785,8 @@ func TestStartRefusesWithASentence(t *testing.T) {
 		}
 		for _, id := range []int64{sameApp, other.ID} {
 			err := h.exec.Start(ctx, id)
-			var xe *executor.Error
-			if !errors.As(err, &xe) || xe.Code != intent.EConflict || xe.Message != "Intent #1 is running; wait for it to end or stop it first." {
+			var xe *refusal.Error
+			if !errors.As(err, &xe) || xe.Code != refusal.Conflict || xe.Message != "Intent #1 is running; wait for it to end or stop it first." {
 				t.Errorf("Start of intent %d while intent %d runs: %v", id, running, err)
 			}
 			if d, _ := h.backlog.Get(ctx, id); d.Status != intent.IntentDraft {

@@ -17,6 +17,7 @@ import (
 	"autoapp/executor/verdict"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
@@ -79,10 +80,10 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		ep, err := e.d.Models.Resolve(bg, ref)
 		if err != nil {
 			sentence := "Its model could not be found; the launcher's log has the detail."
-			var pe *provider.Error
+			var pe *refusal.Error
 			if errors.As(err, &pe) {
 				sentence = pe.Message
-				if pe.Code == provider.EUnavailable {
+				if pe.Code == refusal.Unavailable {
 					log.Warn("the task's provider could not be asked for its models", "model", ref, "err", err)
 					return sentence + " " + t.Slug + " was not built; nothing was judged. Run again once the provider answers."
 				}

@@ -17,6 +17,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -35,7 +36,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	CreateFromTemplate(ctx context.Context, id, name, template string) (app.App, error)
 	Register(ctx context.Context, id, name, source string) (app.App, error)
-	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
 	Releases(ctx context.Context, id string, limit int) ([]app.Release, error)
 	Selected(ctx context.Context) (string, error)
 	Select(ctx context.Context, id string) error

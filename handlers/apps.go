@@ -191,8 +191,8 @@ func (h *Handlers) appManifest(c *fiber.Ctx) error {
 	id := c.Params("id")
 	raw := c.FormValue("manifest")
 	err := h.actions.SaveManifest(c.UserContext(), id, []byte(raw))
-	var ae *app.Error
-	if errors.As(err, &ae) && ae.Code == app.EInvalid {
+	var ae *refusal.Error
+	if errors.As(err, &ae) && ae.Code == refusal.Invalid {
 		n := appNotes{manifest: raw, keepManifestDraft: true}
 		for _, p := range ae.Problems {
 			n.manifestProblems = append(n.manifestProblems, p.String())

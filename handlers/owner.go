@@ -23,7 +23,7 @@ func (h *Handlers) setupForm(c *fiber.Ctx) error {
 func (h *Handlers) setup(c *fiber.Ctx) error {
 	name := c.FormValue("name")
 	err := h.owners.Create(c.UserContext(), name, c.FormValue("password"), c.FormValue("again"))
-	var oe *owner.Error
+	var oe *refusal.Error
 	switch {
 	case err == nil:
 		h.ownerExists.Store(true)
@@ -31,7 +31,7 @@ func (h *Handlers) setup(c *fiber.Ctx) error {
 			return err
 		}
 		return c.Redirect("/backlog", fiber.StatusSeeOther)
-	case errors.As(err, &oe) && oe.Code == owner.EConflict:
+	case errors.As(err, &oe) && oe.Code == refusal.Conflict:
 		h.ownerExists.Store(true)
 		return err
 	case errors.As(err, &oe):
@@ -55,9 +55,9 @@ func (h *Handlers) signInForm(c *fiber.Ctx) error {
 func (h *Handlers) signIn(c *fiber.Ctx) error {
 	name := c.FormValue("name")
 	err := h.startSession(c, name, c.FormValue("password"))
-	var oe *owner.Error
+	var oe *refusal.Error
 	if errors.As(err, &oe) {
-		if oe.Code == owner.EThrottled {
+		if oe.Code == refusal.Throttled {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(oe.RetryAfter/time.Second)))
 		}
 		return render(c.Status(refusal.Status(oe.Code)), views.SignInPage(shell(c, "Sign in", ""),

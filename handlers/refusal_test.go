@@ -7,34 +7,25 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"autoapp/executor/ai/provider"
-	"autoapp/executor/preview"
-	"autoapp/intent"
-	"autoapp/intent/app"
-	"autoapp/intent/delivery"
-	"autoapp/intent/owner"
-	"autoapp/intent/request"
-	"autoapp/knowledge"
+	"autoapp/intent/refusal"
 )
 
 // Every domain package's refusal reaches the person as its sentence with
 // the status of its code, however deeply it is wrapped; anything else is a
-// failure of the server.
 func TestEveryDomainRefusalIsToldAsItsSentence(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		err    error
 		status int
 	}{
-		{&intent.Error{Code: intent.EConflict, Message: "Intent #1 is running already."}, fiber.StatusConflict},
-		{&app.Error{Code: app.EInvalid, Message: "The id is not a slug."}, fiber.StatusUnprocessableEntity},
-		{&request.Error{Code: request.ENotFound, Message: "There is no request 9."}, fiber.StatusNotFound},
-		{&delivery.Error{Code: delivery.EConflict, Message: "Delivered already."}, fiber.StatusConflict},
-		{&provider.Error{Code: provider.EUnavailable, Message: "The provider did not answer."}, fiber.StatusBadGateway},
-		{&preview.Error{Code: preview.ENotRunning, Message: "The preview is not running."}, fiber.StatusBadRequest},
-		{&knowledge.Error{Code: knowledge.ENotFound, Message: "There is no lesson 3."}, fiber.StatusNotFound},
-		{&owner.Error{Code: owner.EThrottled, Message: "Too many tries; wait a minute."}, fiber.StatusTooManyRequests},
-		{&owner.Error{Code: owner.EDenied, Message: "The name or password is wrong."}, fiber.StatusUnauthorized},
+		{&refusal.Error{Code: refusal.Conflict, Message: "Intent #1 is running already."}, fiber.StatusConflict},
+		{&refusal.Error{Code: refusal.Invalid, Message: "The id is not a slug."}, fiber.StatusUnprocessableEntity},
+		{&refusal.Error{Code: refusal.NotFound, Message: "There is no request 9."}, fiber.StatusNotFound},
+		{&refusal.Error{Code: refusal.Conflict, Message: "Delivered already."}, fiber.StatusConflict},
+		{&refusal.Error{Code: refusal.Unavailable, Message: "The provider did not answer."}, fiber.StatusBadGateway},
+		{&refusal.Error{Code: refusal.NotRunning, Message: "The preview is not running."}, fiber.StatusBadRequest},
+		{&refusal.Error{Code: refusal.NotFound, Message: "There is no lesson 3."}, fiber.StatusNotFound},
+		{&refusal.Error{Code: refusal.Throttled, Message: "Too many tries; wait a minute."}, fiber.StatusTooManyRequests},
+		{&refusal.Error{Code: refusal.Denied, Message: "The name or password is wrong."}, fiber.StatusUnauthorized},
 	}
 	for _, c := range cases {
 		wrapped := fmt.Errorf("deep inside: %w", c.err)

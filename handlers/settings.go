@@ -15,6 +15,7 @@ import (
 
 	"autoapp/executor/ai/provider"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/views"
 )
 
@@ -191,7 +192,7 @@ func (h *Handlers) providerTest(c *fiber.Ctx) error {
 	}
 	models, err := h.providers.Test(c.UserContext(), name)
 	n := settingsNotes{tested: name, models: models}
-	var pe *provider.Error
+	var pe *refusal.Error
 	switch {
 	case errors.As(err, &pe):
 		n.testProblem = pe.Message

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/refusal"
 )
 
 // ChatStatus is where a chat turn stands.
@@ -77,13 +79,13 @@ func (s *Service) StartChatTurnIn(ctx context.Context, tx *sqlx.Tx, appID string
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	if apps == 0 {
-		return ChatTurn{}, refuse(ENotFound, "There is no application %q.", appID)
+		return ChatTurn{}, refuse(refusal.NotFound, "There is no application %q.", appID)
 	}
 	if err := tx.GetContext(ctx, &busy, `SELECT count(*) FROM chat_turns WHERE app_id = ? AND status = 'running'`, appID); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	if busy > 0 {
-		return ChatTurn{}, refuse(EConflict, ChatBusySentence)
+		return ChatTurn{}, refuse(refusal.Conflict, ChatBusySentence)
 	}
 	var id int64
 	if err := tx.GetContext(ctx, &id, `SELECT coalesce(max(id), 0) + 1 FROM chat_turns`); err != nil {
@@ -167,13 +169,13 @@ func moveChatTurn(ctx context.Context, tx *sqlx.Tx, now time.Time, id int64, to 
 	var from ChatStatus
 	err := tx.GetContext(ctx, &from, `SELECT status FROM chat_turns WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no chat turn %d.", id)
+		return refuse(refusal.NotFound, "There is no chat turn %d.", id)
 	}
 	if err != nil {
 		return fmt.Errorf("intent: move chat turn %d: %w", id, err)
 	}
 	if !slices.Contains(chatMoves[from], to) {
-		return refuse(EConflict, "A chat turn cannot move from %s to %s.", from, to)
+		return refuse(refusal.Conflict, "A chat turn cannot move from %s to %s.", from, to)
 	}
 	res, err := tx.ExecContext(ctx,
 		`UPDATE chat_turns SET status = ?, reply = ?, sentence = ?, ended_at = ? WHERE id = ? AND status = ?`,
@@ -184,7 +186,7 @@ func moveChatTurn(ctx context.Context, tx *sqlx.Tx, now time.Time, id int64, to 
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("intent: move chat turn %d: %w", id, err)
 	} else if n == 0 {
-		return refuse(EConflict, "The chat turn moved meanwhile: it is no longer %s.", from)
+		return refuse(refusal.Conflict, "The chat turn moved meanwhile: it is no longer %s.", from)
 	}
 	return nil
 }

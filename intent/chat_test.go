@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 var chatStatuses = []intent.ChatStatus{intent.ChatRunning, intent.ChatAnswered, intent.ChatFailed, intent.ChatStopped}
@@ -29,7 +30,7 @@ func TestEndChatTurnEveryPair(t *testing.T) {
 				err = e.svc.EndChatTurn(ctx, turn.ID, to, "the reply", "how it ended")
 				allowed := from == intent.ChatRunning && to != intent.ChatRunning
 				if !allowed {
-					refusal(t, err, intent.EConflict)
+					wantRefusal(t, err, refusal.Conflict)
 					return
 				}
 				if err != nil {
@@ -51,7 +52,7 @@ func TestStartChatTurnRefusals(t *testing.T) {
 	ctx := context.Background()
 	e := mustOpen(t)
 	_, err := e.svc.StartChatTurn(ctx, "notes", 0, "hello")
-	if ie := refusal(t, err, intent.ENotFound); ie.Message != `There is no application "notes".` {
+	if ie := wantRefusal(t, err, refusal.NotFound); ie.Message != `There is no application "notes".` {
 		t.Fatalf("sentence %q", ie.Message)
 	}
 	e.app(t, "notes")
@@ -59,7 +60,7 @@ func TestStartChatTurnRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.StartChatTurn(ctx, "notes", 0, "again")
-	if ie := refusal(t, err, intent.EConflict); ie.Message != intent.ChatBusySentence {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != intent.ChatBusySentence {
 		t.Fatalf("sentence %q", ie.Message)
 	}
 	if err := e.svc.EndChatTurn(ctx, 99, intent.ChatAnswered, "", ""); err == nil {

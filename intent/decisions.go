@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // MaxOpID is the longest operation id an owner's write may carry.
@@ -27,9 +28,9 @@ const MaxOpID = 100
 func (s *Service) once(ctx context.Context, opID, kind, subject, sent string, write func(tx *sqlx.Tx, now time.Time) error) error {
 	switch {
 	case opID == "":
-		return refuse(EInvalid, "The change carries no operation id; reload the page and try again.")
+		return refuse(refusal.Invalid, "The change carries no operation id; reload the page and try again.")
 	case len(opID) > MaxOpID:
-		return refuse(EInvalid, "The operation id is longer than %d characters.", MaxOpID)
+		return refuse(refusal.Invalid, "The operation id is longer than %d characters.", MaxOpID)
 	}
 	now := s.now()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
@@ -47,7 +48,7 @@ func (s *Service) once(ctx context.Context, opID, kind, subject, sent string, wr
 	err = tx.GetContext(ctx, &first, `SELECT kind, subject, sent FROM operations WHERE op_id = ?`, opID)
 	switch {
 	case err == nil && (first.Kind != kind || first.Subject != subject || (first.Sent != "" && first.Sent != digest)):
-		return refuse(EConflict, "Operation id %q was sent before for another change; nothing was written. Reload the page and try again.", opID)
+		return refuse(refusal.Conflict, "Operation id %q was sent before for another change; nothing was written. Reload the page and try again.", opID)
 	case err == nil:
 		return nil
 	case !errors.Is(err, sql.ErrNoRows):
@@ -74,7 +75,7 @@ func checkModel(ref string) error {
 	}
 	// ParseModelRef answers with a sentence for the person.
 	if _, _, err := plan.ParseModelRef(ref); err != nil {
-		return refuse(EInvalid, "%s", err.Error())
+		return refuse(refusal.Invalid, "%s", err.Error())
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func (s *Service) SetTaskModel(ctx context.Context, opID string, taskID int64, m
 			return err
 		}
 		if t.Status == TaskCompleted || t.Status == TaskRemoved {
-			return refuse(EConflict, "Task %s is %s; its model no longer changes.", t.Slug, t.Status)
+			return refuse(refusal.Conflict, "Task %s is %s; its model no longer changes.", t.Slug, t.Status)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET model = ? WHERE id = ?`, model, taskID); err != nil {
 			return fmt.Errorf("intent: set task model: %w", err)
@@ -117,19 +118,19 @@ func (s *Service) RemoveTask(ctx context.Context, opID string, taskID int64) err
 		}
 		switch in.Status {
 		case IntentRunning:
-			return refuse(EConflict, "Task %s cannot be removed while its intent runs; stop the intent first.", t.Slug)
+			return refuse(refusal.Conflict, "Task %s cannot be removed while its intent runs; stop the intent first.", t.Slug)
 		case IntentDone, IntentWithdrawn:
-			return refuse(EConflict, "Task %s cannot be removed: its intent is %s.", t.Slug, in.Status)
+			return refuse(refusal.Conflict, "Task %s cannot be removed: its intent is %s.", t.Slug, in.Status)
 		}
 		switch {
 		case t.Status == TaskProposed:
 		case t.Status == TaskInQueue && in.Status == IntentStopped:
 		case t.Status == TaskRemoved:
-			return refuse(EConflict, "Task %s is removed already.", t.Slug)
+			return refuse(refusal.Conflict, "Task %s is removed already.", t.Slug)
 		case t.Status == TaskFailed, t.Status == TaskInterrupted, t.Status == TaskNeedsAnswer:
-			return refuse(EConflict, "Task %s is %s; it is removed only by withdrawing its intent. Run again, or ask the engineer to revise it.", t.Slug, t.Status)
+			return refuse(refusal.Conflict, "Task %s is %s; it is removed only by withdrawing its intent. Run again, or ask the engineer to revise it.", t.Slug, t.Status)
 		default:
-			return refuse(EConflict, "Task %s is %s and cannot be removed.", t.Slug, t.Status)
+			return refuse(refusal.Conflict, "Task %s is %s and cannot be removed.", t.Slug, t.Status)
 		}
 		var waiting []string
 		if err := tx.SelectContext(ctx, &waiting,
@@ -142,9 +143,9 @@ func (s *Service) RemoveTask(ctx context.Context, opID string, taskID int64) err
 		switch len(waiting) {
 		case 0:
 		case 1:
-			return refuse(EConflict, "Task %s is blocked by %s; remove %s first.", waiting[0], t.Slug, waiting[0])
+			return refuse(refusal.Conflict, "Task %s is blocked by %s; remove %s first.", waiting[0], t.Slug, waiting[0])
 		default:
-			return refuse(EConflict, "Tasks %s are blocked by %s; remove them first.", strings.Join(waiting, ", "), t.Slug)
+			return refuse(refusal.Conflict, "Tasks %s are blocked by %s; remove them first.", strings.Join(waiting, ", "), t.Slug)
 		}
 		_, err = moveTask(ctx, tx, now, taskID, TaskRemoved, Move{Reason: "the owner removed it", Actor: ActorOwner})
 		return err
@@ -160,7 +161,7 @@ func (s *Service) Withdraw(ctx context.Context, opID string, intentID int64) err
 			return err
 		}
 		if in.Status != IntentDraft && in.Status != IntentStopped {
-			return refuse(EConflict, "Only a draft or a stopped intent can be withdrawn; this one is %s.", in.Status)
+			return refuse(refusal.Conflict, "Only a draft or a stopped intent can be withdrawn; this one is %s.", in.Status)
 		}
 		var ids []int64
 		if err := tx.SelectContext(ctx, &ids,

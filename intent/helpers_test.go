@@ -8,6 +8,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -129,11 +130,11 @@ func (e *env) intentStatus(tb testing.TB, intentID int64) intent.IntentStatus {
 	return s
 }
 
-// refusal returns the error as an *intent.Error, failing the test when it
+// wantRefusal returns the error as a *refusal.Error, failing the test when it
 // is none or its code differs.
-func refusal(tb testing.TB, err error, code intent.Code) *intent.Error {
+func wantRefusal(tb testing.TB, err error, code refusal.Code) *refusal.Error {
 	tb.Helper()
-	var ie *intent.Error
+	var ie *refusal.Error
 	if !errors.As(err, &ie) {
 		tb.Fatalf("want a %s refusal, got %v", code, err)
 	}

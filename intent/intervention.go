@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/refusal"
 )
 
 // Interventions are what the person asks a running intent to do at its next
@@ -98,26 +100,26 @@ const receiptColumns = `i.ord, i.intent_id, i.request_id, i.kind, i.text, i.subm
 func checkIntervention(requestID string, kind InterventionKind, text string) error {
 	switch {
 	case requestID == "":
-		return refuse(EInvalid, "The intervention carries no request id; give one, so that a retry is recognised.")
+		return refuse(refusal.Invalid, "The intervention carries no request id; give one, so that a retry is recognised.")
 	case len(requestID) > MaxInterventionID:
-		return refuse(EInvalid, "The request id is longer than %d bytes.", MaxInterventionID)
+		return refuse(refusal.Invalid, "The request id is longer than %d bytes.", MaxInterventionID)
 	case !utf8.ValidString(requestID) || strings.ContainsFunc(requestID, unicode.IsControl):
-		return refuse(EInvalid, "The request id must be printable text.")
+		return refuse(refusal.Invalid, "The request id must be printable text.")
 	}
 	switch kind {
 	case InterventionFeedback:
 		if strings.TrimSpace(text) == "" {
-			return refuse(EInvalid, "Write the feedback first: it cannot be empty.")
+			return refuse(refusal.Invalid, "Write the feedback first: it cannot be empty.")
 		}
 	case InterventionPause:
 	default:
-		return refuse(EInvalid, "There is no intervention kind %q: use feedback or pause.", kind)
+		return refuse(refusal.Invalid, "There is no intervention kind %q: use feedback or pause.", kind)
 	}
 	if !utf8.ValidString(text) {
-		return refuse(EInvalid, "The text is not valid UTF-8.")
+		return refuse(refusal.Invalid, "The text is not valid UTF-8.")
 	}
 	if n := utf8.RuneCountInString(text); n > MaxFeedback {
-		return refuse(EInvalid, "The text has %d characters; keep it to %d.", n, MaxFeedback)
+		return refuse(refusal.Invalid, "The text has %d characters; keep it to %d.", n, MaxFeedback)
 	}
 	return nil
 }
@@ -141,7 +143,7 @@ func (s *Service) SubmitIntervention(ctx context.Context, intentID int64, reques
 	switch {
 	case err == nil:
 		if InterventionKind(prior.Kind) != kind || prior.Text != text {
-			return Receipt{}, false, refuse(EConflict,
+			return Receipt{}, false, refuse(refusal.Conflict,
 				"Request id %q was used already for another %s on intent #%d; send this one with a new id.", requestID, prior.Kind, intentID)
 		}
 		return acceptance(prior.receipt()), true, nil
@@ -151,13 +153,13 @@ func (s *Service) SubmitIntervention(ctx context.Context, intentID int64, reques
 	var status IntentStatus
 	err = tx.GetContext(ctx, &status, `SELECT status FROM intents WHERE id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Receipt{}, false, refuse(ENotFound, "There is no intent %d.", intentID)
+		return Receipt{}, false, refuse(refusal.NotFound, "There is no intent %d.", intentID)
 	}
 	if err != nil {
 		return Receipt{}, false, fmt.Errorf("intent: intervention: %w", err)
 	}
 	if status != IntentRunning {
-		return Receipt{}, false, refuse(EConflict,
+		return Receipt{}, false, refuse(refusal.Conflict,
 			"Intent #%d is %s, not running: feedback and pause go to a running intent.", intentID, status)
 	}
 	now := s.now().UnixMilli()
@@ -204,7 +206,7 @@ func (s *Service) Interventions(ctx context.Context, intentID int64) (pending, a
 		return nil, nil, fmt.Errorf("intent: interventions: %w", err)
 	}
 	if len(rows) == 0 {
-		return nil, nil, refuse(ENotFound, "There is no intent %d.", intentID)
+		return nil, nil, refuse(refusal.NotFound, "There is no intent %d.", intentID)
 	}
 	for _, r := range rows {
 		if r.Order == 0 {
@@ -384,7 +386,7 @@ func pendingFeedback(ctx context.Context, tx *sqlx.Tx, intentID int64) error {
 		return fmt.Errorf("intent: pending feedback: %w", err)
 	}
 	if n > 0 {
-		return refuse(EConflict, "Feedback you sent to intent #%d has not been applied yet; it is applied at the run's next boundary or when the launcher starts again.", intentID)
+		return refuse(refusal.Conflict, "Feedback you sent to intent #%d has not been applied yet; it is applied at the run's next boundary or when the launcher starts again.", intentID)
 	}
 	// Applied feedback is for the engineer to revise the plan with: the
 	// run waits until a chat turn has been given it.
@@ -393,7 +395,7 @@ func pendingFeedback(ctx context.Context, tx *sqlx.Tx, intentID int64) error {
 		return fmt.Errorf("intent: pending feedback: %w", err)
 	}
 	if n > 0 {
-		return refuse(EConflict, "Your feedback on intent #%d waits for the engineer: send it a message on the Request page, and it revises the plan with your feedback; then Run.", intentID)
+		return refuse(refusal.Conflict, "Your feedback on intent #%d waits for the engineer: send it a message on the Request page, and it revises the plan with your feedback; then Run.", intentID)
 	}
 	return nil
 }

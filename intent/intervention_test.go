@@ -16,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -76,11 +77,11 @@ func TestTheSameRequestIDWithOtherTextOrKindIsAConflict(t *testing.T) {
 	}
 	// The text is kept byte for byte: a trailing space is other text.
 	_, _, err := e.svc.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionFeedback, "Use blue. ")
-	if ie := refusal(t, err, intent.EConflict); ie.Message == "" {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message == "" {
 		t.Fatal("no sentence")
 	}
 	_, _, err = e.svc.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionPause, "Use blue.")
-	refusal(t, err, intent.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	if n := e.count(t, `SELECT count(*) FROM interventions`); n != 1 {
 		t.Fatalf("%d receipts, want 1", n)
 	}
@@ -150,17 +151,17 @@ func TestBadSubmissionsAreRefusedWithASentenceAndLeaveNoReceipt(t *testing.T) {
 		id       string
 		kind     intent.InterventionKind
 		text     string
-		code     intent.Code
+		code     refusal.Code
 	}{
-		{"empty feedback", in.ID, "a", intent.InterventionFeedback, "  \n", intent.EInvalid},
-		{"unknown kind", in.ID, "b", "resume", "go on", intent.EInvalid},
-		{"no request id", in.ID, "", intent.InterventionPause, "", intent.EInvalid},
-		{"an intent that is not running", stopped.ID, "c", intent.InterventionPause, "", intent.EConflict},
-		{"no such intent", 999, "d", intent.InterventionPause, "", intent.ENotFound},
+		{"empty feedback", in.ID, "a", intent.InterventionFeedback, "  \n", refusal.Invalid},
+		{"unknown kind", in.ID, "b", "resume", "go on", refusal.Invalid},
+		{"no request id", in.ID, "", intent.InterventionPause, "", refusal.Invalid},
+		{"an intent that is not running", stopped.ID, "c", intent.InterventionPause, "", refusal.Conflict},
+		{"no such intent", 999, "d", intent.InterventionPause, "", refusal.NotFound},
 	}
 	for _, c := range cases {
 		_, _, err := e.svc.SubmitIntervention(ctx, c.intentID, c.id, c.kind, c.text)
-		if ie := refusal(t, err, c.code); ie.Message == "" {
+		if ie := wantRefusal(t, err, c.code); ie.Message == "" {
 			t.Fatalf("%s: no sentence", c.name)
 		}
 	}
@@ -254,7 +255,7 @@ func TestFeedbackStopsTheRunAndWaitsForTheNextChatTurn(t *testing.T) {
 	// Pending feedback blocks Run until it is applied.
 	e.move(t, tasks[0].ID, intent.TaskInterrupted, "r1")
 	e.moveIntent(t, in.ID, intent.IntentStopped)
-	refusal(t, e.svc.BeginRun(ctx, in.ID), intent.EConflict)
+	wantRefusal(t, e.svc.BeginRun(ctx, in.ID), refusal.Conflict)
 
 	a, err := e.svc.ApplyInterventions(ctx, in.ID)
 	if err != nil || len(a.Receipts) != 1 {

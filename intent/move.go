@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/refusal"
 )
 
 // taskMoves is the table of allowed moves, from → to.
@@ -46,7 +48,7 @@ func canMoveTask(from, to TaskStatus) bool { return slices.Contains(taskMoves[fr
 // run id used before.
 func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to TaskStatus, ev Move) (TaskStatus, error) {
 	if !to.known() {
-		return "", refuse(EInvalid, "There is no task status %q.", to)
+		return "", refuse(refusal.Invalid, "There is no task status %q.", to)
 	}
 	var cur struct {
 		Status    TaskStatus    `db:"status"`
@@ -56,20 +58,20 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	}
 	err := tx.GetContext(ctx, &cur, `SELECT status, attempts, started_at, ended_at FROM tasks WHERE id = ?`, taskID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", refuse(ENotFound, "There is no task %d.", taskID)
+		return "", refuse(refusal.NotFound, "There is no task %d.", taskID)
 	}
 	if err != nil {
 		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
 	from := cur.Status
 	if from == to {
-		return "", refuse(EConflict, "A task cannot move from %s to %s: it is %s already.", from, to, to)
+		return "", refuse(refusal.Conflict, "A task cannot move from %s to %s: it is %s already.", from, to, to)
 	}
 	if !canMoveTask(from, to) {
-		return "", refuse(EConflict, "A task cannot move from %s to %s.", from, to)
+		return "", refuse(refusal.Conflict, "A task cannot move from %s to %s.", from, to)
 	}
 	if ev.Outcome != OutcomeNone && from != TaskInProgress {
-		return "", refuse(EInvalid, "Only a move that ends an attempt has an outcome; this one moves from %s.", from)
+		return "", refuse(refusal.Invalid, "Only a move that ends an attempt has an outcome; this one moves from %s.", from)
 	}
 
 	at := sql.NullInt64{Int64: now.UnixMilli(), Valid: true}
@@ -78,13 +80,13 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	switch {
 	case to == TaskInProgress:
 		if ev.RunID == "" {
-			return "", refuse(EInvalid, "A task moves to in-progress only with the id of the run that starts it.")
+			return "", refuse(refusal.Invalid, "A task moves to in-progress only with the id of the run that starts it.")
 		}
 		started, ended, attempts = at, sql.NullInt64{}, attempts+1
 		newRun = sql.NullString{String: ev.RunID, Valid: true}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO task_runs (run_id, task_id, attempt) VALUES (?, ?, ?)`,
 			ev.RunID, taskID, attempts); isUniqueViolation(err) {
-			return "", refuse(EConflict, "The run %s has started a task already; each attempt has its own run id.", ev.RunID)
+			return "", refuse(refusal.Conflict, "The run %s has started a task already; each attempt has its own run id.", ev.RunID)
 		} else if err != nil {
 			return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 		}
@@ -108,7 +110,7 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 	if n, err := res.RowsAffected(); err != nil {
 		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	} else if n == 0 {
-		return "", refuse(EConflict, "The task moved meanwhile: it is no longer %s.", from)
+		return "", refuse(refusal.Conflict, "The task moved meanwhile: it is no longer %s.", from)
 	}
 	if err := stampMove(ctx, tx, now, taskID, from, to, ev); err != nil {
 		return "", err
@@ -137,7 +139,7 @@ func canMoveIntent(from, to IntentStatus) bool { return slices.Contains(intentMo
 // stopped keeps the reason; running again clears it.
 func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64, to IntentStatus, reason string) error {
 	if !to.known() {
-		return refuse(EInvalid, "There is no intent status %q.", to)
+		return refuse(refusal.Invalid, "There is no intent status %q.", to)
 	}
 	var cur struct {
 		Status     IntentStatus `db:"status"`
@@ -145,17 +147,17 @@ func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64,
 	}
 	err := tx.GetContext(ctx, &cur, `SELECT status, stop_reason FROM intents WHERE id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no intent %d.", intentID)
+		return refuse(refusal.NotFound, "There is no intent %d.", intentID)
 	}
 	if err != nil {
 		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
 	}
 	from := cur.Status
 	if from == to {
-		return refuse(EConflict, "An intent cannot move from %s to %s: it is %s already.", from, to, to)
+		return refuse(refusal.Conflict, "An intent cannot move from %s to %s: it is %s already.", from, to, to)
 	}
 	if !canMoveIntent(from, to) {
-		return refuse(EConflict, "An intent cannot move from %s to %s.", from, to)
+		return refuse(refusal.Conflict, "An intent cannot move from %s to %s.", from, to)
 	}
 	stopReason := cur.StopReason
 	switch to {
@@ -174,7 +176,7 @@ func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64,
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
 	} else if n == 0 {
-		return refuse(EConflict, "The intent moved meanwhile: it is no longer %s.", from)
+		return refuse(refusal.Conflict, "The intent moved meanwhile: it is no longer %s.", from)
 	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO intent_events (intent_id, at, from_status, to_status, reason) VALUES (?, ?, ?, ?, ?)`,
@@ -214,12 +216,12 @@ func stampMove(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, fr
 		return exec(`UPDATE tasks SET rev_before = ? WHERE id = ? AND rev_before = ''`, ev.RevBefore, taskID)
 	case to == TaskNeedsAnswer:
 		if strings.TrimSpace(ev.Question) == "" {
-			return refuse(EInvalid, "A task moves to needs-answer only with its question.")
+			return refuse(refusal.Invalid, "A task moves to needs-answer only with its question.")
 		}
 		return exec(`UPDATE tasks SET question = ? WHERE id = ?`, ev.Question, taskID)
 	case from == TaskNeedsAnswer && to == TaskInQueue:
 		if strings.TrimSpace(ev.Answer) == "" {
-			return refuse(EInvalid, "Write an answer to the question first.")
+			return refuse(refusal.Invalid, "Write an answer to the question first.")
 		}
 		return exec(`UPDATE tasks SET answers = json_insert(answers, '$[#]', json_object('question', question, 'answer', ?, 'at', ?)),
 			question = '' WHERE id = ?`, ev.Answer, now.UTC().Format(time.RFC3339Nano), taskID)

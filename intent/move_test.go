@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // allowedTaskMoves is the issue's table, written out again here so the
@@ -130,7 +131,7 @@ func TestMoveTaskEveryPair(t *testing.T) {
 				after := e.state(t, id)
 
 				if !allowedTaskMoves[[2]intent.TaskStatus{from, to}] {
-					ie := refusal(t, err, intent.EConflict)
+					ie := wantRefusal(t, err, refusal.Conflict)
 					if !strings.Contains(ie.Message, fmt.Sprintf("from %s to %s", from, to)) {
 						t.Fatalf("the sentence does not name both statuses: %q", ie.Message)
 					}
@@ -229,30 +230,30 @@ func TestMoveTaskRefusals(t *testing.T) {
 	e.move(t, id, intent.TaskInQueue, "")
 
 	err := e.svc.MoveTask(ctx, id, intent.TaskInProgress, intent.Move{})
-	refusal(t, err, intent.EInvalid)
+	wantRefusal(t, err, refusal.Invalid)
 
 	e.move(t, id, intent.TaskInProgress, "r1")
 	e.move(t, id, intent.TaskInQueue, "r1")
 	before := e.state(t, id)
 	err = e.svc.MoveTask(ctx, id, intent.TaskInProgress, intent.Move{RunID: "r1"})
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "The run r1 has started a task already; each attempt has its own run id." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "The run r1 has started a task already; each attempt has its own run id." {
 		t.Fatalf("a reused run id: %q", ie.Message)
 	}
 	if after := e.state(t, id); after != before {
 		t.Fatalf("a reused run id wrote something:\nbefore %+v\nafter  %+v", before, after)
 	}
 
-	refusal(t, e.svc.MoveTask(ctx, id, "blocked", intent.Move{}), intent.EInvalid)
-	refusal(t, e.svc.MoveTask(ctx, 9999, intent.TaskInQueue, intent.Move{}), intent.ENotFound)
+	wantRefusal(t, e.svc.MoveTask(ctx, id, "blocked", intent.Move{}), refusal.Invalid)
+	wantRefusal(t, e.svc.MoveTask(ctx, 9999, intent.TaskInQueue, intent.Move{}), refusal.NotFound)
 
 	err = e.svc.MoveTask(ctx, id, intent.TaskInQueue, intent.Move{})
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "A task cannot move from in-queue to in-queue: it is in-queue already." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "A task cannot move from in-queue to in-queue: it is in-queue already." {
 		t.Fatalf("same status: %q", ie.Message)
 	}
 	e.move(t, id, intent.TaskInProgress, "r2")
 	e.move(t, id, intent.TaskCompleted, "r2")
 	err = e.svc.MoveTask(ctx, id, intent.TaskInQueue, intent.Move{})
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "A task cannot move from completed to in-queue." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "A task cannot move from completed to in-queue." {
 		t.Fatalf("refused move: %q", ie.Message)
 	}
 }
@@ -284,7 +285,7 @@ func TestMoveTaskRaceHasOneWinner(t *testing.T) {
 				won++
 				continue
 			}
-			refusal(t, err, intent.EConflict)
+			wantRefusal(t, err, refusal.Conflict)
 		}
 		after := e.state(t, task.ID)
 		if won != 1 || after.Events != before.Events+1 || after.Attempts != 1 || after.Runs != 1 ||
@@ -364,7 +365,7 @@ func TestMoveIntentEveryPair(t *testing.T) {
 				err := e.svc.MoveIntent(ctx, in.ID, to, "the owner pressed Stop")
 				after := e.count(t, `SELECT count(*) FROM intent_events WHERE intent_id = ?`, in.ID)
 				if !allowedIntentMoves[[2]intent.IntentStatus{from, to}] {
-					ie := refusal(t, err, intent.EConflict)
+					ie := wantRefusal(t, err, refusal.Conflict)
 					if !strings.Contains(ie.Message, fmt.Sprintf("from %s to %s", from, to)) {
 						t.Fatalf("the sentence does not name both statuses: %q", ie.Message)
 					}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // RevisedReason is the history's reason when the engineer revises a
@@ -16,7 +17,7 @@ const RevisedReason = "the engineer revised it"
 // slug: a task still proposed, or a failed one, which returns to proposed
 // (the engineer revised it after a run stopped). The intent is a draft
 // whose questions are all answered, or a stopped intent. A plan with
-// problems is refused with each field named (in Error.Problems) and
+// problems is refused with each field named (in refusal.Error.Problems) and
 // nothing is stored; any other status of the task is refused with a
 // sentence. The task keeps the owner's model, its history and its
 // attempts.
@@ -33,9 +34,9 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 	}
 	switch {
 	case in.Status != IntentDraft && in.Status != IntentStopped:
-		return Task{}, refuse(EConflict, "Tasks are revised only in a draft or a stopped intent; intent %d is %s.", intentID, in.Status)
+		return Task{}, refuse(refusal.Conflict, "Tasks are revised only in a draft or a stopped intent; intent %d is %s.", intentID, in.Status)
 	case len(in.Questions) > 0:
-		return Task{}, refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before revising tasks.", intentID)
+		return Task{}, refuse(refusal.Conflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before revising tasks.", intentID)
 	}
 	tasks, err := intentTasks(ctx, tx, intentID)
 	if err != nil {
@@ -43,19 +44,19 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 	}
 	i := slices.IndexFunc(tasks, func(x Task) bool { return x.Slug == slug })
 	if i < 0 {
-		return Task{}, refuse(ENotFound, "Intent %d has no task %s.", intentID, slug)
+		return Task{}, refuse(refusal.NotFound, "Intent %d has no task %s.", intentID, slug)
 	}
 	old := tasks[i]
 	// A stopped intent's queued or interrupted task waits for Run: the
 	// engineer may revise it too (after the person's feedback, say).
 	waiting := in.Status == IntentStopped && (old.Status == TaskInQueue || old.Status == TaskInterrupted)
 	if old.Status != TaskProposed && old.Status != TaskFailed && !waiting {
-		return Task{}, refuse(EConflict, "Task %s is %s; only a proposed, failed, or (in a stopped intent) queued or interrupted task can be revised.", slug, old.Status)
+		return Task{}, refuse(refusal.Conflict, "Task %s is %s; only a proposed, failed, or (in a stopped intent) queued or interrupted task can be revised.", slug, old.Status)
 	}
 
 	t.Slug = slug
 	if ps := plan.ValidateTask(t); len(ps) > 0 {
-		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not revised: " + ps.Error() + "."}
+		return Task{}, &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The task was not revised: " + ps.Error() + "."}
 	}
 	graph := plans(live(tasks))
 	for j := range graph {
@@ -64,7 +65,7 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 		}
 	}
 	if ps := plan.ValidateGraph(graph); len(ps) > 0 {
-		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not revised: " + ps.Error() + "."}
+		return Task{}, &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The task was not revised: " + ps.Error() + "."}
 	}
 
 	// The plan's columns only: the status and what a move stamps are
@@ -84,7 +85,7 @@ func (s *Service) ReplaceTask(ctx context.Context, intentID int64, slug string, 
 	if n, err := res.RowsAffected(); err != nil {
 		return Task{}, fmt.Errorf("intent: replace task %s: %w", slug, err)
 	} else if n == 0 {
-		return Task{}, refuse(EConflict, "Task %s moved meanwhile: it is no longer %s.", slug, old.Status)
+		return Task{}, refuse(refusal.Conflict, "Task %s moved meanwhile: it is no longer %s.", slug, old.Status)
 	}
 	if old.Status != TaskProposed {
 		if _, err := moveTask(ctx, tx, now, old.ID, TaskProposed, Move{Reason: RevisedReason, Actor: ActorEngineer}); err != nil {

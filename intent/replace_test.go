@@ -9,6 +9,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 func TestReplaceTaskRewritesAProposedTaskAndKeepsItsSlug(t *testing.T) {
@@ -101,7 +102,7 @@ func TestReplaceTaskRefusesAPlanWithProblemsAndStoresNothing(t *testing.T) {
 			p := planned("Add tags")
 			c.edit(&p)
 			_, err := e.svc.ReplaceTask(ctx, in.ID, tasks[0].Slug, p)
-			ie := refusal(t, err, intent.EInvalid)
+			ie := wantRefusal(t, err, refusal.Invalid)
 			var fields []string
 			for _, pr := range ie.Problems {
 				fields = append(fields, pr.Field)
@@ -136,7 +137,7 @@ func TestReplaceTaskRefusesOtherStatusesWithASentence(t *testing.T) {
 			task := byStatus[s]
 			before := e.state(t, task.ID)
 			_, err := e.svc.ReplaceTask(ctx, in.ID, task.Slug, planned("Something else"))
-			ie := refusal(t, err, intent.EConflict)
+			ie := wantRefusal(t, err, refusal.Conflict)
 			if want := "Task " + task.Slug + " is " + string(s) + "; only a proposed, failed, or (in a stopped intent) queued or interrupted task can be revised."; ie.Message != want {
 				t.Fatalf("message %q, want %q", ie.Message, want)
 			}
@@ -152,19 +153,19 @@ func TestReplaceTaskRefusesOtherStatusesWithASentence(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.svc.ReplaceTask(ctx, d.ID, tasks[1].Slug, planned("Add a till"))
-		refusal(t, err, intent.EConflict)
+		wantRefusal(t, err, refusal.Conflict)
 	})
 
 	t.Run("no such task", func(t *testing.T) {
 		_, err := e.svc.ReplaceTask(ctx, in.ID, "0099-nothing", planned("Something"))
-		refusal(t, err, intent.ENotFound)
+		wantRefusal(t, err, refusal.NotFound)
 	})
 
 	t.Run("a running intent", func(t *testing.T) {
 		d, tasks := e.draft(t, "blog", "Add posts")
 		e.moveIntent(t, d.ID, intent.IntentRunning)
 		_, err := e.svc.ReplaceTask(ctx, d.ID, tasks[0].Slug, planned("Add posts"))
-		if ie := refusal(t, err, intent.EConflict); !strings.Contains(ie.Message, "is running") {
+		if ie := wantRefusal(t, err, refusal.Conflict); !strings.Contains(ie.Message, "is running") {
 			t.Fatalf("message %q", ie.Message)
 		}
 	})
@@ -175,6 +176,6 @@ func TestReplaceTaskRefusesOtherStatusesWithASentence(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := e.svc.ReplaceTask(ctx, d.ID, tasks[0].Slug, planned("Add pages"))
-		refusal(t, err, intent.EConflict)
+		wantRefusal(t, err, refusal.Conflict)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // CompletedExamples are the acceptance examples the application's
@@ -42,7 +43,7 @@ func (s *Service) SetAdvice(ctx context.Context, taskID int64, advice string) er
 		return fmt.Errorf("intent: advice: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return refuse(EConflict, "Advice is kept only on a failed task.")
+		return refuse(refusal.Conflict, "Advice is kept only on a failed task.")
 	}
 	return nil
 }
@@ -143,13 +144,13 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 	// Questions first: a draft with open questions is never submitted, and
 	// it waits on the person, not on the engineer.
 	case in.Status == IntentDraft && len(in.Questions) > 0:
-		return refuse(EConflict, "The engineer's questions need answers before the plan can run.")
+		return refuse(refusal.Conflict, "The engineer's questions need answers before the plan can run.")
 	case in.Status == IntentDraft && in.SubmittedAt.IsZero():
-		return refuse(EConflict, "The plan is still being written; it can run once the engineer submits it.")
+		return refuse(refusal.Conflict, "The plan is still being written; it can run once the engineer submits it.")
 	case in.Status == IntentRunning:
-		return refuse(EConflict, "Intent #%d is running already.", in.ID)
+		return refuse(refusal.Conflict, "Intent #%d is running already.", in.ID)
 	case in.Status != IntentDraft && in.Status != IntentStopped:
-		return refuse(EConflict, "Only a submitted draft or a stopped intent can run; this one is %s.", in.Status)
+		return refuse(refusal.Conflict, "Only a submitted draft or a stopped intent can run; this one is %s.", in.Status)
 	}
 	if err := pendingFeedback(ctx, tx, intentID); err != nil {
 		return err
@@ -164,7 +165,7 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 		switch t.Status {
 		case TaskRemoved, TaskCompleted:
 		case TaskNeedsAnswer:
-			return refuse(EConflict, "%s waits for an answer; answer its question first.", t.Slug)
+			return refuse(refusal.Conflict, "%s waits for an answer; answer its question first.", t.Slug)
 		case TaskProposed, TaskFailed, TaskInterrupted, TaskInQueue:
 			queue = append(queue, t)
 		}
@@ -177,10 +178,10 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 	// finish could not be written. Any other stop with nothing left (a
 	// pause whose waiting task the owner then removed) has nothing to run.
 	if len(queue) == 0 && (in.Status != IntentStopped || len(live) == 0 || !Undelivered(in.StopReason, in.ID)) {
-		return refuse(EConflict, "Nothing is left to run in intent #%d.", in.ID)
+		return refuse(refusal.Conflict, "Nothing is left to run in intent #%d.", in.ID)
 	}
 	if ps := plan.ValidateGraph(live); len(ps) > 0 {
-		return &Error{Code: EInvalid, Problems: ps, Message: "The plan cannot run: " + ps.Error() + "."}
+		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The plan cannot run: " + ps.Error() + "."}
 	}
 	now := s.now()
 	for _, t := range queue {

@@ -15,6 +15,7 @@ import (
 
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -106,7 +107,7 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 		return err
 	}
 	if t.Status != TaskNeedsAnswer {
-		return refuse(EConflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
+		return refuse(refusal.Conflict, "%s asked no question, so it takes no answer; it is %s.", t.Slug, t.Status)
 	}
 	ev := Move{Reason: "the person answered", Actor: ActorOwner, Answer: answer}
 	now := s.now()
@@ -260,7 +261,7 @@ func (s *Service) OpenDraft(ctx context.Context, appID, request string, a Analys
 		}
 	case errors.Is(err, sql.ErrNoRows):
 		if strings.TrimSpace(request) == "" {
-			return Intent{}, refuse(EInvalid, "The request is empty: an intent starts from what the person typed.")
+			return Intent{}, refuse(refusal.Invalid, "The request is empty: an intent starts from what the person typed.")
 		}
 		res, err := tx.ExecContext(ctx,
 			`INSERT INTO intents (app_id, status, request, restated, fits, conflicts, out_of_reach, assumptions,
@@ -296,7 +297,7 @@ func (s *Service) OpenDraft(ctx context.Context, appID, request string, a Analys
 // AddTask adds one task to a draft whose questions are all answered. The
 // host gives it the application's next task number (task_numbers), across
 // all its intents, and its slug; a plan with problems is refused with each field named (in
-// Error.Problems) and nothing is stored.
+// refusal.Error.Problems) and nothing is stored.
 func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Task, error) {
 	now := s.now().UnixMilli()
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
@@ -309,10 +310,10 @@ func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Tas
 		return Task{}, err
 	}
 	if in.Status != IntentDraft {
-		return Task{}, refuse(EConflict, "Tasks are added only to a draft; intent %d is %s.", intentID, in.Status)
+		return Task{}, refuse(refusal.Conflict, "Tasks are added only to a draft; intent %d is %s.", intentID, in.Status)
 	}
 	if len(in.Questions) > 0 {
-		return Task{}, refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before adding tasks.", intentID)
+		return Task{}, refuse(refusal.Conflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before adding tasks.", intentID)
 	}
 
 	n, err := nextTaskNumber(ctx, tx, in.AppID)
@@ -321,14 +322,14 @@ func (s *Service) AddTask(ctx context.Context, intentID int64, t plan.Task) (Tas
 	}
 	t.Slug = plan.Slug(n, t.Title)
 	if ps := plan.ValidateTask(t); len(ps) > 0 {
-		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
+		return Task{}, &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
 	}
 	tasks, err := intentTasks(ctx, tx, intentID)
 	if err != nil {
 		return Task{}, err
 	}
 	if ps := plan.ValidateGraph(append(plans(live(tasks)), t)); len(ps) > 0 {
-		return Task{}, &Error{Code: EInvalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
+		return Task{}, &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The task was not added: " + ps.Error() + "."}
 	}
 
 	res, err := tx.ExecContext(ctx,
@@ -386,10 +387,10 @@ func (s *Service) Submit(ctx context.Context, intentID int64) error {
 	// revised (a failed task rewritten), so that a guided request can
 	// approve the revision and Run it.
 	if in.Status != IntentDraft && in.Status != IntentStopped {
-		return refuse(EConflict, "Only a draft, or a stopped intent's revised plan, can be submitted; intent %d is %s.", intentID, in.Status)
+		return refuse(refusal.Conflict, "Only a draft, or a stopped intent's revised plan, can be submitted; intent %d is %s.", intentID, in.Status)
 	}
 	if len(in.Questions) > 0 {
-		return refuse(EConflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before submitting.", intentID)
+		return refuse(refusal.Conflict, "Intent %d has open questions. Answer them, and open the intent again without questions, before submitting.", intentID)
 	}
 	tasks, err := intentTasks(ctx, tx, intentID)
 	if err != nil {
@@ -397,10 +398,10 @@ func (s *Service) Submit(ctx context.Context, intentID int64) error {
 	}
 	graph := plans(live(tasks))
 	if len(graph) == 0 {
-		return refuse(EInvalid, "Intent %d has no tasks; add at least one before submitting.", intentID)
+		return refuse(refusal.Invalid, "Intent %d has no tasks; add at least one before submitting.", intentID)
 	}
 	if ps := plan.ValidateGraph(graph); len(ps) > 0 {
-		return &Error{Code: EInvalid, Problems: ps, Message: "The plan was not submitted: " + ps.Error() + "."}
+		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The plan was not submitted: " + ps.Error() + "."}
 	}
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE intents SET submitted_at = ?, updated_at = ? WHERE id = ?`, now, now, intentID); err != nil {
@@ -483,7 +484,7 @@ func (s *Service) read(ctx context.Context, intentID int64, receipts bool) (inte
 	var version int64
 	err = s.db.Read.GetContext(ctx, &version, `SELECT version FROM intents WHERE id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return intentRead{}, refuse(ENotFound, "There is no intent %d.", intentID)
+		return intentRead{}, refuse(refusal.NotFound, "There is no intent %d.", intentID)
 	}
 	if err != nil {
 		return intentRead{}, fmt.Errorf("intent: get %d: %w", intentID, err)

@@ -12,6 +12,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 func TestOpenDraftStartsFromTheRequestAsTyped(t *testing.T) {
@@ -40,9 +41,9 @@ func TestOpenDraftStartsFromTheRequestAsTyped(t *testing.T) {
 		t.Fatalf("%d opening events", n)
 	}
 
-	refusal(t, func() error { _, err := e.svc.OpenDraft(ctx, "nope", "x", intent.Analysis{}); return err }(), intent.ENotFound)
+	wantRefusal(t, func() error { _, err := e.svc.OpenDraft(ctx, "nope", "x", intent.Analysis{}); return err }(), refusal.NotFound)
 	e.app(t, "shop")
-	refusal(t, func() error { _, err := e.svc.OpenDraft(ctx, "shop", " \n", intent.Analysis{}); return err }(), intent.EInvalid)
+	wantRefusal(t, func() error { _, err := e.svc.OpenDraft(ctx, "shop", " \n", intent.Analysis{}); return err }(), refusal.Invalid)
 }
 
 func TestOpenDraftAgainReplacesTheAnalysisAndKeepsTasksAndRequest(t *testing.T) {
@@ -120,7 +121,7 @@ func TestAddTaskRefusesAPlanWithProblemsAndStoresNothing(t *testing.T) {
 	bad := planned("")
 	bad.Priority = "urgent"
 	_, err := e.svc.AddTask(ctx, in.ID, bad)
-	ie := refusal(t, err, intent.EInvalid)
+	ie := wantRefusal(t, err, refusal.Invalid)
 	var fields []string
 	for _, p := range ie.Problems {
 		fields = append(fields, p.Field)
@@ -134,7 +135,7 @@ func TestAddTaskRefusesAPlanWithProblemsAndStoresNothing(t *testing.T) {
 
 	// The graph: a blocker that is not in the intent.
 	_, err = e.svc.AddTask(ctx, in.ID, planned("Show tags", "0042-nowhere"))
-	ie = refusal(t, err, intent.EInvalid)
+	ie = wantRefusal(t, err, refusal.Invalid)
 	if len(ie.Problems) == 0 || !strings.Contains(ie.Problems[0].Field, "blocked_by[0]") {
 		t.Fatalf("graph problems %v", ie.Problems)
 	}
@@ -156,7 +157,7 @@ func TestAddTaskRefusesMoreThanTwelveLiveTasks(t *testing.T) {
 	}
 	in, _ := e.draft(t, "notes", titles...)
 	_, err := e.svc.AddTask(context.Background(), in.ID, planned("One too many"))
-	ie := refusal(t, err, intent.EInvalid)
+	ie := wantRefusal(t, err, refusal.Invalid)
 	if len(ie.Problems) == 0 || ie.Problems[0].Field != "tasks" {
 		t.Fatalf("problems %v", ie.Problems)
 	}
@@ -171,7 +172,7 @@ func TestAddTaskOnlyOnADraftWithoutQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.AddTask(ctx, in.ID, planned("Add tags"))
-	refusal(t, err, intent.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 
 	if _, err := e.svc.OpenDraft(ctx, "notes", "", intent.Analysis{Assumptions: []string{"Several."}}); err != nil {
 		t.Fatal(err)
@@ -181,11 +182,11 @@ func TestAddTaskOnlyOnADraftWithoutQuestions(t *testing.T) {
 	}
 	e.moveIntent(t, in.ID, intent.IntentRunning)
 	_, err = e.svc.AddTask(ctx, in.ID, planned("Show tags"))
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "Tasks are added only to a draft; intent 1 is running." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Tasks are added only to a draft; intent 1 is running." {
 		t.Fatalf("message %q", ie.Message)
 	}
 	_, err = e.svc.AddTask(ctx, 99, planned("Show tags"))
-	refusal(t, err, intent.ENotFound)
+	wantRefusal(t, err, refusal.NotFound)
 }
 
 func TestSubmitChecksThePlanAndStampsIt(t *testing.T) {
@@ -196,11 +197,11 @@ func TestSubmitChecksThePlanAndStampsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.Submit(ctx, in.ID), intent.EConflict) // open questions
+	wantRefusal(t, e.svc.Submit(ctx, in.ID), refusal.Conflict) // open questions
 	if _, err := e.svc.OpenDraft(ctx, "notes", "", intent.Analysis{}); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.Submit(ctx, in.ID), intent.EInvalid) // no tasks
+	wantRefusal(t, e.svc.Submit(ctx, in.ID), refusal.Invalid) // no tasks
 	if _, err := e.svc.AddTask(ctx, in.ID, planned("Add tags")); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestSubmitChecksThePlanAndStampsIt(t *testing.T) {
 		t.Fatal("a task added after Submit leaves the plan submitted")
 	}
 	e.moveIntent(t, in.ID, intent.IntentRunning)
-	refusal(t, e.svc.Submit(ctx, in.ID), intent.EConflict)
+	wantRefusal(t, e.svc.Submit(ctx, in.ID), refusal.Conflict)
 }
 
 func TestGetShowsRunOrderBlockedTiersAndModels(t *testing.T) {
@@ -302,7 +303,7 @@ func TestGetShowsRunOrderBlockedTiersAndModels(t *testing.T) {
 	if _, err := e.svc.Get(ctx, 99); err == nil {
 		t.Fatal("a missing intent was found")
 	} else {
-		refusal(t, err, intent.ENotFound)
+		wantRefusal(t, err, refusal.NotFound)
 	}
 }
 
@@ -324,7 +325,7 @@ func TestTaskHistoryOldestFirst(t *testing.T) {
 		t.Fatalf("history %v", steps)
 	}
 	_, err = e.svc.Task(context.Background(), 99)
-	refusal(t, err, intent.ENotFound)
+	wantRefusal(t, err, refusal.NotFound)
 }
 
 func TestListNewestFirstWithCounts(t *testing.T) {
@@ -445,7 +446,7 @@ func TestWithdrawAStoppedIntentKeepsCompletedTasks(t *testing.T) {
 	}
 	// A new operation is refused: the intent is withdrawn now.
 	err := e.svc.Withdraw(ctx, "op-2", in.ID)
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "Only a draft or a stopped intent can be withdrawn; this one is withdrawn." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Only a draft or a stopped intent can be withdrawn; this one is withdrawn." {
 		t.Fatalf("message %q", ie.Message)
 	}
 }
@@ -457,7 +458,7 @@ func TestWithdrawRefusesARunningOrDoneIntent(t *testing.T) {
 	e.moveIntent(t, in.ID, intent.IntentRunning)
 	e.move(t, tasks[0].ID, intent.TaskInQueue, "")
 	err := e.svc.Withdraw(ctx, "op-1", in.ID)
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "Only a draft or a stopped intent can be withdrawn; this one is running." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Only a draft or a stopped intent can be withdrawn; this one is running." {
 		t.Fatalf("message %q", ie.Message)
 	}
 	if e.status(t, tasks[0].ID) != intent.TaskInQueue || e.intentStatus(t, in.ID) != intent.IntentRunning {
@@ -467,8 +468,8 @@ func TestWithdrawRefusesARunningOrDoneIntent(t *testing.T) {
 		t.Fatal("a refused operation was recorded")
 	}
 	e.moveIntent(t, in.ID, intent.IntentDone)
-	refusal(t, e.svc.Withdraw(ctx, "op-1", in.ID), intent.EConflict)
-	refusal(t, e.svc.Withdraw(ctx, "op-3", 99), intent.ENotFound)
+	wantRefusal(t, e.svc.Withdraw(ctx, "op-1", in.ID), refusal.Conflict)
+	wantRefusal(t, e.svc.Withdraw(ctx, "op-3", 99), refusal.NotFound)
 }
 
 func TestWithdrawIsNeverHalfApplied(t *testing.T) {
@@ -483,7 +484,7 @@ func TestWithdrawIsNeverHalfApplied(t *testing.T) {
 	// removed, so nothing is.
 	e.moveIntent(t, in.ID, intent.IntentStopped)
 	err := e.svc.Withdraw(ctx, "op-1", in.ID)
-	refusal(t, err, intent.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	if e.status(t, tasks[0].ID) != intent.TaskInQueue || e.intentStatus(t, in.ID) != intent.IntentStopped {
 		t.Fatal("a refused withdraw removed a task")
 	}
@@ -503,7 +504,7 @@ func TestRemoveTask(t *testing.T) {
 			t.Fatalf("event %+v", ev)
 		}
 		err := e.svc.RemoveTask(ctx, "op-2", tasks[0].ID)
-		refusal(t, err, intent.EConflict)
+		wantRefusal(t, err, refusal.Conflict)
 	})
 
 	t.Run("proposed and in-queue on a stopped intent", func(t *testing.T) {
@@ -525,7 +526,7 @@ func TestRemoveTask(t *testing.T) {
 		for _, s := range []intent.TaskStatus{intent.TaskCompleted, intent.TaskFailed, intent.TaskInterrupted, intent.TaskNeedsAnswer} {
 			before := e.state(t, byStatus[s].ID)
 			err := e.svc.RemoveTask(ctx, "op-"+string(s), byStatus[s].ID)
-			if ie := refusal(t, err, intent.EConflict); !strings.Contains(ie.Message, byStatus[s].Slug) {
+			if ie := wantRefusal(t, err, refusal.Conflict); !strings.Contains(ie.Message, byStatus[s].Slug) {
 				t.Fatalf("%s: %q", s, ie.Message)
 			}
 			if e.state(t, byStatus[s].ID) != before {
@@ -540,7 +541,7 @@ func TestRemoveTask(t *testing.T) {
 		e.moveIntent(t, in.ID, intent.IntentRunning)
 		e.move(t, tasks[0].ID, intent.TaskInQueue, "")
 		err := e.svc.RemoveTask(ctx, "op-1", tasks[0].ID)
-		if ie := refusal(t, err, intent.EConflict); ie.Message != "Task 0001-add-tags cannot be removed while its intent runs; stop the intent first." {
+		if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Task 0001-add-tags cannot be removed while its intent runs; stop the intent first." {
 			t.Fatalf("message %q", ie.Message)
 		}
 		if e.status(t, tasks[0].ID) != intent.TaskInQueue {
@@ -556,7 +557,7 @@ func TestRemoveTask(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = e.svc.RemoveTask(ctx, "op-1", tasks[0].ID)
-		if ie := refusal(t, err, intent.EConflict); ie.Message != "Task 0002-show-tags is blocked by 0001-add-tags; remove 0002-show-tags first." {
+		if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Task 0002-show-tags is blocked by 0001-add-tags; remove 0002-show-tags first." {
 			t.Fatalf("message %q", ie.Message)
 		}
 		if err := e.svc.RemoveTask(ctx, "op-2", blocked.ID); err != nil {
@@ -579,7 +580,7 @@ func TestRemoveTask(t *testing.T) {
 		// The id sent again for another task is another change: refused,
 		// and nothing is written.
 		err := e.svc.RemoveTask(ctx, "op-1", tasks[1].ID)
-		if ie := refusal(t, err, intent.EConflict); ie.Message != `Operation id "op-1" was sent before for another change; nothing was written. Reload the page and try again.` {
+		if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != `Operation id "op-1" was sent before for another change; nothing was written. Reload the page and try again.` {
 			t.Fatalf("message %q", ie.Message)
 		}
 		if e.status(t, tasks[1].ID) != intent.TaskProposed {
@@ -606,19 +607,19 @@ func TestSetTaskModel(t *testing.T) {
 	if err := e.svc.SetTaskModel(ctx, "op-1", id, "ollama:qwen3:27b"); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.SetTaskModel(ctx, "op-1", id, "gpt-5-mini"), intent.EConflict)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, "op-1", id, "gpt-5-mini"), refusal.Conflict)
 	if s := e.state(t, id); s.Model != "ollama:qwen3:27b" || s.Events != events {
 		t.Fatalf("a repeated operation: %+v", s)
 	}
 
 	err := e.svc.SetTaskModel(ctx, "op-2", id, "qwen3 27b")
-	if ie := refusal(t, err, intent.EInvalid); !strings.Contains(ie.Message, "contains a space") {
+	if ie := wantRefusal(t, err, refusal.Invalid); !strings.Contains(ie.Message, "contains a space") {
 		t.Fatalf("message %q", ie.Message)
 	}
-	refusal(t, e.svc.SetTaskModel(ctx, "op-2", id, ":qwen3"), intent.EInvalid)
-	refusal(t, e.svc.SetTaskModel(ctx, "", id, "gpt-5-mini"), intent.EInvalid)
-	refusal(t, e.svc.SetTaskModel(ctx, strings.Repeat("x", intent.MaxOpID+1), id, "gpt-5-mini"), intent.EInvalid)
-	refusal(t, e.svc.SetTaskModel(ctx, "op-2", 99, "gpt-5-mini"), intent.ENotFound)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, "op-2", id, ":qwen3"), refusal.Invalid)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, "", id, "gpt-5-mini"), refusal.Invalid)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, strings.Repeat("x", intent.MaxOpID+1), id, "gpt-5-mini"), refusal.Invalid)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, "op-2", 99, "gpt-5-mini"), refusal.NotFound)
 
 	if err := e.svc.SetTaskModel(ctx, "op-3", id, ""); err != nil {
 		t.Fatal(err)
@@ -631,13 +632,13 @@ func TestSetTaskModel(t *testing.T) {
 	e.move(t, id, intent.TaskInProgress, "r1")
 	e.move(t, id, intent.TaskCompleted, "r1")
 	err = e.svc.SetTaskModel(ctx, "op-4", id, "gpt-5-mini")
-	if ie := refusal(t, err, intent.EConflict); ie.Message != "Task 0001-add-tags is completed; its model no longer changes." {
+	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != "Task 0001-add-tags is completed; its model no longer changes." {
 		t.Fatalf("message %q", ie.Message)
 	}
 	if err := e.svc.RemoveTask(ctx, "op-5", tasks[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.SetTaskModel(ctx, "op-6", tasks[1].ID, "gpt-5-mini"), intent.EConflict)
+	wantRefusal(t, e.svc.SetTaskModel(ctx, "op-6", tasks[1].ID, "gpt-5-mini"), refusal.Conflict)
 }
 
 func TestTierModels(t *testing.T) {
@@ -675,9 +676,9 @@ func TestTierModels(t *testing.T) {
 	if err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "gpt-5"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}, nil), intent.EConflict)
-	refusal(t, e.svc.SetTierModels(ctx, "op-2", map[string]string{"fast": "gpt-5"}, nil), intent.EInvalid)
-	ie := refusal(t, e.svc.SetTierModels(ctx, "op-3", map[string]string{"deep": "a b"}, nil), intent.EInvalid)
+	wantRefusal(t, e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "other"}, nil), refusal.Conflict)
+	wantRefusal(t, e.svc.SetTierModels(ctx, "op-2", map[string]string{"fast": "gpt-5"}, nil), refusal.Invalid)
+	ie := wantRefusal(t, e.svc.SetTierModels(ctx, "op-3", map[string]string{"deep": "a b"}, nil), refusal.Invalid)
 	if !strings.HasPrefix(ie.Message, "The deep tier's model was not saved.") {
 		t.Fatalf("message %q", ie.Message)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // intentRow is an intents row as SQLite holds it.
@@ -177,7 +178,7 @@ func loadIntent(ctx context.Context, tx *sqlx.Tx, id int64) (Intent, error) {
 		        questions, submitted_at, stop_reason, created_at, updated_at
 		 FROM intents WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Intent{}, refuse(ENotFound, "There is no intent %d.", id)
+		return Intent{}, refuse(refusal.NotFound, "There is no intent %d.", id)
 	}
 	if err != nil {
 		return Intent{}, fmt.Errorf("intent: intent %d: %w", id, err)
@@ -189,7 +190,7 @@ func loadTask(ctx context.Context, tx *sqlx.Tx, id int64) (Task, error) {
 	var r taskRow
 	err := tx.GetContext(ctx, &r, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Task{}, refuse(ENotFound, "There is no task %d.", id)
+		return Task{}, refuse(refusal.NotFound, "There is no task %d.", id)
 	}
 	if err != nil {
 		return Task{}, fmt.Errorf("intent: task %d: %w", id, err)
@@ -243,7 +244,7 @@ func checkApp(ctx context.Context, tx *sqlx.Tx, appID string) error {
 		return fmt.Errorf("intent: application %s: %w", appID, err)
 	}
 	if n == 0 {
-		return refuse(ENotFound, "There is no application %q.", appID)
+		return refuse(refusal.NotFound, "There is no application %q.", appID)
 	}
 	return nil
 }

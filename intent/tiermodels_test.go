@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"autoapp/intent"
-	refused "autoapp/intent/refusal"
+	"autoapp/intent/refusal"
 )
 
 // knownProviders plays the providers in Settings: only ollama is there.
@@ -18,7 +17,7 @@ func (knownProviders) CheckModel(ref, what string) error {
 	if strings.HasPrefix(ref, "ollama:") || !strings.Contains(ref, ":") {
 		return nil
 	}
-	return &refused.Error{Code: refused.Invalid, Message: "There is no provider called \"" + strings.SplitN(ref, ":", 2)[0] + "\" for " + what + " " + ref + "."}
+	return &refusal.Error{Code: refusal.Invalid, Message: "There is no provider called \"" + strings.SplitN(ref, ":", 2)[0] + "\" for " + what + " " + ref + "."}
 }
 
 // TestTierModelsAreCheckedByTheWrite: the tier models' write checks each
@@ -29,7 +28,7 @@ func TestTierModelsAreCheckedByTheWrite(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	err := e.svc.SetTierModels(ctx, "op-1", map[string]string{"quick": "ollama:qwen3:4b", "deep": "vllm:big"}, knownProviders{})
-	ie := refusal(t, err, intent.EInvalid)
+	ie := wantRefusal(t, err, refusal.Invalid)
 	if want := `The deep tier's model was not saved. There is no provider called "vllm" for the deep tier vllm:big.`; ie.Message != want {
 		t.Fatalf("message %q, want %q", ie.Message, want)
 	}

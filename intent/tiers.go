@@ -75,11 +75,11 @@ func (s *Service) SetTierModels(ctx context.Context, opID string, m map[string]s
 	}
 	for tier, model := range m {
 		if !slices.Contains(plan.Tiers, tier) {
-			return refuse(EInvalid, "There is no tier %q; the tiers are %s.", tier, strings.Join(plan.Tiers, ", "))
+			return refuse(refusal.Invalid, "There is no tier %q; the tiers are %s.", tier, strings.Join(plan.Tiers, ", "))
 		}
 		model = strings.TrimSpace(model)
 		if err := checkModel(model); err != nil {
-			return refuse(EInvalid, "The %s tier's model was not saved. %s", tier, err.Error())
+			return refuse(refusal.Invalid, "The %s tier's model was not saved. %s", tier, err.Error())
 		}
 		if model != "" {
 			file[tier] = &model

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // The kinds of turn whose usage is recorded.
@@ -33,10 +35,10 @@ func (s *Service) RecordUsage(ctx context.Context, u Usage) error {
 	switch u.Kind {
 	case KindChat, KindPlanning, KindBuilder, KindAdvice, KindDistill:
 	default:
-		return refuse(EInvalid, "%q is not a kind of turn.", u.Kind)
+		return refuse(refusal.Invalid, "%q is not a kind of turn.", u.Kind)
 	}
 	if u.Input < 0 || u.Output < 0 {
-		return refuse(EInvalid, "Token counts cannot be negative.")
+		return refuse(refusal.Invalid, "Token counts cannot be negative.")
 	}
 	if u.At.IsZero() {
 		u.At = s.now()

@@ -17,10 +17,6 @@ import (
 	"autoapp/migrations"
 )
 
-// EConflict refuses a write the case's state does not allow, such as a
-// second diagnosis.
-const EConflict = refusal.Conflict
-
 // The kinds of case.
 const (
 	CaseBuild = "build" // a build stage reported a problem
@@ -176,7 +172,7 @@ func (s *Cases) Get(ctx context.Context, id int64) (Case, error) {
 	var r caseRow
 	err := s.db.Read.GetContext(ctx, &r, `SELECT `+caseColumns+` FROM cases WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Case{}, refuse(ENotFound, "There is no case %d.", id)
+		return Case{}, refuse(refusal.NotFound, "There is no case %d.", id)
 	}
 	if err != nil {
 		return Case{}, fmt.Errorf("knowledge: case %d: %w", id, err)
@@ -188,7 +184,7 @@ func (s *Cases) Get(ctx context.Context, id int64) (Case, error) {
 func (s *Cases) List(ctx context.Context, q CaseQuery) ([]Case, error) {
 	switch {
 	case q.Limit < 0:
-		return nil, refuse(EInvalid, "A limit cannot be negative.")
+		return nil, refuse(refusal.Invalid, "A limit cannot be negative.")
 	case q.Limit == 0:
 		q.Limit = DefaultCaseLimit
 	case q.Limit > MaxCaseLimit:
@@ -227,11 +223,11 @@ func (s *Cases) List(ctx context.Context, q CaseQuery) ([]Case, error) {
 // single "[cut]" line, and nothing is appended after that.
 func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) error {
 	if appID == "" {
-		return refuse(EInvalid, "An edit needs the application it was made in.")
+		return refuse(refusal.Invalid, "An edit needs the application it was made in.")
 	}
 	summary = strings.Join(strings.Fields(summary), " ")
 	if summary == "" {
-		return refuse(EInvalid, "An edit needs a summary of what changed.")
+		return refuse(refusal.Invalid, "An edit needs a summary of what changed.")
 	}
 	now := s.now()
 	line := now.UTC().Format(time.RFC3339)
@@ -290,10 +286,10 @@ func appendEdit(edits, line string) (next string, changed bool) {
 }
 
 // Diagnose writes the distiller's diagnosis of case id. A diagnosis is
-// written once: a second one is refused with EConflict.
+// written once: a second one is refused with refusal.Conflict.
 func (s *Cases) Diagnose(ctx context.Context, id int64, text string) error {
 	if strings.TrimSpace(text) == "" {
-		return refuse(EInvalid, "A diagnosis cannot be empty.")
+		return refuse(refusal.Invalid, "A diagnosis cannot be empty.")
 	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -304,11 +300,11 @@ func (s *Cases) Diagnose(ctx context.Context, id int64, text string) error {
 	err = tx.GetContext(ctx, &diagnosed, `SELECT diagnosis IS NOT NULL FROM cases WHERE id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return refuse(ENotFound, "There is no case %d.", id)
+		return refuse(refusal.NotFound, "There is no case %d.", id)
 	case err != nil:
 		return fmt.Errorf("knowledge: diagnose case %d: %w", id, err)
 	case diagnosed:
-		return refuse(EConflict, "Case %d has a diagnosis already; a diagnosis is written once.", id)
+		return refuse(refusal.Conflict, "Case %d has a diagnosis already; a diagnosis is written once.", id)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE cases SET diagnosis = ? WHERE id = ?`, text, id); err != nil {
 		return fmt.Errorf("knowledge: diagnose case %d: %w", id, err)
@@ -355,10 +351,10 @@ func (s *Cases) MarkDistill(ctx context.Context, id int64, state string, tries i
 	switch state {
 	case DistillQueued, DistillAsked, DistillDone, DistillFailed:
 	default:
-		return refuse(EInvalid, "%q is not a state of distillation.", state)
+		return refuse(refusal.Invalid, "%q is not a state of distillation.", state)
 	}
 	if tries < 0 {
-		return refuse(EInvalid, "Tries cannot be negative.")
+		return refuse(refusal.Invalid, "Tries cannot be negative.")
 	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -386,7 +382,7 @@ func (s *Cases) settleDiagnosed(ctx context.Context, id int64, tries int) error 
 	defer tx.Rollback()
 	var state sql.NullString
 	if err := tx.GetContext(ctx, &state, `SELECT distill_state FROM cases WHERE id = ?`, id); errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no case %d.", id)
+		return refuse(refusal.NotFound, "There is no case %d.", id)
 	} else if err != nil {
 		return fmt.Errorf("knowledge: settle case %d's distillation: %w", id, err)
 	}
@@ -428,14 +424,14 @@ func moveDistill(ctx context.Context, tx *sqlx.Tx, id int64, to string, tries in
 	}
 	err := tx.GetContext(ctx, &cur, `SELECT distill_state, distill_tries FROM cases WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no case %d.", id)
+		return refuse(refusal.NotFound, "There is no case %d.", id)
 	}
 	if err != nil {
 		return fmt.Errorf("knowledge: move case %d's distillation: %w", id, err)
 	}
 	from := cur.State.String
 	if !slices.Contains(distillMoves[from], to) {
-		return refuse(EConflict, "Case %d's distillation cannot move from %s to %s.", id, cmp.Or(from, "never queued"), to)
+		return refuse(refusal.Conflict, "Case %d's distillation cannot move from %s to %s.", id, cmp.Or(from, "never queued"), to)
 	}
 	if tries == keepTries {
 		tries = cur.Tries
@@ -448,7 +444,7 @@ func moveDistill(ctx context.Context, tx *sqlx.Tx, id int64, to string, tries in
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("knowledge: move case %d's distillation: %w", id, err)
 	} else if n == 0 {
-		return refuse(EConflict, "Case %d's distillation moved meanwhile: it is no longer %s.", id, cmp.Or(from, "never queued"))
+		return refuse(refusal.Conflict, "Case %d's distillation moved meanwhile: it is no longer %s.", id, cmp.Or(from, "never queued"))
 	}
 	return nil
 }

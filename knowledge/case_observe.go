@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+
+	"autoapp/intent/refusal"
 )
 
 // BuildObserved is one build as the host saw it, with what a case it opens
@@ -83,15 +85,15 @@ func CheckSignature(hash string) string { return checkPrefix + hash }
 func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []int64, err error) {
 	switch {
 	case b.AppID == "":
-		return nil, nil, refuse(EInvalid, "A build needs the application it built.")
+		return nil, nil, refuse(refusal.Invalid, "A build needs the application it built.")
 	case b.RunID == "":
-		return nil, nil, refuse(EInvalid, "A build needs the run it belongs to.")
+		return nil, nil, refuse(refusal.Invalid, "A build needs the run it belongs to.")
 	case b.OK && len(b.Problems) > 0:
-		return nil, nil, refuse(EInvalid, "A build that passed cannot report problems.")
+		return nil, nil, refuse(refusal.Invalid, "A build that passed cannot report problems.")
 	}
 	for _, p := range b.Problems {
 		if p.Signature == "" {
-			return nil, nil, refuse(EInvalid, "A build problem needs its signature.")
+			return nil, nil, refuse(refusal.Invalid, "A build problem needs its signature.")
 		}
 	}
 	// The stage "" stands for what comes before the first stage: it ran,
@@ -181,9 +183,9 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 func (s *Cases) Checks(ctx context.Context, c ChecksObserved) (opened, resolved []int64, err error) {
 	switch {
 	case c.AppID == "":
-		return nil, nil, refuse(EInvalid, "A run of the checks needs the application it checked.")
+		return nil, nil, refuse(refusal.Invalid, "A run of the checks needs the application it checked.")
 	case c.RunID == "":
-		return nil, nil, refuse(EInvalid, "A run of the checks needs the run it belongs to.")
+		return nil, nil, refuse(refusal.Invalid, "A run of the checks needs the run it belongs to.")
 	}
 	failed := map[string]bool{}
 	for _, r := range c.Results {

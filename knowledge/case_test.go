@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -94,8 +95,8 @@ func (s *caseStore) list(q knowledge.CaseQuery) []knowledge.Case {
 	return cs
 }
 
-func caseCode(err error) knowledge.Code {
-	var ke *knowledge.Error
+func caseCode(err error) refusal.Code {
+	var ke *refusal.Error
 	if errors.As(err, &ke) {
 		return ke.Code
 	}
@@ -262,7 +263,7 @@ func TestBuildRefusesAnIncompleteObservation(t *testing.T) {
 			Problems: []knowledge.BuildProblem{{Stage: "vet", Message: "a.go:1: unreachable code"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, _, err := s.cases.Build(context.Background(), b); caseCode(err) != knowledge.EInvalid {
+			if _, _, err := s.cases.Build(context.Background(), b); caseCode(err) != refusal.Invalid {
 				t.Fatalf("err = %v, want an EInvalid refusal", err)
 			}
 		})
@@ -473,7 +474,7 @@ func TestAppendEditAppendsToOpenCasesAndStopsAtTheCap(t *testing.T) {
 	if got := s.get(openCase[0]).Edits; got != last {
 		t.Fatal("a cut case was appended to")
 	}
-	if err := s.cases.AppendEdit(ctx, "blog", "r3", " \n "); caseCode(err) != knowledge.EInvalid {
+	if err := s.cases.AppendEdit(ctx, "blog", "r3", " \n "); caseCode(err) != refusal.Invalid {
 		t.Fatalf("an empty summary: err = %v, want EInvalid", err)
 	}
 }
@@ -483,20 +484,20 @@ func TestDiagnosisIsWrittenOnce(t *testing.T) {
 	ctx := context.Background()
 	opened, _ := s.build(failedBuild("blog", "r1", problem("vet", "a.go:1: unreachable code")))
 	id := opened[0]
-	if err := s.cases.Diagnose(ctx, id, ""); caseCode(err) != knowledge.EInvalid {
+	if err := s.cases.Diagnose(ctx, id, ""); caseCode(err) != refusal.Invalid {
 		t.Fatalf("an empty diagnosis: err = %v, want EInvalid", err)
 	}
 	if err := s.cases.Diagnose(ctx, id, "the handler returned early"); err != nil {
 		t.Fatal(err)
 	}
 	err := s.cases.Diagnose(ctx, id, "another story")
-	if caseCode(err) != knowledge.EConflict {
+	if caseCode(err) != refusal.Conflict {
 		t.Fatalf("a second diagnosis: err = %v, want EConflict", err)
 	}
 	if got := s.get(id).Diagnosis; got != "the handler returned early" {
 		t.Fatalf("diagnosis %q", got)
 	}
-	if err := s.cases.Diagnose(ctx, id+100, "x"); caseCode(err) != knowledge.ENotFound {
+	if err := s.cases.Diagnose(ctx, id+100, "x"); caseCode(err) != refusal.NotFound {
 		t.Fatalf("a missing case: err = %v, want ENotFound", err)
 	}
 }
@@ -527,16 +528,16 @@ func TestDistillBookkeepingStaysWritable(t *testing.T) {
 			t.Fatalf("after marking %s: %s, %d tries", state, c.DistillState, c.DistillTries)
 		}
 	}
-	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, 5); caseCode(err) != knowledge.EConflict {
+	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, 5); caseCode(err) != refusal.Conflict {
 		t.Fatalf("a failed distillation marked done: err = %v, want EConflict", err)
 	}
-	if err := s.cases.MarkDistill(ctx, first[0], "pondering", 1); caseCode(err) != knowledge.EInvalid {
+	if err := s.cases.MarkDistill(ctx, first[0], "pondering", 1); caseCode(err) != refusal.Invalid {
 		t.Fatalf("an unknown state: err = %v, want EInvalid", err)
 	}
-	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, -1); caseCode(err) != knowledge.EInvalid {
+	if err := s.cases.MarkDistill(ctx, first[0], knowledge.DistillDone, -1); caseCode(err) != refusal.Invalid {
 		t.Fatalf("negative tries: err = %v, want EInvalid", err)
 	}
-	if err := s.cases.MarkDistill(ctx, open[0]+100, knowledge.DistillDone, 1); caseCode(err) != knowledge.ENotFound {
+	if err := s.cases.MarkDistill(ctx, open[0]+100, knowledge.DistillDone, 1); caseCode(err) != refusal.NotFound {
 		t.Fatalf("a missing case: err = %v, want ENotFound", err)
 	}
 	if c := s.get(open[0]); c.DistillState != "" {
@@ -576,7 +577,7 @@ func TestListCases(t *testing.T) {
 			}
 		})
 	}
-	if _, err := s.cases.Get(context.Background(), 999); caseCode(err) != knowledge.ENotFound {
+	if _, err := s.cases.Get(context.Background(), 999); caseCode(err) != refusal.NotFound {
 		t.Fatalf("a missing case: err = %v, want ENotFound", err)
 	}
 }
@@ -623,7 +624,7 @@ func TestMarkDistillEveryPair(t *testing.T) {
 					}
 					return
 				}
-				if caseCode(err) != knowledge.EConflict || c.DistillState != from {
+				if caseCode(err) != refusal.Conflict || c.DistillState != from {
 					t.Fatalf("err = %v, state %q; want EConflict and %q", err, c.DistillState, from)
 				}
 			})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge/origin"
 )
 
@@ -99,7 +100,7 @@ func nullable(s string) sql.NullString { return sql.NullString{String: s, Valid:
 func (s *Store) Append(ctx context.Context, e Event) error {
 	e = stamped(ctx, e, s.now())
 	if !e.Level.known() {
-		return refuse(EInvalid, "An event's level is one of debug, info, warn or error, not %q.", e.Level)
+		return refuse(refusal.Invalid, "An event's level is one of debug, info, warn or error, not %q.", e.Level)
 	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -201,7 +202,7 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Event, error) {
 		least = LevelDebug
 	}
 	if !least.known() {
-		return nil, refuse(EInvalid, "A log level is one of debug, info, warn or error, not %q.", q.Level)
+		return nil, refuse(refusal.Invalid, "A log level is one of debug, info, warn or error, not %q.", q.Level)
 	}
 	// One arm per level shown, each walking (level, id) or (app_id, level,
 	// id) down from the newest id and stopping after limit rows; the arms

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
 )
@@ -66,7 +67,7 @@ func TestAppendStoresTheIdentityOfItsContext(t *testing.T) {
 func TestAppendRefusesAnUnknownLevel(t *testing.T) {
 	e := mustOpen(t)
 	err := e.store.Append(context.Background(), knowledge.Event{Level: "fatal", Message: "x"})
-	wantCode(t, err, knowledge.EInvalid)
+	wantCode(t, err, refusal.Invalid)
 }
 
 func TestAppendKeepsAttrs(t *testing.T) {
@@ -166,7 +167,7 @@ func TestLogFiltersByLevelAndApplicationNewestFirst(t *testing.T) {
 	}
 	t.Run("an unknown level is refused", func(t *testing.T) {
 		_, err := e.store.Log(ctx, knowledge.LogQuery{Level: "loud"})
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 	})
 }
 

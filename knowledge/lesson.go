@@ -14,6 +14,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -117,11 +118,11 @@ func (l Lesson) Servable() bool { return l.InService() && !l.MethodUnclear }
 func (l Lesson) Confirmable() error {
 	switch {
 	case l.MethodUnclear:
-		return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to confirm. Retire it once you have read it.", l.ID)
+		return refuse(refusal.Conflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to confirm. Retire it once you have read it.", l.ID)
 	case l.Status == LessonConfirmed && !l.NeedsReview():
-		return refuse(EConflict, "Lesson %d is confirmed already and needs no review.", l.ID)
+		return refuse(refusal.Conflict, "Lesson %d is confirmed already and needs no review.", l.ID)
 	case !canMoveLesson(l.Status, LessonConfirmed):
-		return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", l.ID, l.Status)
+		return refuse(refusal.Conflict, "Lesson %d is %s; only a provisional or confirmed lesson can be confirmed.", l.ID, l.Status)
 	}
 	return nil
 }
@@ -263,7 +264,7 @@ func getLesson(ctx context.Context, q sqlx.QueryerContext, id int64) (Lesson, er
 	var r lessonRow
 	err := sqlx.GetContext(ctx, q, &r, `SELECT `+lessonColumns+` FROM lessons WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Lesson{}, refuse(ENotFound, "There is no lesson %d.", id)
+		return Lesson{}, refuse(refusal.NotFound, "There is no lesson %d.", id)
 	}
 	if err != nil {
 		return Lesson{}, fmt.Errorf("knowledge: lesson %d: %w", id, err)
@@ -275,7 +276,7 @@ func getLesson(ctx context.Context, q sqlx.QueryerContext, id int64) (Lesson, er
 func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
 	switch {
 	case q.Limit < 0:
-		return nil, refuse(EInvalid, "A limit cannot be negative.")
+		return nil, refuse(refusal.Invalid, "A limit cannot be negative.")
 	case q.Limit == 0:
 		q.Limit = DefaultLessonLimit
 	case q.Limit > MaxLessonLimit:
@@ -290,7 +291,7 @@ func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
 		query += ` WHERE status = ?`
 		args = append(args, q.Status)
 	default:
-		return nil, refuse(EInvalid, "%q is not a status of a lesson.", q.Status)
+		return nil, refuse(refusal.Invalid, "%q is not a status of a lesson.", q.Status)
 	}
 	if q.NeedsReview {
 		query += ` AND flags <> '[]'`
@@ -314,7 +315,7 @@ func (s *Lessons) List(ctx context.Context, q LessonQuery) ([]Lesson, error) {
 // secret is refused (see CheckLessonText).
 func (s *Lessons) Add(ctx context.Context, l Lesson) (int64, error) {
 	if l.CaseID <= 0 {
-		return 0, refuse(EInvalid, "A distilled lesson needs the case it was distilled from.")
+		return 0, refuse(refusal.Invalid, "A distilled lesson needs the case it was distilled from.")
 	}
 	l.Status, l.Origin = LessonProvisional, OriginDistilled
 	return s.insert(ctx, l)
@@ -326,7 +327,7 @@ func (s *Lessons) Add(ctx context.Context, l Lesson) (int64, error) {
 func (s *Lessons) Write(ctx context.Context, text, by string, applies Applies) (int64, error) {
 	by = strings.TrimSpace(by)
 	if by == "" {
-		return 0, refuse(EInvalid, "A written lesson needs the name of the person who wrote it.")
+		return 0, refuse(refusal.Invalid, "A written lesson needs the name of the person who wrote it.")
 	}
 	files, err := workspaceFiles(applies.Files)
 	if err != nil {
@@ -372,7 +373,7 @@ func workspaceFiles(files []string) ([]string, error) {
 		}
 		if strings.HasPrefix(p, "/") || strings.Contains(p, `\`) || strings.Contains(p, ":") ||
 			slices.Contains(strings.Split(p, "/"), "..") {
-			return nil, refuse(EInvalid, "A lesson's file is a path inside the application's workspace, such as src/app.ts; %q is not.", strings.TrimSpace(f))
+			return nil, refuse(refusal.Invalid, "A lesson's file is a path inside the application's workspace, such as src/app.ts; %q is not.", strings.TrimSpace(f))
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
@@ -426,11 +427,11 @@ func insertLesson(ctx context.Context, tx *sqlx.Tx, at time.Time, l Lesson) (int
 // becomes confirmed, and a confirmed one carrying review flags is
 // confirmed again with its flags cleared. Confirming a confirmed lesson
 // that needs no review, or one retired or superseded, is refused with
-// EConflict.
+// refusal.Conflict.
 func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 	by = strings.TrimSpace(by)
 	if by == "" {
-		return refuse(EInvalid, "Confirming a lesson needs the name of the person confirming it.")
+		return refuse(refusal.Invalid, "Confirming a lesson needs the name of the person confirming it.")
 	}
 	return s.change(ctx, id, "confirm", func(tx *sqlx.Tx, l Lesson) error {
 		if err := l.Confirmable(); err != nil {
@@ -442,15 +443,15 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 
 // Retire records that by takes lesson id out of service for good. Only a
 // provisional or a confirmed lesson can be retired; anything else is
-// refused with EConflict.
+// refused with refusal.Conflict.
 func (s *Lessons) Retire(ctx context.Context, id int64, by string) error {
 	by = strings.TrimSpace(by)
 	if by == "" {
-		return refuse(EInvalid, "Retiring a lesson needs the name of the person retiring it.")
+		return refuse(refusal.Invalid, "Retiring a lesson needs the name of the person retiring it.")
 	}
 	return s.change(ctx, id, "retire", func(tx *sqlx.Tx, l Lesson) error {
 		if !canMoveLesson(l.Status, LessonRetired) {
-			return refuse(EConflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
+			return refuse(refusal.Conflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
 		}
 		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{by: by})
 	})
@@ -462,7 +463,7 @@ func (s *Lessons) Flag(ctx context.Context, id int64, flag string) error {
 	switch flag {
 	case FlagRecurring, FlagInstructionsChanged, FlagAutoappUpgraded, FlagSuperseded:
 	default:
-		return refuse(EInvalid, "%q is not a review flag.", flag)
+		return refuse(refusal.Invalid, "%q is not a review flag.", flag)
 	}
 	return s.change(ctx, id, "flag", func(tx *sqlx.Tx, l Lesson) error {
 		return flagLesson(ctx, tx, l, flag)
@@ -495,15 +496,15 @@ func (s *Lessons) Pin(ctx context.Context, id int64, pinned bool) error {
 func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64, error) {
 	by = strings.TrimSpace(by)
 	if by == "" {
-		return 0, refuse(EInvalid, "Replacing a lesson needs the name of the person replacing it.")
+		return 0, refuse(refusal.Invalid, "Replacing a lesson needs the name of the person replacing it.")
 	}
 	var newID int64
 	err := s.change(ctx, id, "replace", func(tx *sqlx.Tx, old Lesson) error {
 		switch {
 		case !canMoveLesson(old.Status, LessonSuperseded):
-			return refuse(EConflict, "Lesson %d is %s; only a provisional or confirmed lesson can be replaced.", id, old.Status)
+			return refuse(refusal.Conflict, "Lesson %d is %s; only a provisional or confirmed lesson can be replaced.", id, old.Status)
 		case old.MethodUnclear:
-			return refuse(EConflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to replace. Write a lesson, and retire this one.", id)
+			return refuse(refusal.Conflict, "Lesson %d says only that the way of working was unclear; it is never served, so there is nothing to replace. Write a lesson, and retire this one.", id)
 		}
 		var err error
 		newID, err = insertLesson(ctx, tx, s.now(), Lesson{
@@ -549,9 +550,9 @@ type lessonStamp struct {
 func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to string, stamp lessonStamp) error {
 	switch {
 	case !canMoveLesson(l.Status, to):
-		return refuse(EConflict, "A lesson cannot move from %s to %s.", l.Status, to)
+		return refuse(refusal.Conflict, "A lesson cannot move from %s to %s.", l.Status, to)
 	case l.Status == to && !l.NeedsReview():
-		return refuse(EConflict, "Lesson %d is %s already.", l.ID, to)
+		return refuse(refusal.Conflict, "Lesson %d is %s already.", l.ID, to)
 	}
 	var res sql.Result
 	var err error
@@ -573,7 +574,7 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("knowledge: move lesson %d: %w", l.ID, err)
 	} else if n == 0 {
-		return refuse(EConflict, "Lesson %d moved meanwhile: it is no longer %s.", l.ID, l.Status)
+		return refuse(refusal.Conflict, "Lesson %d moved meanwhile: it is no longer %s.", l.ID, l.Status)
 	}
 	// Every review says in the log who did what to which lesson, in the
 	// same transaction; the distiller's supersession says what replaced it.
@@ -592,7 +593,7 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 }
 
 // change reads lesson id in a write transaction, lets apply change it, and
-// commits. An *Error from apply is answered as it is.
+// commits. A *refusal.Error from apply is answered as it is.
 func (s *Lessons) change(ctx context.Context, id int64, what string, apply func(*sqlx.Tx, Lesson) error) error {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -604,7 +605,7 @@ func (s *Lessons) change(ctx context.Context, id int64, what string, apply func(
 		return err
 	}
 	if err := apply(tx, l); err != nil {
-		if _, ok := errors.AsType[*Error](err); ok {
+		if _, ok := errors.AsType[*refusal.Error](err); ok {
 			return err
 		}
 		return fmt.Errorf("knowledge: %s lesson %d: %w", what, id, err)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/refusal"
 )
 
 // The numbers of distillation (DESIGN.md, "Numbers the seeds lost").
@@ -118,7 +120,7 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 		return out, nil
 	}
 	if !c.Resolved() {
-		return out, refuse(EInvalid, "Case %d is still open; only a resolved case is distilled.", c.ID)
+		return out, refuse(refusal.Invalid, "Case %d is still open; only a resolved case is distilled.", c.ID)
 	}
 	var known []lessonRow
 	if err := s.db.Read.SelectContext(ctx, &known,
@@ -164,7 +166,7 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 	err = tx.GetContext(ctx, &diagnosed, `SELECT diagnosis IS NOT NULL FROM cases WHERE id = ?`, c.ID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return out, refuse(ENotFound, "There is no case %d.", c.ID)
+		return out, refuse(refusal.NotFound, "There is no case %d.", c.ID)
 	case err != nil:
 		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 	case diagnosed:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -320,7 +321,7 @@ func TestAWrittenLessonNamesTheFilesItAppliesTo(t *testing.T) {
 		t.Fatalf("served %+v %v", served, err)
 	}
 	for _, bad := range []string{"/home/ann/site/index.html", "../site/index.html", "site/../../x", `site\\index.html`} {
-		if _, err := s.lessons.Write(ctx, "Keep the heading in one place.", "ann", knowledge.Applies{Files: []string{bad}}); caseCode(err) != knowledge.EInvalid {
+		if _, err := s.lessons.Write(ctx, "Keep the heading in one place.", "ann", knowledge.Applies{Files: []string{bad}}); caseCode(err) != refusal.Invalid {
 			t.Errorf("a file %q was taken: %v", bad, err)
 		}
 	}

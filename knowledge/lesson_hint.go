@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"autoapp/intent/refusal"
 )
 
 // RecordHints writes one serving per hint a failed build's answer gave the
@@ -15,14 +17,14 @@ import (
 func (s *Servings) RecordHints(ctx context.Context, runID string, hints []Served) error {
 	runID = strings.TrimSpace(runID)
 	if runID == "" {
-		return refuse(EInvalid, "A serving needs the run it was given to.")
+		return refuse(refusal.Invalid, "A serving needs the run it was given to.")
 	}
 	for _, h := range hints {
 		switch {
 		case h.Lesson.ID <= 0:
-			return refuse(EInvalid, "A serving needs the lesson it served.")
+			return refuse(refusal.Invalid, "A serving needs the lesson it served.")
 		case h.Reason != ReasonHint:
-			return refuse(EInvalid, "Lesson %d was served for %q, not as a hint.", h.Lesson.ID, h.Reason)
+			return refuse(refusal.Invalid, "Lesson %d was served for %q, not as a hint.", h.Lesson.ID, h.Reason)
 		}
 	}
 	if len(hints) == 0 {

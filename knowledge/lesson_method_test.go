@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -57,9 +58,9 @@ func TestAMethodUnclearAnswerKeepsALessonThatIsNeverServed(t *testing.T) {
 	}
 
 	// Nothing to confirm or replace; it can be retired, by a person.
-	wantCode(t, s.lessons.Confirm(ctx, l.ID, "ann"), knowledge.EConflict)
+	wantCode(t, s.lessons.Confirm(ctx, l.ID, "ann"), refusal.Conflict)
 	_, err = s.lessons.Replace(ctx, l.ID, "Build before checking.", "ann")
-	wantCode(t, err, knowledge.EConflict)
+	wantCode(t, err, refusal.Conflict)
 	if err := s.lessons.Retire(ctx, l.ID, "ann"); err != nil {
 		t.Fatal(err)
 	}

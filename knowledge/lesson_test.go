@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -146,13 +147,13 @@ func TestCheckLessonTextRefusesPathsPortsAndSecrets(t *testing.T) {
 				}
 				return
 			}
-			wantCode(t, err, knowledge.EInvalid)
+			wantCode(t, err, refusal.Invalid)
 		})
 	}
 	t.Run("add refuses too", func(t *testing.T) {
 		s := openLessonStore(t)
 		_, err := s.lessons.Add(context.Background(), knowledge.Lesson{Text: "Listen on localhost:3000.", CaseID: 1})
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 		if got, _ := s.lessons.List(context.Background(), knowledge.LessonQuery{}); len(got) != 0 {
 			t.Fatalf("a refused lesson was kept: %+v", got)
 		}
@@ -177,11 +178,11 @@ func TestReplaceSupersedesInOneTransaction(t *testing.T) {
 	}
 	t.Run("a superseded lesson cannot be replaced again", func(t *testing.T) {
 		_, err := s.lessons.Replace(ctx, old, "Another seeding lesson for the items table.", "bob")
-		wantCode(t, err, knowledge.EConflict)
+		wantCode(t, err, refusal.Conflict)
 	})
 	t.Run("a refused text leaves the old lesson as it was", func(t *testing.T) {
 		_, err := s.lessons.Replace(ctx, newID, "Seed through localhost:5432 first.", "bob")
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 		if got := s.get(newID); got.Status != knowledge.LessonConfirmed || got.SupersededBy != 0 {
 			t.Fatalf("the old lesson changed: %+v", got)
 		}
@@ -192,7 +193,7 @@ func TestReplaceSupersedesInOneTransaction(t *testing.T) {
 	})
 	t.Run("a missing lesson", func(t *testing.T) {
 		_, err := s.lessons.Replace(ctx, 999, "Something about seeding the table.", "bob")
-		wantCode(t, err, knowledge.ENotFound)
+		wantCode(t, err, refusal.NotFound)
 	})
 }
 
@@ -212,7 +213,7 @@ func TestConfirmAndRetire(t *testing.T) {
 	if l.Status != knowledge.LessonConfirmed || l.ConfirmedBy != "ann" || !l.ConfirmedAt.Equal(s.at) {
 		t.Fatalf("confirmed: %+v", l)
 	}
-	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), knowledge.EConflict)
+	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), refusal.Conflict)
 
 	// A flagged confirmed lesson is confirmed again, which clears its flags.
 	if err := s.lessons.Flag(ctx, id, knowledge.FlagAutoappUpgraded); err != nil {
@@ -234,9 +235,9 @@ func TestConfirmAndRetire(t *testing.T) {
 	if l := s.get(id); l.Status != knowledge.LessonRetired || !l.RetiredAt.Equal(s.at) {
 		t.Fatalf("retired: %+v", l)
 	}
-	wantCode(t, s.lessons.Retire(ctx, id, "ann"), knowledge.EConflict)
-	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), knowledge.EConflict)
-	wantCode(t, s.lessons.Retire(ctx, 999, "ann"), knowledge.ENotFound)
+	wantCode(t, s.lessons.Retire(ctx, id, "ann"), refusal.Conflict)
+	wantCode(t, s.lessons.Confirm(ctx, id, "ann"), refusal.Conflict)
+	wantCode(t, s.lessons.Retire(ctx, 999, "ann"), refusal.NotFound)
 	if listed, _ := s.lessons.List(ctx, knowledge.LessonQuery{}); len(listed) != 0 {
 		t.Fatalf("a retired lesson is listed by default: %+v", listed)
 	}
@@ -244,7 +245,7 @@ func TestConfirmAndRetire(t *testing.T) {
 		t.Fatalf("retired lessons: %+v", listed)
 	}
 	_, err := s.lessons.List(ctx, knowledge.LessonQuery{Status: "gone"})
-	wantCode(t, err, knowledge.EInvalid)
+	wantCode(t, err, refusal.Invalid)
 }
 
 // allowedLessonMoves is the table of a lesson's moves, written out again
@@ -288,7 +289,7 @@ func TestLessonMovesEveryPair(t *testing.T) {
 				err := move(s, id, to)
 				got := s.get(id)
 				if !allowedLessonMoves[[2]string{from, to}] {
-					wantCode(t, err, knowledge.EConflict)
+					wantCode(t, err, refusal.Conflict)
 					if got.Status != from {
 						t.Fatalf("a refused move left it %s, want %s", got.Status, from)
 					}

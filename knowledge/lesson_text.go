@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"autoapp/intent/refusal"
 )
 
 // MaxLessonText is the most characters a lesson's text may have: a lesson
@@ -39,29 +41,29 @@ var (
 	longToken = regexp.MustCompile(`[A-Za-z0-9+/_-]{32,}={0,2}`)
 )
 
-// CheckLessonText refuses (EInvalid, with a sentence) a lesson text that is
+// CheckLessonText refuses (refusal.Invalid, with a sentence) a lesson text that is
 // empty or too long, or that names a path on this machine, an address
 // with a port, or anything shaped like a secret.
 func CheckLessonText(text string) error {
 	text = strings.TrimSpace(text)
 	switch {
 	case text == "":
-		return refuse(EInvalid, "A lesson cannot be empty.")
+		return refuse(refusal.Invalid, "A lesson cannot be empty.")
 	case utf8.RuneCountInString(text) > MaxLessonText:
-		return refuse(EInvalid, "A lesson is at most %d characters; this one has %d.", MaxLessonText, utf8.RuneCountInString(text))
+		return refuse(refusal.Invalid, "A lesson is at most %d characters; this one has %d.", MaxLessonText, utf8.RuneCountInString(text))
 	case machinePath.MatchString(text):
-		return refuse(EInvalid, "A lesson cannot name a path on this machine; say what to do without it.")
+		return refuse(refusal.Invalid, "A lesson cannot name a path on this machine; say what to do without it.")
 	case addressWithPort.MatchString(text):
-		return refuse(EInvalid, "A lesson cannot name an address with a port; say what to do without it.")
+		return refuse(refusal.Invalid, "A lesson cannot name an address with a port; say what to do without it.")
 	}
 	for _, re := range secretShaped {
 		if re.MatchString(text) {
-			return refuse(EInvalid, "A lesson cannot hold anything shaped like a secret.")
+			return refuse(refusal.Invalid, "A lesson cannot hold anything shaped like a secret.")
 		}
 	}
 	for _, tok := range longToken.FindAllString(text, -1) {
 		if mixedToken(tok) {
-			return refuse(EInvalid, "A lesson cannot hold anything shaped like a secret.")
+			return refuse(refusal.Invalid, "A lesson cannot hold anything shaped like a secret.")
 		}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"autoapp/intent/refusal"
 )
 
 // ServerLockFile is the lock `autoapp serve` holds for as long as it serves
@@ -18,7 +20,7 @@ const ServerLockFile = "launcher/serve.lock"
 
 // EServing refuses what cannot be done while a server serves from the data
 // folder: a second server, or a change the running one would not see.
-const EServing Code = "serving"
+const EServing refusal.Code = "serving"
 
 // AcquireServerLock takes the data folder root for this process's server:
 // an exclusive flock on <root>/launcher/serve.lock, held until release is

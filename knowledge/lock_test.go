@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -42,7 +43,7 @@ func TestServerLockIsHeldByOneAtATime(t *testing.T) {
 	// A second acquire opens the file again: flock locks belong to the open
 	// file, so it contends as another process would.
 	_, err = knowledge.AcquireServerLock(root)
-	var ke *knowledge.Error
+	var ke *refusal.Error
 	if !errors.As(err, &ke) || ke.Code != knowledge.EServing {
 		t.Fatalf("second acquire: %v, want EServing", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -71,7 +72,7 @@ func NewReplays(db *migrations.DB, now func() time.Time) *Replays {
 // is written before anything runs.
 func (r *Replays) KeepManifest(ctx context.Context, text string) (string, error) {
 	if strings.TrimSpace(text) == "" {
-		return "", refuse(EInvalid, "A replay needs its manifest.")
+		return "", refuse(refusal.Invalid, "A replay needs its manifest.")
 	}
 	tx, err := r.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
@@ -93,7 +94,7 @@ func (r *Replays) Manifest(ctx context.Context, hash string) (string, error) {
 	var text string
 	err := r.db.Read.GetContext(ctx, &text, `SELECT text FROM blobs WHERE hash = ?`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", refuse(ENotFound, "No replay's manifest is kept under %s.", hash)
+		return "", refuse(refusal.NotFound, "No replay's manifest is kept under %s.", hash)
 	}
 	if err != nil {
 		return "", fmt.Errorf("knowledge: a replay's manifest: %w", err)
@@ -129,15 +130,15 @@ const replayColumns = `id, manifest_hash, of_case_id, case_id, lesson_id, arm, n
 func (r *Replays) Record(ctx context.Context, run ReplayRun) (int64, error) {
 	switch {
 	case run.Manifest == "":
-		return 0, refuse(EInvalid, "A replay's run needs the manifest it ran under.")
+		return 0, refuse(refusal.Invalid, "A replay's run needs the manifest it ran under.")
 	case !slices.Contains([]string{ArmWith, ArmWithout, ArmRegression}, run.Arm):
-		return 0, refuse(EInvalid, "A replay's arm is with, without or regression, not %q.", run.Arm)
+		return 0, refuse(refusal.Invalid, "A replay's arm is with, without or regression, not %q.", run.Arm)
 	case run.Arm != ArmWithout && run.LessonID == 0:
-		return 0, refuse(EInvalid, "The %s arm of a replay needs the lesson it was given.", run.Arm)
+		return 0, refuse(refusal.Invalid, "The %s arm of a replay needs the lesson it was given.", run.Arm)
 	case run.CaseID <= 0 || run.OfCaseID <= 0 || run.N < 1 || run.RunID == "":
-		return 0, refuse(EInvalid, "A replay's run needs its case, its number and its run id.")
+		return 0, refuse(refusal.Invalid, "A replay's run needs its case, its number and its run id.")
 	case strings.TrimSpace(run.Judgement) == "":
-		return 0, refuse(EInvalid, "A replay's run needs the sentence it was judged with.")
+		return 0, refuse(refusal.Invalid, "A replay's run needs the sentence it was judged with.")
 	}
 	lesson := sql.NullInt64{Int64: run.LessonID, Valid: run.LessonID != 0}
 	res, err := r.db.Write.ExecContext(ctx, `INSERT INTO replays (manifest_hash, of_case_id, case_id, lesson_id, arm, n, run_id,
@@ -152,7 +153,7 @@ func (r *Replays) Record(ctx context.Context, run ReplayRun) (int64, error) {
 	if n, err := res.RowsAffected(); err != nil {
 		return 0, fmt.Errorf("knowledge: record a replay's run: %w", err)
 	} else if n == 0 {
-		return 0, refuse(ENotFound, "No replay's manifest is kept under %s.", run.Manifest)
+		return 0, refuse(refusal.NotFound, "No replay's manifest is kept under %s.", run.Manifest)
 	}
 	return res.LastInsertId()
 }

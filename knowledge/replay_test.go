@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -44,9 +45,9 @@ func TestAReplaysRunsAreKeptUnderItsManifest(t *testing.T) {
 
 	t.Run("a run names a kept manifest", func(t *testing.T) {
 		_, err := replays.Record(ctx, aRun("0000", knowledge.ArmWith, 2, true))
-		wantCode(t, err, knowledge.ENotFound)
+		wantCode(t, err, refusal.NotFound)
 		_, err = replays.Record(ctx, knowledge.ReplayRun{Manifest: hash, OfCaseID: 7, CaseID: 7, Arm: knowledge.ArmWith, N: 2, RunID: "r", Judgement: "x"})
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 	})
 
 	t.Run("runs are never changed or deleted", func(t *testing.T) {

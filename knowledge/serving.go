@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -138,7 +139,7 @@ func NewServings(db *migrations.DB, now func() time.Time) *Servings {
 func (s *Servings) Record(ctx context.Context, runID string, contextID int64, included, cut []Served) error {
 	runID = strings.TrimSpace(runID)
 	if runID == "" {
-		return refuse(EInvalid, "A serving needs the run it was given to.")
+		return refuse(refusal.Invalid, "A serving needs the run it was given to.")
 	}
 	type row struct {
 		lessonID     int64
@@ -150,9 +151,9 @@ func (s *Servings) Record(ctx context.Context, runID string, contextID int64, in
 		reason, file, _ := strings.Cut(sv.Reason, ":")
 		switch {
 		case sv.Lesson.ID <= 0:
-			return refuse(EInvalid, "A serving needs the lesson it served.")
+			return refuse(refusal.Invalid, "A serving needs the lesson it served.")
 		case !slices.Contains([]string{ReasonPinned, ReasonRelated, ReasonWords, ReasonHint}, reason):
-			return refuse(EInvalid, "%q is not a reason a lesson is served for.", sv.Reason)
+			return refuse(refusal.Invalid, "%q is not a reason a lesson is served for.", sv.Reason)
 		}
 		rows = append(rows, row{sv.Lesson.ID, reason, file, n < len(included)})
 	}
@@ -196,11 +197,11 @@ func (s *Servings) Record(ctx context.Context, runID string, contextID int64, in
 func (s *Servings) Close(ctx context.Context, appID, runID string, o Observation) error {
 	switch {
 	case strings.TrimSpace(appID) == "":
-		return refuse(EInvalid, "An observation needs the application it was made of.")
+		return refuse(refusal.Invalid, "An observation needs the application it was made of.")
 	case strings.TrimSpace(runID) == "":
-		return refuse(EInvalid, "An observation needs the run it belongs to.")
+		return refuse(refusal.Invalid, "An observation needs the run it belongs to.")
 	case o.Kind != CaseBuild && o.Kind != CaseCheck:
-		return refuse(EInvalid, "An observation is of a build or of the checks, not %q.", o.Kind)
+		return refuse(refusal.Invalid, "An observation is of a build or of the checks, not %q.", o.Kind)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -218,7 +219,7 @@ func TestServingsRecordRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := sv.Record(ctx, tc.run, 0, tc.served, nil)
-			if e, ok := errors.AsType[*knowledge.Error](err); !ok || e.Code != knowledge.EInvalid {
+			if e, ok := errors.AsType[*refusal.Error](err); !ok || e.Code != refusal.Invalid {
 				t.Fatalf("Record: %v", err)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 	"autoapp/knowledge"
 )
@@ -54,10 +55,10 @@ func count(tb testing.TB, s *knowledge.Store, query string, args ...any) int {
 	return n
 }
 
-func wantCode(tb testing.TB, err error, code knowledge.Code) {
+func wantCode(tb testing.TB, err error, code refusal.Code) {
 	tb.Helper()
-	var ke *knowledge.Error
+	var ke *refusal.Error
 	if !errors.As(err, &ke) || ke.Code != code {
-		tb.Fatalf("err = %v, want a knowledge.Error with code %s", err, code)
+		tb.Fatalf("err = %v, want a refusal.Error with code %s", err, code)
 	}
 }

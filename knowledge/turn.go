@@ -14,6 +14,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge/origin"
 )
 
@@ -120,7 +121,7 @@ func (s *Store) Blob(ctx context.Context, hash string) (string, error) {
 	var text string
 	err := s.db.Read.GetContext(ctx, &text, `SELECT text FROM blobs WHERE hash = ?`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", refuse(ENotFound, "No text is kept under %s.", hash)
+		return "", refuse(refusal.NotFound, "No text is kept under %s.", hash)
 	}
 	if err != nil {
 		return "", fmt.Errorf("knowledge: reading blob %s: %w", hash, err)
@@ -139,7 +140,7 @@ func (s *Store) Blob(ctx context.Context, hash string) (string, error) {
 // and answers the row already written.
 func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 	if !t.Kind.known() {
-		return 0, refuse(EInvalid, "A turn's kind is one of chat, planning, builder, advice or distill, not %q.", t.Kind)
+		return 0, refuse(refusal.Invalid, "A turn's kind is one of chat, planning, builder, advice or distill, not %q.", t.Kind)
 	}
 	now := s.now()
 	if t.At.IsZero() {
@@ -157,7 +158,7 @@ func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 	docs := make([]DocumentRef, 0, len(t.Documents))
 	for i, d := range t.Documents {
 		if d.Ref == "" {
-			return 0, refuse(EInvalid, "Document %d of the turn has no ref.", i+1)
+			return 0, refuse(refusal.Invalid, "Document %d of the turn has no ref.", i+1)
 		}
 		hash, err := putBlob(ctx, tx, d.Text, now)
 		if err != nil {
@@ -292,7 +293,7 @@ func (s *Store) Turn(ctx context.Context, id int64) (TurnRow, []DocumentText, er
 	var r contextRow
 	err = tx.GetContext(ctx, &r, `SELECT `+contextColumns+` FROM contexts WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return TurnRow{}, nil, refuse(ENotFound, "There is no turn %d.", id)
+		return TurnRow{}, nil, refuse(refusal.NotFound, "There is no turn %d.", id)
 	}
 	if err != nil {
 		return TurnRow{}, nil, fmt.Errorf("knowledge: reading turn %d: %w", id, err)

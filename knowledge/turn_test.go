@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -89,11 +90,11 @@ func TestRecordTurnKeepsEachTextOnceAndGivesItBackAsDelivered(t *testing.T) {
 	})
 	t.Run("an unknown turn", func(t *testing.T) {
 		_, _, err := e.store.Turn(ctx, 999)
-		wantCode(t, err, knowledge.ENotFound)
+		wantCode(t, err, refusal.NotFound)
 	})
 	t.Run("an unknown kind is refused and writes nothing", func(t *testing.T) {
 		_, err := e.store.RecordTurn(ctx, knowledge.Turn{Kind: "dream", Instructions: "new text"})
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 		if n := count(t, e.store, `SELECT count(*) FROM blobs`); n != 4 {
 			t.Errorf("%d blobs after a refusal, want 4", n)
 		}
@@ -101,7 +102,7 @@ func TestRecordTurnKeepsEachTextOnceAndGivesItBackAsDelivered(t *testing.T) {
 	t.Run("a document without a ref is refused and writes nothing", func(t *testing.T) {
 		_, err := e.store.RecordTurn(ctx, knowledge.Turn{Kind: knowledge.TurnChat, Instructions: "other",
 			Documents: []knowledge.DeliveredDoc{{Text: "anonymous"}}})
-		wantCode(t, err, knowledge.EInvalid)
+		wantCode(t, err, refusal.Invalid)
 		if n := count(t, e.store, `SELECT count(*) FROM blobs`); n != 4 {
 			t.Errorf("%d blobs after a refusal, want 4", n)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge/origin"
 )
 
@@ -148,7 +149,7 @@ func (s *Store) Work(ctx context.Context, runIDs []string, each int) (map[string
 	}
 	runs := slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(runIDs), func(id string) bool { return id == "" }))))
 	if len(runs) > MaxWorkRuns {
-		return nil, refuse(EInvalid, "Work is read for at most %d runs at once, not %d.", MaxWorkRuns, len(runs))
+		return nil, refuse(refusal.Invalid, "Work is read for at most %d runs at once, not %d.", MaxWorkRuns, len(runs))
 	}
 	out := map[string]RunWork{}
 	if len(runs) == 0 {

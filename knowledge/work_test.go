@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -148,5 +149,5 @@ func TestWorkRefusesTooManyRuns(t *testing.T) {
 		runs[i] = fmt.Sprint("run-", i)
 	}
 	_, err := e.store.Work(context.Background(), runs, 0)
-	wantCode(t, err, knowledge.EInvalid)
+	wantCode(t, err, refusal.Invalid)
 }

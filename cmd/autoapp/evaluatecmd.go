@@ -13,7 +13,7 @@ import (
 
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor/replay"
-	"autoapp/knowledge"
+	"autoapp/intent/refusal"
 )
 
 // evaluateCmd runs `knowledge evaluate`: every task under every condition,
@@ -61,7 +61,7 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 // failure; with some, 0, for what finished to be printed.
 func evaluationFailed(err error, someRan bool, stderr io.Writer) int {
 	code := 1
-	if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+	if ke, ok := errors.AsType[*refusal.Error](err); ok {
 		fmt.Fprintf(stderr, "autoapp knowledge evaluate: %s\n", ke.Message)
 		code = 2
 	} else {

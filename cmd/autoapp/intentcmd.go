@@ -14,6 +14,7 @@ import (
 
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // intentJSON is an intent as `autoapp intent list|show --json` prints it.
@@ -203,7 +204,7 @@ func intentShow(ctx context.Context, st *launcher.Launcher, o intentOptions, std
 		return 2
 	}
 	d, err := st.Backlog.Get(ctx, id)
-	var ie *intent.Error
+	var ie *refusal.Error
 	if errors.As(err, &ie) {
 		fmt.Fprintf(stderr, "autoapp intent show: %s\n", ie.Message)
 		return 2

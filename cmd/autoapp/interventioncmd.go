@@ -83,23 +83,23 @@ func (c *interventionCall) parse(args []string) (o interventionOptions, code int
 		// The flag package said why on stderr; with --json, stdout says it too.
 		if wantsJSON(args) {
 			var e interventionError
-			e.Error.Code, e.Error.Message = string(intent.EInvalid), "The flags could not be read: "+err.Error()+"."
+			e.Error.Code, e.Error.Message = string(refusal.Invalid), "The flags could not be read: "+err.Error()+"."
 			printJSON(c.stdout, c.stderr, e)
 		}
 		return o, 2, false
 	}
 	if fs.NArg() > 0 {
-		return o, c.fail(intent.EInvalid, "Unexpected argument %q; every value goes with its flag.", fs.Arg(0)), false
+		return o, c.fail(refusal.Invalid, "Unexpected argument %q; every value goes with its flag.", fs.Arg(0)), false
 	}
 	if o.intentID <= 0 {
-		return o, c.fail(intent.EInvalid, "Name the intent with --intent N, as `autoapp intent list` prints it."), false
+		return o, c.fail(refusal.Invalid, "Name the intent with --intent N, as `autoapp intent list` prints it."), false
 	}
 	return o, 0, true
 }
 
 // fail reports a refusal, as JSON on stdout with --json, and returns its
 // exit code, 2.
-func (c *interventionCall) fail(code intent.Code, format string, a ...any) int {
+func (c *interventionCall) fail(code refusal.Code, format string, a ...any) int {
 	msg := fmt.Sprintf(format, a...)
 	if c.asJSON {
 		var e interventionError
@@ -113,7 +113,7 @@ func (c *interventionCall) fail(code intent.Code, format string, a ...any) int {
 
 // refused is fail for an error of the inbox.
 func (c *interventionCall) refused(err error) int {
-	var ie *intent.Error
+	var ie *refusal.Error
 	if errors.As(err, &ie) {
 		return c.fail(ie.Code, "%s", ie.Message)
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"autoapp/cmd/autoapp/launcher"
+	"autoapp/executor/replay"
+	"autoapp/intent/refusal"
+	"autoapp/knowledge"
 	"cmp"
 	"context"
 	"errors"
@@ -14,9 +17,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"autoapp/executor/replay"
-	"autoapp/knowledge"
 )
 
 const knowledgeUsage = `Usage:
@@ -291,7 +291,7 @@ func (k *knowledgeCall) fail(code int, format string, a ...any) int {
 // refused is fail for an error of the store: a refusal (2) in its own
 // sentence, anything else a failure (1).
 func (k *knowledgeCall) refused(err error) int {
-	if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+	if ke, ok := errors.AsType[*refusal.Error](err); ok {
 		return k.fail(2, "%s", ke.Message)
 	}
 	return k.fail(1, "%v", err)

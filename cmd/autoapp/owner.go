@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"autoapp/intent/owner"
+	"autoapp/intent/refusal"
 )
 
 // ownerSet creates the owner, or replaces the owner's password (and name,
@@ -59,11 +60,11 @@ func ownerSet(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // terminal. A non-zero code ends owner set.
 func ownerName(ctx context.Context, svc *owner.Service, in *prompter, stderr io.Writer) (string, int) {
 	o, err := svc.Get(ctx)
-	var oe *owner.Error
+	var oe *refusal.Error
 	switch {
 	case err == nil:
 		return o.Name, 0
-	case !errors.As(err, &oe) || oe.Code != owner.ENotFound:
+	case !errors.As(err, &oe) || oe.Code != refusal.NotFound:
 		fmt.Fprintf(stderr, "autoapp owner set: %v\n", err)
 		return "", 1
 	}
@@ -95,7 +96,7 @@ func setPassword(ctx context.Context, svc *owner.Service, in *prompter, name str
 // ownerRefused says why the password was not set and returns the exit
 // code: 2 for a refusal or a password not given, 1 for a failure.
 func ownerRefused(err error, stderr io.Writer) int {
-	var oe *owner.Error
+	var oe *refusal.Error
 	if errors.As(err, &oe) {
 		fmt.Fprintf(stderr, "autoapp owner set: %s\n", oe.Message)
 		return 2

@@ -13,6 +13,7 @@ import (
 
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor/replay"
+	"autoapp/intent/refusal"
 	"autoapp/knowledge"
 )
 
@@ -26,7 +27,7 @@ func replayCmd(ctx context.Context, st *launcher.Launcher, caseID int64, o repla
 	res, err := st.Replays.Replay(ctx, caseID, o, progress)
 	stopped := errors.Is(err, replay.ErrStopped)
 	if err != nil && !stopped {
-		if ke, ok := errors.AsType[*knowledge.Error](err); ok {
+		if ke, ok := errors.AsType[*refusal.Error](err); ok {
 			fmt.Fprintf(stderr, "autoapp knowledge replay: %s\n", ke.Message)
 			if res.ManifestHash == "" {
 				return 2

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -52,7 +53,7 @@ type Example struct {
 	Hash string `json:"hash,omitempty"`
 	// Problems are what is wrong with the file; an example with problems
 	// is never run and always fails.
-	Problems workspace.Problems `json:"problems,omitempty"`
+	Problems refusal.Problems `json:"problems,omitempty"`
 }
 
 // Step is one request and what its answer must show.
@@ -101,7 +102,7 @@ func ValidID(id string) bool {
 // Parse reads and validates one example file; id is its file name without
 // ".json". Every problem is named by its field (steps[1].path). The
 // problems are also kept on the example, so Run reports it as failed.
-func Parse(id string, b []byte) (Example, workspace.Problems) {
+func Parse(id string, b []byte) (Example, refusal.Problems) {
 	ex := Example{ID: id}
 	var p parser
 	if !ValidID(id) {
@@ -186,7 +187,7 @@ func Load(fsys fs.FS, folder string) ([]Example, error) {
 }
 
 func failed(id, field, format string, args ...any) Example {
-	return Example{ID: id, Problems: workspace.Problems{{Field: field, Message: fmt.Sprintf(format, args...)}}}
+	return Example{ID: id, Problems: refusal.Problems{{Field: field, Message: fmt.Sprintf(format, args...)}}}
 }
 
 // readCapped reads at most one byte more than MaxFileSize, enough for Parse
@@ -226,10 +227,10 @@ func position(b []byte, offset int64) (line, col int) {
 }
 
 // parser decodes an example field by field so each problem can be named.
-type parser struct{ ps workspace.Problems }
+type parser struct{ ps refusal.Problems }
 
 func (p *parser) add(field, format string, args ...any) {
-	p.ps = append(p.ps, workspace.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	p.ps = append(p.ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // object decodes raw as an object whose keys are among known; unknown keys

@@ -11,6 +11,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 )
 
@@ -110,7 +111,7 @@ func editTool() ai.Tool {
 				return nil, err
 			}
 			if in.Find == "missing" {
-				return nil, ai.Refuse(ai.Problem{Field: "find", Message: "matches nothing in " + in.Path})
+				return nil, ai.Refuse(refusal.Problem{Field: "find", Message: "matches nothing in " + in.Path})
 			}
 			return map[string]any{"path": in.Path, "changed": 1}, nil
 		},
@@ -142,12 +143,12 @@ func askTool() ai.Tool {
 
 // answer decodes what the model read back from a tool call.
 type answer struct {
-	OK       bool            `json:"ok"`
-	Result   json.RawMessage `json:"result"`
-	Problems []ai.Problem    `json:"problems"`
-	Error    string          `json:"error"`
-	Hint     string          `json:"hint"`
-	Example  json.RawMessage `json:"example"`
+	OK       bool              `json:"ok"`
+	Result   json.RawMessage   `json:"result"`
+	Problems []refusal.Problem `json:"problems"`
+	Error    string            `json:"error"`
+	Hint     string            `json:"hint"`
+	Example  json.RawMessage   `json:"example"`
 }
 
 func decodeAnswer(t *testing.T, raw string) answer {

@@ -96,12 +96,12 @@ func (f *LimitsFile) Limits() Limits {
 // them to a temporary file renamed over limits.json.
 func (f *LimitsFile) Save(idle, turn string) error {
 	var in limitsJSON
-	var ps []Problem
+	var ps []refusal.Problem
 	read := func(field, text string) float64 {
 		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		switch {
 		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-			ps = append(ps, Problem{Field: field, Message: fmt.Sprintf("%q is not a number of minutes", text)})
+			ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf("%q is not a number of minutes", text)})
 		case v < minLimitMinutes || v > maxLimitMinutes:
 			ps = append(ps, boundProblem(field, v))
 		}
@@ -124,8 +124,8 @@ func (f *LimitsFile) Save(idle, turn string) error {
 	return nil
 }
 
-func checkLimits(in limitsJSON) []Problem {
-	var ps []Problem
+func checkLimits(in limitsJSON) []refusal.Problem {
+	var ps []refusal.Problem
 	bound := func(field string, v float64) {
 		if v < minLimitMinutes || v > maxLimitMinutes {
 			ps = append(ps, boundProblem(field, v))
@@ -134,13 +134,13 @@ func checkLimits(in limitsJSON) []Problem {
 	bound("idleMinutes", in.IdleMinutes)
 	bound("turnMinutes", in.TurnMinutes)
 	if len(ps) == 0 && in.IdleMinutes > in.TurnMinutes {
-		ps = append(ps, Problem{Field: "idleMinutes", Message: fmt.Sprintf("%g minutes without a tool call is longer than the turn (%g minutes)", in.IdleMinutes, in.TurnMinutes)})
+		ps = append(ps, refusal.Problem{Field: "idleMinutes", Message: fmt.Sprintf("%g minutes without a tool call is longer than the turn (%g minutes)", in.IdleMinutes, in.TurnMinutes)})
 	}
 	return ps
 }
 
-func boundProblem(field string, v float64) Problem {
-	return Problem{Field: field, Message: fmt.Sprintf("%g minutes is not between %g and %d", v, minLimitMinutes, maxLimitMinutes)}
+func boundProblem(field string, v float64) refusal.Problem {
+	return refusal.Problem{Field: field, Message: fmt.Sprintf("%g minutes is not between %g and %d", v, minLimitMinutes, maxLimitMinutes)}
 }
 
 func minutes(m float64) time.Duration {

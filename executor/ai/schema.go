@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"autoapp/intent/refusal"
 )
 
 // The tools' schemas use a small part of JSON Schema, and a refusal has to
@@ -168,15 +170,15 @@ func where(at string) string {
 // validate checks a tool's input, given as JSON text, and names every
 // problem by its field. Empty input reads as {}, as some models send it for
 // a tool without fields.
-func (s *schema) validate(input []byte) []Problem {
+func (s *schema) validate(input []byte) []refusal.Problem {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = []byte("{}")
 	}
 	var v any
 	if err := decodeNumbers(input, &v); err != nil {
-		return []Problem{{Message: "the input is not valid JSON: " + err.Error()}}
+		return []refusal.Problem{{Message: "the input is not valid JSON: " + err.Error()}}
 	}
-	var ps []Problem
+	var ps []refusal.Problem
 	s.check(v, "", &ps)
 	return ps
 }
@@ -205,9 +207,9 @@ var typeNames = map[string]string{
 	"null":    "null",
 }
 
-func (s *schema) check(v any, field string, ps *[]Problem) {
+func (s *schema) check(v any, field string, ps *[]refusal.Problem) {
 	add := func(format string, args ...any) {
-		*ps = append(*ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+		*ps = append(*ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if len(s.types) > 0 && !slices.ContainsFunc(s.types, func(t string) bool { return isType(v, t) }) {
 		if field == "" && slices.Equal(s.types, []string{"object"}) {
@@ -232,7 +234,7 @@ func (s *schema) check(v any, field string, ps *[]Problem) {
 				if p := s.properties[name]; p != nil && len(p.types) > 0 {
 					msg += " (" + p.expected() + ")"
 				}
-				*ps = append(*ps, Problem{Field: join(field, name), Message: msg})
+				*ps = append(*ps, refusal.Problem{Field: join(field, name), Message: msg})
 			}
 		}
 		names := make([]string, 0, len(v))
@@ -247,7 +249,7 @@ func (s *schema) check(v any, field string, ps *[]Problem) {
 			case s.additional != nil:
 				s.additional.check(v[name], join(field, name), ps)
 			case s.closed:
-				*ps = append(*ps, Problem{Field: join(field, name), Message: "is not a field here; the fields are " + s.fieldList()})
+				*ps = append(*ps, refusal.Problem{Field: join(field, name), Message: "is not a field here; the fields are " + s.fieldList()})
 			}
 		}
 	case []any:

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"autoapp/intent/refusal"
 )
 
 const hunkSchema = `{
@@ -36,32 +38,32 @@ func TestTheSchemaNamesEachFieldItRefuses(t *testing.T) {
 	cases := []struct {
 		name  string
 		input string
-		want  []Problem
+		want  []refusal.Problem
 	}{
 		{"valid", `{"path":"a.go","mode":"append","count":2,"ratio":0.5,"dry":true,"hunks":[{"find":"a","replace":"b"}]}`, nil},
 		{"an integer written with a point", `{"path":"a.go","count":2.0}`, nil},
-		{"missing required", `{}`, []Problem{{Field: "path", Message: "is required (a string)"}}},
-		{"empty input reads as an empty object", ``, []Problem{{Field: "path", Message: "is required (a string)"}}},
-		{"not JSON", `{"path":`, []Problem{{Field: "", Message: "the input is not valid JSON: unexpected EOF"}}},
-		{"not an object", `["a.go"]`, []Problem{{Field: "", Message: "the input must be a JSON object, not an array"}}},
-		{"wrong type", `{"path":7}`, []Problem{{Field: "path", Message: "expected a string, not a number"}}},
-		{"empty string", `{"path":""}`, []Problem{{Field: "path", Message: "must not be empty"}}},
-		{"too long", `{"path":"abcdefghijk"}`, []Problem{{Field: "path", Message: "must be at most 10 characters, not 11"}}},
-		{"not in the enum", `{"path":"a","mode":"insert"}`, []Problem{{Field: "mode", Message: `must be one of "append", "replace"`}}},
-		{"not an integer", `{"path":"a","count":1.5}`, []Problem{{Field: "count", Message: "expected an integer, not a number"}}},
-		{"below the minimum", `{"path":"a","count":0}`, []Problem{{Field: "count", Message: "must be at least 1"}}},
-		{"above the maximum", `{"path":"a","count":4}`, []Problem{{Field: "count", Message: "must be at most 3"}}},
-		{"a boolean as a string", `{"path":"a","dry":"yes"}`, []Problem{{Field: "dry", Message: "expected true or false, not a string"}}},
-		{"too few items", `{"path":"a","hunks":[]}`, []Problem{{Field: "hunks", Message: "give at least 1 item"}}},
+		{"missing required", `{}`, []refusal.Problem{{Field: "path", Message: "is required (a string)"}}},
+		{"empty input reads as an empty object", ``, []refusal.Problem{{Field: "path", Message: "is required (a string)"}}},
+		{"not JSON", `{"path":`, []refusal.Problem{{Field: "", Message: "the input is not valid JSON: unexpected EOF"}}},
+		{"not an object", `["a.go"]`, []refusal.Problem{{Field: "", Message: "the input must be a JSON object, not an array"}}},
+		{"wrong type", `{"path":7}`, []refusal.Problem{{Field: "path", Message: "expected a string, not a number"}}},
+		{"empty string", `{"path":""}`, []refusal.Problem{{Field: "path", Message: "must not be empty"}}},
+		{"too long", `{"path":"abcdefghijk"}`, []refusal.Problem{{Field: "path", Message: "must be at most 10 characters, not 11"}}},
+		{"not in the enum", `{"path":"a","mode":"insert"}`, []refusal.Problem{{Field: "mode", Message: `must be one of "append", "replace"`}}},
+		{"not an integer", `{"path":"a","count":1.5}`, []refusal.Problem{{Field: "count", Message: "expected an integer, not a number"}}},
+		{"below the minimum", `{"path":"a","count":0}`, []refusal.Problem{{Field: "count", Message: "must be at least 1"}}},
+		{"above the maximum", `{"path":"a","count":4}`, []refusal.Problem{{Field: "count", Message: "must be at most 3"}}},
+		{"a boolean as a string", `{"path":"a","dry":"yes"}`, []refusal.Problem{{Field: "dry", Message: "expected true or false, not a string"}}},
+		{"too few items", `{"path":"a","hunks":[]}`, []refusal.Problem{{Field: "hunks", Message: "give at least 1 item"}}},
 		{"too many items", `{"path":"a","hunks":[{"find":"a","replace":"b"},{"find":"a","replace":"b"},{"find":"a","replace":"b"}]}`,
-			[]Problem{{Field: "hunks", Message: "give at most 2 items, not 3"}}},
-		{"nested fields", `{"path":"a","hunks":[{"find":1,"with":"b"}]}`, []Problem{
+			[]refusal.Problem{{Field: "hunks", Message: "give at most 2 items, not 3"}}},
+		{"nested fields", `{"path":"a","hunks":[{"find":1,"with":"b"}]}`, []refusal.Problem{
 			{Field: "hunks[0].replace", Message: "is required (a string)"},
 			{Field: "hunks[0].find", Message: "expected a string, not a number"},
 			{Field: "hunks[0].with", Message: "is not a field here; the fields are find, replace"},
 		}},
-		{"an unknown field", `{"path":"a","paht":"b"}`, []Problem{{Field: "paht", Message: "is not a field here; the fields are count, dry, hunks, mode, path, ratio"}}},
-		{"something after the object", `{"path":"a"} {}`, []Problem{{Field: "", Message: "the input is not valid JSON: something follows the JSON value"}}},
+		{"an unknown field", `{"path":"a","paht":"b"}`, []refusal.Problem{{Field: "paht", Message: "is not a field here; the fields are count, dry, hunks, mode, path, ratio"}}},
+		{"something after the object", `{"path":"a"} {}`, []refusal.Problem{{Field: "", Message: "the input is not valid JSON: something follows the JSON value"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -64,10 +64,6 @@ func CheckExample(t Tool) error {
 	return nil
 }
 
-// Problem is one thing wrong with an input, named by its field
-// (hunks[0].find); an empty field is the input as a whole.
-type Problem = refusal.Problem
-
 // Refusal is a tool's refusal of an input, with each problem named. A
 // handler returns it (see Refuse) for what the schema cannot say.
 type Refusal struct {
@@ -77,7 +73,7 @@ type Refusal struct {
 func (r *Refusal) Error() string { return r.Problems.Error() }
 
 // Refuse is the error a handler returns to refuse its input.
-func Refuse(problems ...Problem) error {
+func Refuse(problems ...refusal.Problem) error {
 	return &Refusal{Problems: problems}
 }
 
@@ -157,12 +153,12 @@ func HoldIdle(ctx context.Context) (release func()) {
 
 // toolAnswer is what the model reads back from a tool call.
 type toolAnswer struct {
-	OK       bool            `json:"ok"`
-	Result   json.RawMessage `json:"result,omitempty"`
-	Problems []Problem       `json:"problems,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Hint     string          `json:"hint,omitempty"`
-	Example  json.RawMessage `json:"example,omitempty"`
+	OK       bool              `json:"ok"`
+	Result   json.RawMessage   `json:"result,omitempty"`
+	Problems []refusal.Problem `json:"problems,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Hint     string            `json:"hint,omitempty"`
+	Example  json.RawMessage   `json:"example,omitempty"`
 }
 
 // ExampleHint introduces a tool's example input after a repeated refusal.

@@ -185,9 +185,9 @@ type Call struct {
 	Result json.RawMessage `json:"result"`
 	OK     bool            `json:"ok"`
 	// Problems are why the call was refused, when it was.
-	Problems []Problem     `json:"problems,omitempty"`
-	Started  time.Time     `json:"started"`
-	Took     time.Duration `json:"took"`
+	Problems []refusal.Problem `json:"problems,omitempty"`
+	Started  time.Time         `json:"started"`
+	Took     time.Duration     `json:"took"`
 }
 
 // Usage is the tokens a turn's completed steps used. Partial says the
@@ -509,7 +509,7 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 	switch {
 	case tool == nil:
 		kind = refusedInput
-		answer.Problems = []Problem{{Field: "", Message: fmt.Sprintf("there is no tool %q; the tools are %s", wireName, r.toolList())}}
+		answer.Problems = []refusal.Problem{{Field: "", Message: fmt.Sprintf("there is no tool %q; the tools are %s", wireName, r.toolList())}}
 	case tool.broken != nil:
 		c.Name = tool.Name
 		answer.Error = "this tool cannot be used in this turn"

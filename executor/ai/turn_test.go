@@ -11,6 +11,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
+	"autoapp/intent/refusal"
 )
 
 func TestTheExamplesOfTheTestToolsHoldToTheirSchemas(t *testing.T) {
@@ -308,7 +309,7 @@ func TestTheSecondIdenticalRefusalShowsAValidInput(t *testing.T) {
 	}
 
 	first := decodeAnswer(t, answers[0].Content)
-	wantProblems := []ai.Problem{
+	wantProblems := []refusal.Problem{
 		{Field: "path", Message: "is required (a string)"},
 		{Field: "file", Message: "is not a field here; the fields are path"},
 	}
@@ -328,12 +329,12 @@ func TestTheSecondIdenticalRefusalShowsAValidInput(t *testing.T) {
 	}
 
 	other := decodeAnswer(t, answers[3].Content)
-	if other.Hint != "" || len(other.Problems) != 1 || other.Problems[0] != (ai.Problem{Field: "path", Message: "must not be empty"}) {
+	if other.Hint != "" || len(other.Problems) != 1 || other.Problems[0] != (refusal.Problem{Field: "path", Message: "must not be empty"}) {
 		t.Errorf("a first refusal of another kind: %s", answers[3].Content)
 	}
 
 	handler := decodeAnswer(t, answers[1].Content)
-	if handler.OK || handler.Hint != "" || handler.Problems[0] != (ai.Problem{Field: "find", Message: "matches nothing in a.go"}) {
+	if handler.OK || handler.Hint != "" || handler.Problems[0] != (refusal.Problem{Field: "find", Message: "matches nothing in a.go"}) {
 		t.Errorf("the handler's first refusal: %s", answers[1].Content)
 	}
 	again := decodeAnswer(t, answers[4].Content)

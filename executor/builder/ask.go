@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"autoapp/executor/ai"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -24,14 +25,14 @@ func (s *Session) intentAsk() ai.Tool {
 		Handler: handler(s, "intent.ask", func(ctx context.Context, _ workspace.CommitMeta, in input) (any, error) {
 			q := strings.TrimSpace(in.Question)
 			if q == "" {
-				return nil, ai.Refuse(ai.Problem{Field: "question", Message: "give the question for the person"})
+				return nil, ai.Refuse(refusal.Problem{Field: "question", Message: "give the question for the person"})
 			}
 			refused, err := s.cfg.Ask(ctx, q)
 			if err != nil {
 				return nil, err
 			}
 			if refused != "" {
-				return nil, ai.Refuse(ai.Problem{Field: "question", Message: refused})
+				return nil, ai.Refuse(refusal.Problem{Field: "question", Message: refused})
 			}
 			s.st.question = q
 			return ai.Question{Text: q}, nil

@@ -37,6 +37,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
@@ -231,14 +232,14 @@ func decode(input json.RawMessage, v any) error {
 		input = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(input, v); err != nil {
-		return ai.Refuse(ai.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
+		return ai.Refuse(refusal.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
 	}
 	return nil
 }
 
 // refusal answers err as a refusal when it carries the workspace's named
 // problems, and as itself otherwise.
-func refusal(err error) error {
+func asRefusal(err error) error {
 	if ps, ok := workspace.AsProblems(err); ok {
 		return ai.Refuse(ps...)
 	}

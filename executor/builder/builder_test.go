@@ -17,6 +17,7 @@ import (
 	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 
 	"golang.org/x/sys/unix"
 )
@@ -369,7 +370,7 @@ func TestTheRecordSaysWhatTheTurnDid(t *testing.T) {
 	refused(t, s, "candidate.cycle", `{"path": "site/index.html"}`)
 	refused(t, s, "source.read", `{"path": "../outside"}`)
 	// A call the schema refused never reaches a handler; Observe records it.
-	s.Observe(ai.Call{Name: "candidate.cycle", Problems: []ai.Problem{{Field: "files", Message: "expected an array, not a string"}}})
+	s.Observe(ai.Call{Name: "candidate.cycle", Problems: []refusal.Problem{{Field: "files", Message: "expected an array, not a string"}}})
 	// A refusal a handler made is recorded once, not again by Observe.
 	again := `{"files": [{"path": "site/a.html", "action": "create", "content": "x"}]}`
 	ps := refused(t, s, "source.change", again)
@@ -393,7 +394,7 @@ func TestTheRecordSaysWhatTheTurnDid(t *testing.T) {
 }
 
 func TestSummariseRefusals(t *testing.T) {
-	p := func(field, msg string) []ai.Problem { return []ai.Problem{{Field: field, Message: msg}} }
+	p := func(field, msg string) []refusal.Problem { return []refusal.Problem{{Field: field, Message: msg}} }
 	cycleArray := builder.Refused{Tool: "candidate.cycle", Problems: p("create", "expected an array")}
 	cases := []struct {
 		name    string

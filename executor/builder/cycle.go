@@ -12,6 +12,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -90,16 +91,16 @@ func (s *Session) candidateCycle() ai.Tool {
 		},
 		Handler: handler(s, "candidate.cycle", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
 			if s.st.stopped {
-				return nil, ai.Refuse(ai.Problem{Message: CyclesRefused})
+				return nil, ai.Refuse(refusal.Problem{Message: CyclesRefused})
 			}
-			var ps []ai.Problem
+			var ps []refusal.Problem
 			switch {
 			case len(in.Hunks) > 0 && len(in.Files) > 0:
-				ps = append(ps, ai.Problem{Field: "files", Message: "give hunks of one file or whole files, not both in one cycle"})
+				ps = append(ps, refusal.Problem{Field: "files", Message: "give hunks of one file or whole files, not both in one cycle"})
 			case len(in.Hunks) > 0 && in.Path == "":
-				ps = append(ps, ai.Problem{Field: "path", Message: "give the file the hunks apply to"})
+				ps = append(ps, refusal.Problem{Field: "path", Message: "give the file the hunks apply to"})
 			case in.Path != "" && len(in.Hunks) == 0:
-				ps = append(ps, ai.Problem{Field: "hunks", Message: "give the hunks to apply to " + in.Path + ", or leave path out"})
+				ps = append(ps, refusal.Problem{Field: "hunks", Message: "give the hunks to apply to " + in.Path + ", or leave path out"})
 			}
 			if len(ps) > 0 {
 				return nil, ai.Refuse(ps...)
@@ -223,9 +224,9 @@ func failure(res candidate.Result) string {
 // running, a manifest with problems) as a refusal, and anything else as
 // the host's failure.
 func candidateRefusal(err error) error {
-	var ce *candidate.Error
+	var ce *refusal.Error
 	if errors.As(err, &ce) {
-		return ai.Refuse(ai.Problem{Message: ce.Message})
+		return ai.Refuse(refusal.Problem{Message: ce.Message})
 	}
 	return err
 }

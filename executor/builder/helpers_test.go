@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/preview"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations/migrationstest"
 )
@@ -130,7 +131,7 @@ func ok(t testing.TB, s *builder.Session, name, input string, out any) {
 }
 
 // refused runs a call that must be refused and returns the problems.
-func refused(t testing.TB, s *builder.Session, name, input string) []ai.Problem {
+func refused(t testing.TB, s *builder.Session, name, input string) []refusal.Problem {
 	t.Helper()
 	_, err := call(t, s, name, input)
 	var r *ai.Refusal

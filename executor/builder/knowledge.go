@@ -8,6 +8,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 )
@@ -103,14 +104,14 @@ func (s *Session) knowledgeShow() ai.Tool {
 				return NoLessons, nil
 			}
 			l, err := s.cfg.Lessons.Get(ctx, in.ID)
-			if e, ok := errors.AsType[*knowledge.Error](err); ok && e.Code == knowledge.ENotFound {
-				return nil, ai.Refuse(ai.Problem{Field: "id", Message: fmt.Sprintf("there is no lesson %d; read only an id a lesson line or a hint names", in.ID)})
+			if e, ok := errors.AsType[*refusal.Error](err); ok && e.Code == refusal.NotFound {
+				return nil, ai.Refuse(refusal.Problem{Field: "id", Message: fmt.Sprintf("there is no lesson %d; read only an id a lesson line or a hint names", in.ID)})
 			}
 			if err != nil {
 				return nil, err
 			}
 			if l.MethodUnclear {
-				return nil, ai.Refuse(ai.Problem{Field: "id", Message: fmt.Sprintf("lesson %d is a note for a person about the way of working, not a lesson to follow; it is never served", in.ID)})
+				return nil, ai.Refuse(refusal.Problem{Field: "id", Message: fmt.Sprintf("lesson %d is a note for a person about the way of working, not a lesson to follow; it is never served", in.ID)})
 			}
 			return lessonAnswer{ID: l.ID, Text: l.Text, Status: l.Status, Applies: l.Applies, NeedsReview: l.Flags, SupersededBy: l.SupersededBy}, nil
 		}),

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
+	"autoapp/intent/refusal"
 )
 
 // Record is what a builder turn did, as its tools saw it, for the verdict.
@@ -33,7 +33,7 @@ type Record struct {
 // Refused is one refused call.
 type Refused struct {
 	Tool     string
-	Problems []ai.Problem
+	Problems []refusal.Problem
 	// Edit says the call was an edit (source.edit or source.change).
 	Edit bool
 }
@@ -135,7 +135,7 @@ func SummariseRefusals(refused []Refused) []string {
 }
 
 // firstProblem is a refusal's first problem without its closing stop.
-func firstProblem(ps []ai.Problem) string {
+func firstProblem(ps []refusal.Problem) string {
 	if len(ps) == 0 {
 		return ""
 	}

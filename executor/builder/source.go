@@ -10,6 +10,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/executor/source"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -84,7 +85,7 @@ func (s *Session) sourceList() ai.Tool {
 	return source.List(handler(s, "source.list", func(ctx context.Context, _ workspace.CommitMeta, in source.ListInput) (any, error) {
 		entries, err := s.ws.List(in.Dir)
 		if err != nil {
-			return nil, refusal(err)
+			return nil, asRefusal(err)
 		}
 		return listAnswer{Entries: entries, Guidance: s.reread("source.list", cleanOrTop(in.Dir))}, nil
 	}))
@@ -94,7 +95,7 @@ func (s *Session) sourceRead() ai.Tool {
 	return source.Read(handler(s, "source.read", func(ctx context.Context, _ workspace.CommitMeta, in source.ReadInput) (any, error) {
 		r, err := s.ws.Read(in.Path, in.From, in.To)
 		if err != nil {
-			return nil, refusal(err)
+			return nil, asRefusal(err)
 		}
 		if !slices.Contains(s.st.readPaths, r.Path) {
 			s.st.readPaths = append(s.st.readPaths, r.Path)
@@ -107,7 +108,7 @@ func (s *Session) sourceSearch() ai.Tool {
 	return source.Search(handler(s, "source.search", func(ctx context.Context, _ workspace.CommitMeta, in source.SearchInput) (any, error) {
 		r, err := s.ws.Search(in.Query, in.Regexp, in.Under)
 		if err != nil {
-			return nil, refusal(err)
+			return nil, asRefusal(err)
 		}
 		return searchAnswer{SearchResult: r, Guidance: s.reread("source.search", in.Query, fmt.Sprint(in.Regexp), cleanOrTop(in.Under))}, nil
 	}))
@@ -155,7 +156,7 @@ func (s *Session) sourceChange() ai.Tool {
 		Handler: handler(s, "source.change", func(ctx context.Context, meta workspace.CommitMeta, in input) (any, error) {
 			r, err := s.ws.Change(ctx, in.Files, meta)
 			if err != nil {
-				return nil, refusal(err)
+				return nil, asRefusal(err)
 			}
 			s.landed(ctx, "source.change", r)
 			return editAnswer{EditResult: r, Verification: s.verification()}, nil
@@ -176,7 +177,7 @@ func (s *Session) reread(tool string, key ...string) string {
 
 // withMissNote adds MissedHunkNote to a refused edit of file when one of
 // its hunks matches nothing on disk for the second time in that file.
-func (s *Session) withMissNote(ps []ai.Problem, file string, hunks []workspace.Hunk) []ai.Problem {
+func (s *Session) withMissNote(ps []refusal.Problem, file string, hunks []workspace.Hunk) []refusal.Problem {
 	if file == "" || len(hunks) == 0 {
 		return ps
 	}
@@ -196,7 +197,7 @@ func (s *Session) withMissNote(ps []ai.Problem, file string, hunks []workspace.H
 	key := path.Clean(file)
 	s.st.misses[key]++
 	if s.st.misses[key] >= 2 {
-		ps = append(slices.Clip(ps), ai.Problem{Message: MissedHunkNote}) // never into the caller's array
+		ps = append(slices.Clip(ps), refusal.Problem{Message: MissedHunkNote}) // never into the caller's array
 	}
 	return ps
 }

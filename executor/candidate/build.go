@@ -6,6 +6,7 @@ import (
 
 	"autoapp/executor/build"
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
 )
@@ -84,7 +85,7 @@ func (s *Service) begin(ctx context.Context, appID string) (*job, error) {
 		return fail(err)
 	}
 	if len(problems) > 0 {
-		return fail(&Error{Code: app.EInvalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."})
+		return fail(&refusal.Error{Code: refusal.Invalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."})
 	}
 	j.manifest = manifest
 	if j.ws, err = workspace.Open(j.dir, s.now); err != nil {

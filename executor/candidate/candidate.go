@@ -20,6 +20,7 @@ import (
 	"autoapp/executor/preview"
 	"autoapp/intent/app"
 	"autoapp/intent/atomicfile"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -107,7 +108,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	Dir(id string) string
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
 	// RecordRelease keeps a build as a release and answers its id, which
 	// is the build's own even when one revision was built twice in a second.
 	RecordRelease(ctx context.Context, r app.Release) (string, error)
@@ -160,9 +161,6 @@ func NewService(apps Apps, previews *preview.Manager, jail Jail, now func() time
 		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
 }
 
-// Error is a refusal with a sentence for the person: the applications' own.
-type Error = app.Error
-
 func (s *Service) path(appID string) string { return filepath.Join(s.apps.Dir(appID), File) }
 
 // State reads candidate.json; an application never built has an empty state.
@@ -211,8 +209,8 @@ func (s *Service) lock(appID string) (func(), error) {
 
 // AlreadyRunning is the refusal of an action on an application while a
 // build, check or preview start of it runs.
-func AlreadyRunning(appID string) *Error {
-	return &Error{Code: app.EConflict, Message: "A build or check of " + appID + " is already running; wait for it to end."}
+func AlreadyRunning(appID string) *refusal.Error {
+	return &refusal.Error{Code: refusal.Conflict, Message: "A build or check of " + appID + " is already running; wait for it to end."}
 }
 
 // Observed is the state with what the host sees now: whether the preview
@@ -336,7 +334,7 @@ func (s *Service) previewable(appID string) (State, error) {
 		return State{}, err
 	}
 	if st.Build == nil || st.Build.Release == nil {
-		return State{}, &Error{Code: app.EInvalid, Message: "There is no release to preview yet: build it first."}
+		return State{}, &refusal.Error{Code: refusal.Invalid, Message: "There is no release to preview yet: build it first."}
 	}
 	return st, nil
 }
@@ -361,12 +359,12 @@ func (s *Service) launchPreview(ctx context.Context, st *State) (preview.Info, e
 		return preview.Info{}, err
 	}
 	if len(problems) > 0 {
-		return preview.Info{}, &Error{Code: app.EInvalid, Message: "The manifest has problems: " + problems.Error() + "."}
+		return preview.Info{}, &refusal.Error{Code: refusal.Invalid, Message: "The manifest has problems: " + problems.Error() + "."}
 	}
 	release := st.Build.Release.ID
 	info, err := s.previews.Start(ctx, st.AppID, s.apps.WorkspaceDir(st.AppID), m.Preview, release)
 	if err != nil {
-		var pe *preview.Error
+		var pe *refusal.Error
 		msg := err.Error()
 		if errors.As(err, &pe) {
 			msg = pe.Message
@@ -375,7 +373,7 @@ func (s *Service) launchPreview(ctx context.Context, st *State) (preview.Info, e
 		if serr := s.save(st); serr != nil {
 			return preview.Info{}, serr
 		}
-		return preview.Info{}, &Error{Code: app.EInvalid, Message: msg}
+		return preview.Info{}, &refusal.Error{Code: refusal.Invalid, Message: msg}
 	}
 	st.Preview = &PreviewRecord{Release: info.Release, SpawnedAt: info.SpawnedAt, URL: info.URL, Link: info.Link, Running: true}
 	return info, nil
@@ -393,8 +391,8 @@ func (s *Service) StopPreview(ctx context.Context, appID string) (Observed, erro
 		return Observed{}, err
 	}
 	if err := s.previews.Stop(ctx, appID); err != nil {
-		var pe *preview.Error
-		if !errors.As(err, &pe) || pe.Code != preview.ENotRunning {
+		var pe *refusal.Error
+		if !errors.As(err, &pe) || pe.Code != refusal.NotRunning {
 			return Observed{}, err
 		}
 	}

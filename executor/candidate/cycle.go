@@ -9,6 +9,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
 )
@@ -41,7 +42,7 @@ type Result struct {
 	// Patch is the commit the change made, when there was a change.
 	Patch *workspace.EditResult `json:"patch,omitempty"`
 	// PatchProblems name what was wrong with a refused change.
-	PatchProblems workspace.Problems `json:"patchProblems,omitempty"`
+	PatchProblems refusal.Problems `json:"patchProblems,omitempty"`
 
 	Build           *BuildRecord   `json:"build,omitempty"`
 	BuildProblems   []BuildProblem `json:"buildProblems,omitempty"`
@@ -116,7 +117,7 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 	info, err := s.launchPreview(step(ctx, "preview"), st)
 	res.Preview = st.Preview
 	if err != nil {
-		var ce *Error
+		var ce *refusal.Error
 		if !errors.As(err, &ce) {
 			return Result{}, err
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode"
 
-	"autoapp/intent"
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 )
 
 // NoApplicationSentence refuses a message that is about no application:
@@ -46,10 +46,10 @@ func (s *Service) About(ctx context.Context, message, selected string) (string, 
 		if i := slices.IndexFunc(ids, func(x string) bool { return strings.EqualFold(x, id) }); i >= 0 {
 			return ids[i], nil
 		}
-		return "", refuse(intent.ENotFound, "The message's first line declares the application %q, and there is none by that id.", id)
+		return "", refuse(refusal.NotFound, "The message's first line declares the application %q, and there is none by that id.", id)
 	}
 	if selected != "" && !slices.Contains(ids, selected) {
-		return "", refuse(intent.ENotFound, "There is no application %q.", selected)
+		return "", refuse(refusal.NotFound, "There is no application %q.", selected)
 	}
 	named := namedApps(message, apps)
 	switch {
@@ -62,7 +62,7 @@ func (s *Service) About(ctx context.Context, message, selected string) (string, 
 	case len(ids) == 1:
 		return ids[0], nil
 	}
-	return "", refuse(intent.EConflict, NoApplicationSentence)
+	return "", refuse(refusal.Conflict, NoApplicationSentence)
 }
 
 // aboutWords are the words of a message that say what it is about: the

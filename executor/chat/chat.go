@@ -76,10 +76,7 @@ const (
 	DefaultTurns = 50
 )
 
-// Error is a refusal with a sentence for the person: the backlog's own.
-type Error = intent.Error
-
-func refuse(code intent.Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -94,7 +91,7 @@ type Apps interface {
 	List(ctx context.Context) ([]app.App, error)
 	Select(ctx context.Context, id string) error
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error)
+	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
 }
 
 // Deps are what the chat turns work with.
@@ -231,7 +228,7 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 			return request.State{}, err
 		}
 		if w.Text = from.AnswersText(w.Answers); w.Text == "" {
-			return request.State{}, refuse(intent.EInvalid, "The answers are empty; answer at least one question first.")
+			return request.State{}, refuse(refusal.Invalid, "The answers are empty; answer at least one question first.")
 		}
 	}
 	if done, err := s.d.Requests.OpDone(ctx, w.Op); err != nil || done {
@@ -281,9 +278,9 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 func (s *Service) start(ctx context.Context, selected, message string, write func(appID string) (Turn, bool, error)) (Turn, error) {
 	switch n := utf8.RuneCountInString(message); {
 	case strings.TrimSpace(message) == "":
-		return Turn{}, refuse(intent.EInvalid, EmptySentence)
+		return Turn{}, refuse(refusal.Invalid, EmptySentence)
 	case n > MaxMessage:
-		return Turn{}, refuse(intent.EInvalid, "The message has %d characters; keep it to %d.", n, MaxMessage)
+		return Turn{}, refuse(refusal.Invalid, "The message has %d characters; keep it to %d.", n, MaxMessage)
 	}
 	appID, err := s.About(ctx, message, selected)
 	if err != nil {
@@ -294,10 +291,10 @@ func (s *Service) start(ctx context.Context, selected, message string, write fun
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return Turn{}, refuse(intent.EConflict, ClosedSentence)
+		return Turn{}, refuse(refusal.Conflict, ClosedSentence)
 	case s.turns[appID] != nil:
 		s.mu.Unlock()
-		return Turn{}, refuse(intent.EConflict, BusySentence)
+		return Turn{}, refuse(refusal.Conflict, BusySentence)
 	}
 	s.turns[appID] = r
 	s.mu.Unlock()
@@ -310,13 +307,13 @@ func (s *Service) start(ctx context.Context, selected, message string, write fun
 
 	ref := s.d.Models.DefaultModel()
 	if ref == "" {
-		return Turn{}, refuse(intent.EConflict, NoModelSentence)
+		return Turn{}, refuse(refusal.Conflict, NoModelSentence)
 	}
 	ep, err := s.d.Models.Resolve(ctx, ref)
 	if err != nil {
-		var pe *provider.Error
+		var pe *refusal.Error
 		if errors.As(err, &pe) {
-			return Turn{}, refuse(intent.EConflict, "%s", pe.Message)
+			return Turn{}, refuse(refusal.Conflict, "%s", pe.Message)
 		}
 		return Turn{}, fmt.Errorf("chat: the Settings model: %w", err)
 	}

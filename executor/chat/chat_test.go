@@ -24,6 +24,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -189,9 +190,9 @@ func (h *host) waitChats(t *testing.T, n int) {
 
 // toolAnswer is a tool message as the model read it.
 type toolAnswer struct {
-	OK       bool            `json:"ok"`
-	Result   json.RawMessage `json:"result"`
-	Problems []ai.Problem    `json:"problems"`
+	OK       bool              `json:"ok"`
+	Result   json.RawMessage   `json:"result"`
+	Problems []refusal.Problem `json:"problems"`
 }
 
 // answers are the tool answers in a request after its last assistant message.
@@ -442,8 +443,8 @@ func TestASecondSendWhileATurnRunsIsRefused(t *testing.T) {
 	h.waitChats(t, 1)
 
 	_, err := h.chat.Send(context.Background(), appID, 0, "are you there?")
-	var ce *chat.Error
-	if !errors.As(err, &ce) || ce.Code != intent.EConflict || ce.Message != chat.BusySentence {
+	var ce *refusal.Error
+	if !errors.As(err, &ce) || ce.Code != refusal.Conflict || ce.Message != chat.BusySentence {
 		t.Fatalf("a second send: %v", err)
 	}
 	if !h.chat.Running(appID) {
@@ -486,7 +487,7 @@ func TestSendRefusesWithASentence(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := h.chat.Send(context.Background(), c.app, 0, c.message)
-			var ce *chat.Error
+			var ce *refusal.Error
 			if !errors.As(err, &ce) || ce.Message != c.want {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
@@ -503,7 +504,7 @@ func TestSendRefusesWithASentence(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := h.chat.Send(context.Background(), appID, 0, "hello")
-		var ce *chat.Error
+		var ce *refusal.Error
 		if !errors.As(err, &ce) || ce.Message != chat.NoModelSentence {
 			t.Fatalf("got %v", err)
 		}
@@ -537,7 +538,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 			t.Fatalf("after Shutdown: %+v", got)
 		}
 		_, err := h.chat.Send(ctx, appID, 0, "hello again")
-		var ce *chat.Error
+		var ce *refusal.Error
 		if !errors.As(err, &ce) || ce.Message != chat.ClosedSentence {
 			t.Fatalf("a send after Shutdown: %v", err)
 		}
@@ -551,7 +552,7 @@ func TestStopShutdownAndRecoverMarkTurnsStopped(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := h.chat.Send(ctx, appID, 0, "hello again")
-		var ce *chat.Error
+		var ce *refusal.Error
 		if !errors.As(err, &ce) || ce.Message != chat.BusySentence {
 			t.Fatalf("a send beside a row left running: %v", err)
 		}

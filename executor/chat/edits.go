@@ -18,6 +18,7 @@ import (
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
@@ -150,7 +151,7 @@ func (cfg EditConfig) gated(t ai.Tool, appID, runID string) ai.Tool {
 			return nil
 		}
 		if err := cfg.Busy(appID); err != nil {
-			return ai.Refuse(ai.Problem{Message: err.Error()})
+			return ai.Refuse(refusal.Problem{Message: err.Error()})
 		}
 		return nil
 	}
@@ -167,7 +168,7 @@ func (cfg EditConfig) gated(t ai.Tool, appID, runID string) ai.Tool {
 			return nil, err
 		}
 		if !approved {
-			return nil, ai.Refuse(ai.Problem{Message: Declined + what + "."})
+			return nil, ai.Refuse(refusal.Problem{Message: Declined + what + "."})
 		}
 		// A run may have started while the person read the question.
 		if err := busy(); err != nil {
@@ -190,7 +191,7 @@ func editQuestion(tool, appID string, input json.RawMessage) (string, error) {
 	}
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &in); err != nil {
-			return "", ai.Refuse(ai.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
+			return "", ai.Refuse(refusal.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
 		}
 	}
 	var change string

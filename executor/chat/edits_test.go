@@ -17,6 +17,7 @@ import (
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -130,7 +131,7 @@ func TestAnEditInAChatTurnAsksThePersonFirst(t *testing.T) {
 			t.Fatalf("the sentence reads %q", declined)
 		}
 		a := answers(t, h.chats()[1])
-		if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0] != (ai.Problem{Message: declined}) {
+		if len(a) != 1 || a[0].OK || len(a[0].Problems) != 1 || a[0].Problems[0] != (refusal.Problem{Message: declined}) {
 			t.Fatalf("the edit's answer: %+v", a)
 		}
 		if !slices.Equal(turn.Lines, []string{"source.edit: refused: " + declined}) {
@@ -289,7 +290,7 @@ func TestStoppingATurnDropsItsQuestion(t *testing.T) {
 	if h.gate.Waiting() {
 		t.Fatal("the stopped turn's question still waits")
 	}
-	var ge *gate.Error
+	var ge *refusal.Error
 	if err := h.gate.Decide(appID, q.ID, true); !errors.As(err, &ge) || ge.Message != gate.NotAsked {
 		t.Fatalf("deciding the dropped question: %v", err)
 	}

@@ -40,7 +40,7 @@ func (s *Service) intentStart(appID, runID string) ai.Tool {
 			var in input
 			if len(raw) > 0 {
 				if err := json.Unmarshal(raw, &in); err != nil {
-					return nil, ai.Refuse(ai.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
+					return nil, ai.Refuse(refusal.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
 				}
 			}
 			list, err := s.d.Backlog.List(ctx, appID)
@@ -61,11 +61,11 @@ func (s *Service) intentStart(appID, runID string) ai.Tool {
 				return nil, err
 			}
 			if !approved {
-				return nil, ai.Refuse(ai.Problem{Message: DeclinedStart})
+				return nil, ai.Refuse(refusal.Problem{Message: DeclinedStart})
 			}
 			if err := s.d.Start(ctx, target.ID); err != nil {
 				if sentence, ok := startRefusal(err); ok {
-					return nil, ai.Refuse(ai.Problem{Message: sentence})
+					return nil, ai.Refuse(refusal.Problem{Message: sentence})
 				}
 				return nil, fmt.Errorf("chat: intent.start: %w", err)
 			}
@@ -82,7 +82,7 @@ func runnable(list []intent.IntentSummary, appID string, id int64) (intent.Inten
 	if id != 0 {
 		i := slices.IndexFunc(list, func(in intent.IntentSummary) bool { return in.ID == id })
 		if i < 0 {
-			return intent.IntentSummary{}, ai.Refuse(ai.Problem{Field: "intent", Message: fmt.Sprintf("there is no intent #%d of %s", id, appID)})
+			return intent.IntentSummary{}, ai.Refuse(refusal.Problem{Field: "intent", Message: fmt.Sprintf("there is no intent #%d of %s", id, appID)})
 		}
 		return list[i], canStart(list[i])
 	}
@@ -104,7 +104,7 @@ func runnable(list []intent.IntentSummary, appID string, id int64) (intent.Inten
 	case running != nil:
 		return intent.IntentSummary{}, canStart(*running)
 	}
-	return intent.IntentSummary{}, ai.Refuse(ai.Problem{Message: fmt.Sprintf("There is no submitted plan or stopped intent of %s to run.", appID)})
+	return intent.IntentSummary{}, ai.Refuse(refusal.Problem{Message: fmt.Sprintf("There is no submitted plan or stopped intent of %s to run.", appID)})
 }
 
 // canStart refuses an intent that cannot run, with why.
@@ -127,7 +127,7 @@ func canStart(in intent.IntentSummary) error {
 	default:
 		return nil
 	}
-	return ai.Refuse(ai.Problem{Message: why})
+	return ai.Refuse(refusal.Problem{Message: why})
 }
 
 // toRun counts the tasks a run of the intent would do.

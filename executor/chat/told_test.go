@@ -11,7 +11,7 @@ import (
 
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/chat"
-	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 	"autoapp/knowledge"
 )
@@ -177,14 +177,14 @@ func TestWhichApplicationAMessageIsAbout(t *testing.T) {
 	}
 	t.Run("declared but missing", func(t *testing.T) {
 		_, err := h.chat.About(ctx, "Application: shop\nA cart.", appID)
-		var refusal *intent.Error
+		var refusal *refusal.Error
 		if !errors.As(err, &refusal) || !strings.Contains(refusal.Message, `"shop"`) {
 			t.Fatalf("err %v", err)
 		}
 	})
 	t.Run("none selected, none named, several", func(t *testing.T) {
 		_, err := h.chat.About(ctx, "Make it bigger.", "")
-		var refusal *intent.Error
+		var refusal *refusal.Error
 		if !errors.As(err, &refusal) || refusal.Message != chat.NoApplicationSentence {
 			t.Fatalf("err %v", err)
 		}

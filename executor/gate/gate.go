@@ -13,14 +13,11 @@ import (
 	"time"
 
 	"autoapp/executor/ai"
-	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // NotAsked is what Decide answers about a question that is not waiting.
 const NotAsked = "That question was answered already or is no longer asked."
-
-// Error is a refusal with a sentence for the person: the backlog's own.
-type Error = intent.Error
 
 // Question is one question waiting for the person.
 type Question struct {
@@ -114,7 +111,7 @@ func (g *Gate) Decide(appID string, id int64, approve bool) error {
 	defer g.mu.Unlock()
 	w := g.waiting[id]
 	if w == nil || w.q.AppID != appID {
-		return &Error{Code: intent.EConflict, Message: NotAsked}
+		return &refusal.Error{Code: refusal.Conflict, Message: NotAsked}
 	}
 	delete(g.waiting, id)
 	w.decided <- approve

@@ -11,6 +11,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/gate"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 )
 
@@ -74,7 +75,7 @@ func got(t *testing.T, c <-chan answer) answer {
 
 func notAsked(t *testing.T, err error) {
 	t.Helper()
-	var ge *gate.Error
+	var ge *refusal.Error
 	if !errors.As(err, &ge) || ge.Message != gate.NotAsked {
 		t.Fatalf("got %v, want %q", err, gate.NotAsked)
 	}

@@ -9,6 +9,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // linesSchema is a list of one-line texts of the analysis or the plan.
@@ -59,7 +60,7 @@ func (s *Session) intentOpen() ai.Tool {
 			}
 			opened, err := s.cfg.Backlog.OpenDraft(ctx, s.cfg.AppID, s.cfg.RequestText, a)
 			if err != nil {
-				return nil, refusal(err, "")
+				return nil, asRefusal(err, "")
 			}
 			d, err := s.cfg.Backlog.Get(ctx, opened.ID)
 			if err != nil {
@@ -153,9 +154,9 @@ func (s *Session) addTask(ctx context.Context, p plan.Task) (any, error) {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, ai.Refuse(ai.Problem{Message: "there is no draft to add a task to: call intent.open first"})
+		return nil, ai.Refuse(refusal.Problem{Message: "there is no draft to add a task to: call intent.open first"})
 	case len(d.Questions) > 0:
-		return nil, ai.Refuse(ai.Problem{Message: AnswerFirst})
+		return nil, ai.Refuse(refusal.Problem{Message: AnswerFirst})
 	}
 	added, err := s.cfg.Backlog.AddTask(ctx, d.ID, p)
 	if err != nil {
@@ -165,7 +166,7 @@ func (s *Session) addTask(ctx context.Context, p plan.Task) (any, error) {
 		if serr != nil {
 			return nil, fmt.Errorf("planner: %w", serr)
 		}
-		return nil, refusal(err, slug)
+		return nil, asRefusal(err, slug)
 	}
 	return s.taskAnswer(ctx, added, false)
 }
@@ -176,14 +177,14 @@ func (s *Session) replaceTask(ctx context.Context, slug string, p plan.Task) (an
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, ai.Refuse(ai.Problem{Field: "replaces", Message: fmt.Sprintf(
+		return nil, ai.Refuse(refusal.Problem{Field: "replaces", Message: fmt.Sprintf(
 			"no draft or stopped intent of %s has a task %q; name a proposed or failed task by its slug, or leave replaces out to add a task", s.cfg.AppID, slug)})
 	case len(d.Questions) > 0:
-		return nil, ai.Refuse(ai.Problem{Message: AnswerFirst})
+		return nil, ai.Refuse(refusal.Problem{Message: AnswerFirst})
 	}
 	replaced, err := s.cfg.Backlog.ReplaceTask(ctx, d.ID, slug, p)
 	if err != nil {
-		return nil, refusal(err, slug)
+		return nil, asRefusal(err, slug)
 	}
 	return s.taskAnswer(ctx, replaced, true)
 }
@@ -235,12 +236,12 @@ func (s *Session) intentSubmit() ai.Tool {
 			case err != nil:
 				return nil, err
 			case !ok:
-				return nil, ai.Refuse(ai.Problem{Message: "there is no draft, nor a revised stopped intent, to submit: call intent.open, then intent.task for each task"})
+				return nil, ai.Refuse(refusal.Problem{Message: "there is no draft, nor a revised stopped intent, to submit: call intent.open, then intent.task for each task"})
 			case len(d.Questions) > 0:
-				return nil, ai.Refuse(ai.Problem{Message: AnswerFirst})
+				return nil, ai.Refuse(refusal.Problem{Message: AnswerFirst})
 			}
 			if err := s.cfg.Backlog.Submit(ctx, d.ID); err != nil {
-				return nil, refusal(err, "")
+				return nil, asRefusal(err, "")
 			}
 			detail, err := s.cfg.Backlog.Get(ctx, d.ID)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"autoapp/executor/ai"
+	"autoapp/intent/refusal"
 )
 
 // MaxLine is the longest line Line writes, in characters.
@@ -19,9 +20,9 @@ const MaxLine = 240
 // tasks", or why it was refused.
 func Line(c ai.Call) string {
 	var answer struct {
-		Result   json.RawMessage `json:"result"`
-		Problems []ai.Problem    `json:"problems"`
-		Error    string          `json:"error"`
+		Result   json.RawMessage   `json:"result"`
+		Problems []refusal.Problem `json:"problems"`
+		Error    string            `json:"error"`
 	}
 	_ = json.Unmarshal(c.Result, &answer)
 	var input map[string]any

@@ -25,6 +25,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // PlanOverLines is the estimate of changed lines above which a request is
@@ -130,7 +131,7 @@ func GuardEdits(tools []ai.Tool, s *Session) []ai.Tool {
 		next := t.Handler
 		out[i].Handler = func(ctx context.Context, input json.RawMessage) (any, error) {
 			if s.Planned() {
-				return nil, ai.Refuse(ai.Problem{Message: PlannedRefusal})
+				return nil, ai.Refuse(refusal.Problem{Message: PlannedRefusal})
 			}
 			if next == nil {
 				return nil, errors.New("the tool " + t.Name + " has no handler")
@@ -148,7 +149,7 @@ func decode(input json.RawMessage, v any) error {
 		input = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(input, v); err != nil {
-		return ai.Refuse(ai.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
+		return ai.Refuse(refusal.Problem{Message: "the input does not fit the tool's schema: " + err.Error()})
 	}
 	return nil
 }
@@ -157,21 +158,21 @@ func decode(input json.RawMessage, v any) error {
 // each by its field (a field the graph names after the task's own slug is
 // given as the model wrote it), any other refusal as its sentence. A
 // failure of the host stays an error.
-func refusal(err error, slug string) error {
-	var ie *intent.Error
+func asRefusal(err error, slug string) error {
+	var ie *refusal.Error
 	if !errors.As(err, &ie) {
 		return err
 	}
 	if len(ie.Problems) == 0 {
-		return ai.Refuse(ai.Problem{Message: ie.Message})
+		return ai.Refuse(refusal.Problem{Message: ie.Message})
 	}
-	ps := make([]ai.Problem, len(ie.Problems))
+	ps := make([]refusal.Problem, len(ie.Problems))
 	for i, p := range ie.Problems {
 		field := p.Field
 		if slug != "" {
 			field = strings.TrimPrefix(field, slug+".")
 		}
-		ps[i] = ai.Problem{Field: field, Message: p.Message}
+		ps[i] = refusal.Problem{Field: field, Message: p.Message}
 	}
 	return ai.Refuse(ps...)
 }

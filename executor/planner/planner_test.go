@@ -20,6 +20,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 
@@ -110,7 +111,7 @@ func ok(t testing.TB, s *planner.Session, name, input string, out any) {
 }
 
 // refused runs a call that must be refused and returns its problems.
-func refused(t testing.TB, s *planner.Session, name, input string) []ai.Problem {
+func refused(t testing.TB, s *planner.Session, name, input string) []refusal.Problem {
 	t.Helper()
 	err := call(t, s, name, input, nil)
 	var r *ai.Refusal
@@ -461,12 +462,12 @@ func TestLineSaysWhatEachCallDid(t *testing.T) {
 		{ai.Call{Name: "intent.task", OK: true, Result: answer(planner.TaskAnswer{Slug: "0002-add-tags", Tier: "standard"})}, "intent.task: 0002-add-tags proposed (standard)"},
 		{ai.Call{Name: "intent.task", OK: true, Result: answer(planner.TaskAnswer{Slug: "0002-add-tags", Tier: "deep", Revised: true})}, "intent.task: 0002-add-tags revised (deep)"},
 		{ai.Call{Name: "intent.submit", OK: true, Result: answer(planner.SubmitAnswer{Intent: 4, Tasks: 5})}, "intent.submit: intent 4 submitted with 5 tasks"},
-		{ai.Call{Name: "intent.task", Problems: []ai.Problem{{Field: "criteria", Message: "add a failure criterion"}, {Field: "labels", Message: "x"}}},
+		{ai.Call{Name: "intent.task", Problems: []refusal.Problem{{Field: "criteria", Message: "add a failure criterion"}, {Field: "labels", Message: "x"}}},
 			"intent.task: refused: criteria: add a failure criterion (and 1 problem more)"},
 		{ai.Call{Name: "intent.start", OK: true, Result: answer(planner.StartAnswer{Intent: 4, Tasks: 3})}, "intent.start: intent 4 started with 3 tasks"},
-		{ai.Call{Name: "intent.start", Problems: []ai.Problem{{Message: "The person declined to run it now."}}}, "intent.start: refused: The person declined to run it now."},
+		{ai.Call{Name: "intent.start", Problems: []refusal.Problem{{Message: "The person declined to run it now."}}}, "intent.start: refused: The person declined to run it now."},
 		{ai.Call{Name: "source.read", Input: json.RawMessage(`{"path": "site/index.html"}`), OK: true}, "source.read: site/index.html"},
-		{ai.Call{Name: "source.edit", Problems: []ai.Problem{{Message: planner.PlannedRefusal}}}, "source.edit: refused: " + planner.PlannedRefusal},
+		{ai.Call{Name: "source.edit", Problems: []refusal.Problem{{Message: planner.PlannedRefusal}}}, "source.edit: refused: " + planner.PlannedRefusal},
 	} {
 		if got := planner.Line(c.call); got != c.want {
 			t.Errorf("Line(%s) = %q, want %q", c.call.Name, got, c.want)

@@ -9,6 +9,7 @@ import (
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -135,7 +136,7 @@ func (s *Session) application(ctx context.Context) (Application, error) {
 	defer ws.Close()
 	var raw []byte
 	var m workspace.Manifest
-	var ps workspace.Problems
+	var ps refusal.Problems
 	if s.cfg.Manifest != nil {
 		if raw, err = s.cfg.Manifest(); err == nil {
 			m, ps = workspace.ParseManifest(raw)

@@ -69,9 +69,9 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 		ln.Close()
 		cleanup()
 		if se, ok := refusal.As(err); ok {
-			return nil, refuse(EInvalid, "%s", se.Message)
+			return nil, refuse(refusal.Invalid, "%s", se.Message)
 		}
-		return nil, refuse(EInvalid, "The preview command %s could not start: %v.", pv.Command[0], err)
+		return nil, refuse(refusal.Invalid, "The preview command %s could not start: %v.", pv.Command[0], err)
 	}
 	srv := &http.Server{
 		Handler:           site(appID, port, forwarder(proc.dial, inner)),
@@ -107,11 +107,11 @@ func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv worksp
 	case err == nil:
 	case errors.Is(err, errEnded):
 		_ = srv.Close()
-		return nil, refuse(EFailed, "The preview stopped (%s) before it answered on port %d; %s",
+		return nil, refuse(refusal.Failed, "The preview stopped (%s) before it answered on port %d; %s",
 			proc.state, inner, lastOutput(proc.output))
 	case errors.Is(err, errNoAnswer):
 		stop()
-		return nil, refuse(EFailed, "The preview did not answer on port %d within %s; %s",
+		return nil, refuse(refusal.Failed, "The preview did not answer on port %d within %s; %s",
 			inner, within, lastOutput(proc.output))
 	default:
 		stop()

@@ -19,23 +19,7 @@ import (
 	"autoapp/intent/workspace"
 )
 
-// Code classifies an error for the person and for the HTTP layer.
-type Code = refusal.Code
-
-// The codes this package answers with.
-const (
-	// EInvalid: the preview as the manifest writes it cannot be started.
-	EInvalid = refusal.Invalid
-	// EFailed: the preview started but did not answer, or stopped.
-	EFailed = refusal.Failed
-	// ENotRunning: no preview runs for the application.
-	ENotRunning = refusal.NotRunning
-)
-
-// Error is a refusal or a failure with a sentence for the person.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -117,11 +101,11 @@ func NewManager(now func() time.Time, log *slog.Logger, jail build.Starter) *Man
 func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Preview, release string) (Info, error) {
 	switch {
 	case appID == "":
-		return Info{}, refuse(EInvalid, "Name the application whose preview to start.")
+		return Info{}, refuse(refusal.Invalid, "Name the application whose preview to start.")
 	case len(p.Command) == 0 && p.Static == "":
-		return Info{}, refuse(EInvalid, "The manifest gives neither a preview command nor a static folder.")
+		return Info{}, refuse(refusal.Invalid, "The manifest gives neither a preview command nor a static folder.")
 	case len(p.Command) > 0 && p.Static != "":
-		return Info{}, refuse(EInvalid, "The manifest gives both a preview command and a static folder; give one.")
+		return Info{}, refuse(refusal.Invalid, "The manifest gives both a preview command and a static folder; give one.")
 	}
 
 	turn := m.turn(appID)
@@ -131,7 +115,7 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return Info{}, refuse(EFailed, "The server is shutting down, so no preview can start.")
+		return Info{}, refuse(refusal.Failed, "The server is shutting down, so no preview can start.")
 	}
 	m.starts.Add(1)
 	m.mu.Unlock()
@@ -159,7 +143,7 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Prev
 	if m.closed {
 		m.mu.Unlock()
 		r.stop()
-		return Info{}, refuse(EFailed, "The server is shutting down, so no preview can start.")
+		return Info{}, refuse(refusal.Failed, "The server is shutting down, so no preview can start.")
 	}
 	m.running[appID] = r
 	delete(m.endings, appID)
@@ -200,7 +184,7 @@ func (m *Manager) Stop(ctx context.Context, appID string) error {
 	turn.Lock()
 	defer turn.Unlock()
 	if !m.stopLocked(ctx, appID) {
-		return refuse(ENotRunning, "No preview is running for this application.")
+		return refuse(refusal.NotRunning, "No preview is running for this application.")
 	}
 	return nil
 }

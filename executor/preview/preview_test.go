@@ -20,6 +20,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/preview"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
@@ -153,8 +154,8 @@ func TestStartCommandAnswersAndStopEndsItsProcessGroup(t *testing.T) {
 	if _, ok := m.Status("app1"); ok {
 		t.Error("Status reports a preview after Stop")
 	}
-	if err := m.Stop(context.Background(), "app1"); !hasCode(err, preview.ENotRunning) {
-		t.Errorf("Stop again = %v, want %s", err, preview.ENotRunning)
+	if err := m.Stop(context.Background(), "app1"); !hasCode(err, refusal.NotRunning) {
+		t.Errorf("Stop again = %v, want %s", err, refusal.NotRunning)
 	}
 }
 
@@ -171,8 +172,8 @@ func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
 		_, ok := m.Status("app1")
 		return !ok
 	})
-	if err := m.Stop(context.Background(), "app1"); !hasCode(err, preview.ENotRunning) {
-		t.Errorf("Stop = %v, want %s", err, preview.ENotRunning)
+	if err := m.Stop(context.Background(), "app1"); !hasCode(err, refusal.NotRunning) {
+		t.Errorf("Stop = %v, want %s", err, refusal.NotRunning)
 	}
 }
 
@@ -184,8 +185,8 @@ func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 		StartTimeout: workspace.Duration{Duration: 300 * time.Millisecond},
 	}
 	_, err := m.Start(context.Background(), "app1", dir, p, "r1")
-	if !hasCode(err, preview.EFailed) {
-		t.Fatalf("Start = %v, want %s", err, preview.EFailed)
+	if !hasCode(err, refusal.Failed) {
+		t.Fatalf("Start = %v, want %s", err, refusal.Failed)
 	}
 	sentence := regexp.MustCompile(`^The preview did not answer on port \d+ within 300ms; its last output: warming up$`)
 	if !sentence.MatchString(err.Error()) {
@@ -204,8 +205,8 @@ func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 func TestStartCommandThatExitsSaysSo(t *testing.T) {
 	m := newManager(t)
 	_, err := m.Start(context.Background(), "app1", workspaceDir(t), command("sh", "-c", "echo 'cannot open database' >&2; exit 2"), "r1")
-	if !hasCode(err, preview.EFailed) {
-		t.Fatalf("Start = %v, want %s", err, preview.EFailed)
+	if !hasCode(err, refusal.Failed) {
+		t.Fatalf("Start = %v, want %s", err, refusal.Failed)
 	}
 	sentence := regexp.MustCompile(`^The preview stopped \(exit status 2\) before it answered on port \d+; its last output: cannot open database$`)
 	if !sentence.MatchString(err.Error()) {
@@ -227,8 +228,8 @@ func TestStartRefusesWhatCannotStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newManager(t)
-			if _, err := m.Start(context.Background(), "app1", workspaceDir(t), tt.p, "r1"); !hasCode(err, preview.EInvalid) {
-				t.Errorf("Start = %v, want %s", err, preview.EInvalid)
+			if _, err := m.Start(context.Background(), "app1", workspaceDir(t), tt.p, "r1"); !hasCode(err, refusal.Invalid) {
+				t.Errorf("Start = %v, want %s", err, refusal.Invalid)
 			}
 		})
 	}
@@ -418,8 +419,8 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 			t.Errorf("Status(%s) reports a preview after StopAll", info.AppID)
 		}
 	}
-	if _, err := m.Start(context.Background(), "a", staticDir, workspace.Preview{Static: "."}, "r2"); !hasCode(err, preview.EFailed) {
-		t.Errorf("Start after StopAll = %v, want %s", err, preview.EFailed)
+	if _, err := m.Start(context.Background(), "a", staticDir, workspace.Preview{Static: "."}, "r2"); !hasCode(err, refusal.Failed) {
+		t.Errorf("Start after StopAll = %v, want %s", err, refusal.Failed)
 	}
 }
 
@@ -475,8 +476,8 @@ func answers(url string) bool {
 	return true
 }
 
-func hasCode(err error, code preview.Code) bool {
-	var e *preview.Error
+func hasCode(err error, code refusal.Code) bool {
+	var e *refusal.Error
 	return errors.As(err, &e) && e.Code == code
 }
 

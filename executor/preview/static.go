@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // startStatic serves the workspace's folder from the host itself, on a
@@ -22,7 +24,7 @@ import (
 func (m *Manager) startStatic(appID, dir, folder, release string) (*running, error) {
 	local := filepath.FromSlash(path.Clean(folder))
 	if !filepath.IsLocal(local) {
-		return nil, refuse(EInvalid, "The static folder %s must be inside the workspace.", folder)
+		return nil, refuse(refusal.Invalid, "The static folder %s must be inside the workspace.", folder)
 	}
 	ws, err := os.OpenRoot(dir)
 	if err != nil {
@@ -31,10 +33,10 @@ func (m *Manager) startStatic(appID, dir, folder, release string) (*running, err
 	defer ws.Close()
 	folderFS, err := ws.OpenRoot(local)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, refuse(EInvalid, "There is no folder %s in the workspace to serve.", folder)
+		return nil, refuse(refusal.Invalid, "There is no folder %s in the workspace to serve.", folder)
 	}
 	if err != nil {
-		return nil, refuse(EInvalid, "The static folder %s cannot be served: it is not a folder inside the workspace.", folder)
+		return nil, refuse(refusal.Invalid, "The static folder %s cannot be served: it is not a folder inside the workspace.", folder)
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -125,7 +125,7 @@ func (h *Harness) Evaluate(ctx context.Context, o EvaluateOptions, progress func
 	}
 	ep, err := h.d.Models.Resolve(ctx, ref)
 	if err != nil {
-		var pe *provider.Error
+		var pe *refusal.Error
 		if errors.As(err, &pe) {
 			return Evaluation{}, refuse(refusal.Conflict, "The Settings model, %s, cannot be used: %s", ref, pe.Message)
 		}

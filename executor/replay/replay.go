@@ -222,7 +222,7 @@ func (h *Harness) begin(ctx context.Context, caseID int64, o Options) (*begun, e
 	}
 	ep, err := h.d.Models.Resolve(ctx, ref)
 	if err != nil {
-		var pe *provider.Error
+		var pe *refusal.Error
 		if errors.As(err, &pe) {
 			return nil, refuse(refusal.Conflict, "The model case %d ran on, %s, cannot be used: %s", c.ID, ref, pe.Message)
 		}

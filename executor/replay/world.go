@@ -75,7 +75,7 @@ func (a *runApps) Dir(string) string { return a.dir }
 
 func (a *runApps) WorkspaceDir(string) string { return filepath.Join(a.dir, "workspace") }
 
-func (a *runApps) Manifest(string) ([]byte, workspace.Manifest, workspace.Problems, error) {
+func (a *runApps) Manifest(string) ([]byte, workspace.Manifest, refusal.Problems, error) {
 	return app.ReadManifest(a.WorkspaceDir(""), a.now)
 }
 

@@ -29,21 +29,7 @@ import (
 //go:embed all:templates
 var templates embed.FS
 
-// Code classifies a refusal.
-type Code = refusal.Code
-
-// The codes this package answers with.
-const (
-	EInvalid  = refusal.Invalid
-	EConflict = refusal.Conflict
-	ENotFound = refusal.NotFound
-)
-
-// Error is a refusal with a sentence for the person, and the named problems
-// behind it when there are several.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -81,11 +67,11 @@ var idPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 func CheckID(id string) error {
 	switch {
 	case id == "":
-		return refuse(EInvalid, "Give the application an id: lowercase words and digits joined by dashes, such as notes or shop-2.")
+		return refuse(refusal.Invalid, "Give the application an id: lowercase words and digits joined by dashes, such as notes or shop-2.")
 	case len(id) > 40:
-		return refuse(EInvalid, "The id %q is longer than 40 characters.", id)
+		return refuse(refusal.Invalid, "The id %q is longer than 40 characters.", id)
 	case !idPattern.MatchString(id):
-		return refuse(EInvalid, "The id %q may only hold lowercase words and digits joined by dashes, such as notes or shop-2.", id)
+		return refuse(refusal.Invalid, "The id %q may only hold lowercase words and digits joined by dashes, such as notes or shop-2.", id)
 	}
 	return nil
 }
@@ -115,7 +101,7 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 		return App{}, err
 	}
 	if !isTemplate(template) {
-		return App{}, refuse(EInvalid, "There is no template called %q.", template)
+		return App{}, refuse(refusal.Invalid, "There is no template called %q.", template)
 	}
 	return s.create(ctx, id, name, "template:"+template, func(dir string) error {
 		if err := WriteTemplate(template, dir); err != nil {
@@ -132,7 +118,7 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 func WriteTemplate(template, dir string) error {
 	sub, err := fs.Sub(templates, "templates/"+template)
 	if err != nil || !isTemplate(template) {
-		return refuse(EInvalid, "There is no template called %q.", template)
+		return refuse(refusal.Invalid, "There is no template called %q.", template)
 	}
 	return copyTemplate(sub, dir)
 }
@@ -145,17 +131,17 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 	}
 	source = strings.TrimSpace(source)
 	if !filepath.IsAbs(source) {
-		return App{}, refuse(EInvalid, "Give the folder as an absolute path.")
+		return App{}, refuse(refusal.Invalid, "Give the folder as an absolute path.")
 	}
 	if fi, err := os.Stat(filepath.Join(source, ".git")); err != nil || !fi.IsDir() {
-		return App{}, refuse(EInvalid, "%s is not a git repository (it has no .git folder).", source)
+		return App{}, refuse(refusal.Invalid, "%s is not a git repository (it has no .git folder).", source)
 	}
 	raw, err := workspace.Git(ctx, source, "show", "HEAD:"+workspace.ManifestFile)
 	if err != nil {
-		return App{}, refuse(EInvalid, "%s has no committed autoapp.json: commit a manifest there first.", source)
+		return App{}, refuse(refusal.Invalid, "%s has no committed autoapp.json: commit a manifest there first.", source)
 	}
 	if _, problems := workspace.ParseManifest(raw); len(problems) > 0 {
-		return App{}, &Error{Code: EInvalid, Problems: problems,
+		return App{}, &refusal.Error{Code: refusal.Invalid, Problems: problems,
 			Message: "The autoapp.json in " + source + " has problems: " + problems.Error() + "."}
 	}
 	return s.create(ctx, id, name, source, func(dir string) error {
@@ -169,25 +155,25 @@ func (s *Service) create(ctx context.Context, id, name, origin string, fill func
 		name = id
 	}
 	if len(name) > 100 {
-		return App{}, refuse(EInvalid, "The name is longer than 100 characters.")
+		return App{}, refuse(refusal.Invalid, "The name is longer than 100 characters.")
 	}
 	var n int
 	if err := s.db.Read.GetContext(ctx, &n, `SELECT count(*) FROM apps WHERE id = ?`, id); err != nil {
 		return App{}, fmt.Errorf("app: create: %w", err)
 	}
 	if n > 0 {
-		return App{}, refuse(EConflict, "An application called %q already exists.", id)
+		return App{}, refuse(refusal.Conflict, "An application called %q already exists.", id)
 	}
 	dir := s.WorkspaceDir(id)
 	if _, err := os.Stat(s.Dir(id)); err == nil {
-		return App{}, refuse(EConflict, "The folder %s already exists; move it away or choose another id.", s.Dir(id))
+		return App{}, refuse(refusal.Conflict, "The folder %s already exists; move it away or choose another id.", s.Dir(id))
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return App{}, fmt.Errorf("app: create: %w", err)
 	}
 	if err := fill(dir); err != nil {
 		os.RemoveAll(s.Dir(id))
-		var ae *Error
+		var ae *refusal.Error
 		if errors.As(err, &ae) {
 			return App{}, ae
 		}
@@ -218,7 +204,7 @@ func (s *Service) Get(ctx context.Context, id string) (App, error) {
 	err := s.db.Read.GetContext(ctx, &a,
 		`SELECT id, name, origin, created_at, coalesce(current_release_id, '') AS current_release_id FROM apps WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return a, refuse(ENotFound, "There is no application called %q.", id)
+		return a, refuse(refusal.NotFound, "There is no application called %q.", id)
 	}
 	if err != nil {
 		return a, fmt.Errorf("app: get: %w", err)
@@ -230,15 +216,15 @@ func (s *Service) Get(ctx context.Context, id string) (App, error) {
 // workspace's autoapp.json as HEAD commits it, the raw text, the parsed
 // manifest, and its problems (none when it can be used), among them a
 // working tree's autoapp.json that is not the committed one.
-func (s *Service) Manifest(id string) ([]byte, workspace.Manifest, workspace.Problems, error) {
+func (s *Service) Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error) {
 	return ReadManifest(s.WorkspaceDir(id), s.now)
 }
 
 // ReadManifest reads the manifest of the workspace in dir, as Manifest
 // does an application's. A folder that is not there has none.
-func ReadManifest(dir string, now func() time.Time) ([]byte, workspace.Manifest, workspace.Problems, error) {
+func ReadManifest(dir string, now func() time.Time) ([]byte, workspace.Manifest, refusal.Problems, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, workspace.Manifest{}, workspace.Problems{{Message: "the workspace has no autoapp.json"}}, nil
+		return nil, workspace.Manifest{}, refusal.Problems{{Message: "the workspace has no autoapp.json"}}, nil
 	}
 	ws, err := workspace.Open(dir, now)
 	if err != nil {
@@ -258,7 +244,7 @@ func ReadManifest(dir string, now func() time.Time) ([]byte, workspace.Manifest,
 // binary holds it.
 func TemplateManifest(template string) (workspace.Manifest, error) {
 	if !isTemplate(template) {
-		return workspace.Manifest{}, refuse(EInvalid, "There is no template called %q.", template)
+		return workspace.Manifest{}, refuse(refusal.Invalid, "There is no template called %q.", template)
 	}
 	raw, err := fs.ReadFile(templates, "templates/"+template+"/"+workspace.ManifestFile)
 	if err != nil {
@@ -278,7 +264,7 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 		return err
 	}
 	if _, problems := workspace.ParseManifest(raw); len(problems) > 0 {
-		return &Error{Code: EInvalid, Problems: problems, Message: "The manifest was not saved: " + problems.Error() + "."}
+		return &refusal.Error{Code: refusal.Invalid, Problems: problems, Message: "The manifest was not saved: " + problems.Error() + "."}
 	}
 	dir := s.WorkspaceDir(id)
 	if err := atomicfile.Write(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
@@ -343,7 +329,7 @@ func (s *Service) Activate(ctx context.Context, id, releaseID string) error {
 	defer tx.Rollback()
 	var current sql.NullString
 	if err := tx.GetContext(ctx, &current, `SELECT current_release_id FROM apps WHERE id = ?`, id); errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no application called %q.", id)
+		return refuse(refusal.NotFound, "There is no application called %q.", id)
 	} else if err != nil {
 		return fmt.Errorf("app: activate: %w", err)
 	}
@@ -352,10 +338,10 @@ func (s *Service) Activate(ctx context.Context, id, releaseID string) error {
 		return fmt.Errorf("app: activate: %w", err)
 	}
 	if n == 0 {
-		return refuse(ENotFound, "%s has no release %q.", id, releaseID)
+		return refuse(refusal.NotFound, "%s has no release %q.", id, releaseID)
 	}
 	if current.String == releaseID {
-		return refuse(EConflict, "Release %s is already the current release of %s.", releaseID, id)
+		return refuse(refusal.Conflict, "Release %s is already the current release of %s.", releaseID, id)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE apps SET current_release_id = ? WHERE id = ?`, releaseID, id); err != nil {
 		return fmt.Errorf("app: activate: %w", err)

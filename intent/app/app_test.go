@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"autoapp/intent/app"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
@@ -35,8 +36,8 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func code(err error) app.Code {
-	var ae *app.Error
+func code(err error) refusal.Code {
+	var ae *refusal.Error
 	if errors.As(err, &ae) {
 		return ae.Code
 	}
@@ -82,16 +83,16 @@ func TestCreateRefusesWithASentence(t *testing.T) {
 	}
 	cases := []struct {
 		name, id, template string
-		code               app.Code
+		code               refusal.Code
 		says               string
 	}{
-		{"an empty id", "", "static", app.EInvalid, "Give the application an id"},
-		{"capitals", "Notes", "static", app.EInvalid, "lowercase words and digits"},
-		{"a path", "../x", "static", app.EInvalid, "lowercase words and digits"},
-		{"a trailing dash", "notes-", "static", app.EInvalid, "lowercase words and digits"},
-		{"too long", strings.Repeat("a", 41), "static", app.EInvalid, "longer than 40"},
-		{"taken", "notes", "static", app.EConflict, `"notes" already exists`},
-		{"no such template", "other", "rails", app.EInvalid, `no template called "rails"`},
+		{"an empty id", "", "static", refusal.Invalid, "Give the application an id"},
+		{"capitals", "Notes", "static", refusal.Invalid, "lowercase words and digits"},
+		{"a path", "../x", "static", refusal.Invalid, "lowercase words and digits"},
+		{"a trailing dash", "notes-", "static", refusal.Invalid, "lowercase words and digits"},
+		{"too long", strings.Repeat("a", 41), "static", refusal.Invalid, "longer than 40"},
+		{"taken", "notes", "static", refusal.Conflict, `"notes" already exists`},
+		{"no such template", "other", "rails", refusal.Invalid, `no template called "rails"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestRegisterClonesAGitFolderWithAManifest(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "autoapp.json"), []byte(manifest), 0o644)
 	os.WriteFile(filepath.Join(src, "index.html"), []byte("<h1>mine</h1>"), 0o644)
 
-	if _, err := svc.Register(ctx, "mine", "", src); code(err) != app.EInvalid || !strings.Contains(err.Error(), "no committed autoapp.json") {
+	if _, err := svc.Register(ctx, "mine", "", src); code(err) != refusal.Invalid || !strings.Contains(err.Error(), "no committed autoapp.json") {
 		t.Fatalf("an uncommitted manifest: %v", err)
 	}
 	gitOut(t, src, "add", "-A")
@@ -138,10 +139,10 @@ func TestRegisterClonesAGitFolderWithAManifest(t *testing.T) {
 	}
 
 	notGit := t.TempDir()
-	if _, err := svc.Register(ctx, "other", "", notGit); code(err) != app.EInvalid || !strings.Contains(err.Error(), "not a git repository") {
+	if _, err := svc.Register(ctx, "other", "", notGit); code(err) != refusal.Invalid || !strings.Contains(err.Error(), "not a git repository") {
 		t.Fatalf("a folder without .git: %v", err)
 	}
-	if _, err := svc.Register(ctx, "other", "", "relative/path"); code(err) != app.EInvalid {
+	if _, err := svc.Register(ctx, "other", "", "relative/path"); code(err) != refusal.Invalid {
 		t.Fatalf("a relative path: %v", err)
 	}
 	bad := t.TempDir()
@@ -150,7 +151,7 @@ func TestRegisterClonesAGitFolderWithAManifest(t *testing.T) {
 	gitOut(t, bad, "add", "-A")
 	gitOut(t, bad, "commit", "-qm", "bad")
 	_, err = svc.Register(ctx, "bad", "", bad)
-	var ae *app.Error
+	var ae *refusal.Error
 	if !errors.As(err, &ae) || len(ae.Problems) < 3 {
 		t.Fatalf("a bad manifest: %v", err)
 	}
@@ -170,7 +171,7 @@ func TestTheOwnerEditsTheManifest(t *testing.T) {
 	dir := svc.WorkspaceDir("site")
 	head := gitOut(t, dir, "rev-parse", "HEAD")
 	err := svc.SaveManifest(ctx, "site", []byte(`{"name": "Site", "build": [{"name": "a", "command": ["true"], "timeout": "forever"}], "preview": {"static": "../out"}}`))
-	var ae *app.Error
+	var ae *refusal.Error
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "build[0].timeout") || !strings.Contains(err.Error(), "preview.static") {
 		t.Fatalf("an invalid manifest: %v", err)
 	}
@@ -201,13 +202,13 @@ func TestOnlyTheOwnerActivatesAndEveryActivationIsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := svc.Activate(ctx, "site", "r9"); code(err) != app.ENotFound {
+	if err := svc.Activate(ctx, "site", "r9"); code(err) != refusal.NotFound {
 		t.Fatalf("an unknown release: %v", err)
 	}
 	if err := svc.Activate(ctx, "site", "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Activate(ctx, "site", "r1"); code(err) != app.EConflict || !strings.Contains(err.Error(), "already the current release") {
+	if err := svc.Activate(ctx, "site", "r1"); code(err) != refusal.Conflict || !strings.Contains(err.Error(), "already the current release") {
 		t.Fatalf("activating the current release again: %v", err)
 	}
 	if err := svc.Activate(ctx, "site", "r2"); err != nil {
@@ -236,7 +237,7 @@ func TestTheSelectedApplicationIsRemembered(t *testing.T) {
 	if got, err := svc.Selected(ctx); err != nil || got != "" {
 		t.Fatalf("a fresh root selects %q %v", got, err)
 	}
-	if err := svc.Select(ctx, "nothing"); code(err) != app.ENotFound {
+	if err := svc.Select(ctx, "nothing"); code(err) != refusal.NotFound {
 		t.Fatalf("selecting an unknown application: %v", err)
 	}
 	svc.CreateFromTemplate(ctx, "one", "", "static")

@@ -30,20 +30,7 @@ const MaxPaths = 100
 // DefaultMedia is the media type of an artifact whose extension says none.
 const DefaultMedia = "application/octet-stream"
 
-// Code classifies a refusal for the person and for the HTTP layer.
-type Code = refusal.Code
-
-// The codes this package answers with.
-const (
-	EInvalid  = refusal.Invalid
-	EConflict = refusal.Conflict
-	ENotFound = refusal.NotFound
-)
-
-// Error is a refusal with a sentence for the person.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -152,7 +139,7 @@ func NewService(db *migrations.DB, openWorkspace func(appID string) (*workspace.
 // nothing.
 func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
 	if in.IntentID <= 0 {
-		return Delivery{}, refuse(EInvalid, "Name the intent to deliver.")
+		return Delivery{}, refuse(refusal.Invalid, "Name the intent to deliver.")
 	}
 	if d, err := s.Get(ctx, in.IntentID); err == nil {
 		return d, nil
@@ -189,13 +176,13 @@ func (s *Service) Deliver(ctx context.Context, in Input) (Delivery, error) {
 func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	switch {
 	case in.IntentID <= 0:
-		return Delivery{}, refuse(EInvalid, "Name the intent to deliver.")
+		return Delivery{}, refuse(refusal.Invalid, "Name the intent to deliver.")
 	case strings.TrimSpace(in.AppID) == "":
-		return Delivery{}, refuse(EInvalid, "Name the application of intent %d.", in.IntentID)
+		return Delivery{}, refuse(refusal.Invalid, "Name the application of intent %d.", in.IntentID)
 	case strings.TrimSpace(in.Revision) == "":
-		return Delivery{}, refuse(EInvalid, "Give the revision intent %d completed at.", in.IntentID)
+		return Delivery{}, refuse(refusal.Invalid, "Give the revision intent %d completed at.", in.IntentID)
 	case len(in.Paths) > MaxPaths:
-		return Delivery{}, refuse(EInvalid, "A delivery exports at most %d artifacts; %d were named.", MaxPaths, len(in.Paths))
+		return Delivery{}, refuse(refusal.Invalid, "A delivery exports at most %d artifacts; %d were named.", MaxPaths, len(in.Paths))
 	}
 	if err := s.checkInput(ctx, in); err != nil {
 		return Delivery{}, err
@@ -208,7 +195,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	defer ws.Close()
 	commit, err := ws.Commit(ctx, in.Revision)
 	if _, ok := workspace.AsProblems(err); ok {
-		return Delivery{}, refuse(EInvalid, "%q is not a commit in the workspace of %s.", in.Revision, in.AppID)
+		return Delivery{}, refuse(refusal.Invalid, "%q is not a commit in the workspace of %s.", in.Revision, in.AppID)
 	}
 	if err != nil {
 		return Delivery{}, fmt.Errorf("delivery: %w", err)
@@ -274,13 +261,13 @@ func (s *Service) checkInput(ctx context.Context, in Input) error {
 	var appID string
 	err := s.db.Read.GetContext(ctx, &appID, `SELECT app_id FROM intents WHERE id = ?`, in.IntentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return refuse(ENotFound, "There is no intent %d.", in.IntentID)
+		return refuse(refusal.NotFound, "There is no intent %d.", in.IntentID)
 	}
 	if err != nil {
 		return fmt.Errorf("delivery: intent %d: %w", in.IntentID, err)
 	}
 	if appID != in.AppID {
-		return refuse(EInvalid, "Intent %d belongs to %s, not %s.", in.IntentID, appID, in.AppID)
+		return refuse(refusal.Invalid, "Intent %d belongs to %s, not %s.", in.IntentID, appID, in.AppID)
 	}
 	if in.ReleaseID == "" {
 		return nil
@@ -290,7 +277,7 @@ func (s *Service) checkInput(ctx context.Context, in Input) error {
 		return fmt.Errorf("delivery: release %s: %w", in.ReleaseID, err)
 	}
 	if n == 0 {
-		return refuse(EInvalid, "There is no release %q of %s.", in.ReleaseID, in.AppID)
+		return refuse(refusal.Invalid, "There is no release %q of %s.", in.ReleaseID, in.AppID)
 	}
 	return nil
 }
@@ -327,7 +314,7 @@ func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (works
 	}
 	a, ok := d.Artifact(p)
 	if !ok {
-		return workspace.Blob{}, Artifact{}, refuse(ENotFound, "%s is not an artifact of the delivery of intent %d.", p, intentID)
+		return workspace.Blob{}, Artifact{}, refuse(refusal.NotFound, "%s is not an artifact of the delivery of intent %d.", p, intentID)
 	}
 	ws, err := s.openWorkspace(d.AppID)
 	if err != nil {
@@ -336,14 +323,14 @@ func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (works
 	defer ws.Close()
 	b, err := ws.Blob(ctx, d.Revision, a.Path)
 	if ps, ok := workspace.AsProblems(err); ok {
-		return workspace.Blob{}, Artifact{}, refuse(EConflict, "%s can no longer be read at %s: %s",
+		return workspace.Blob{}, Artifact{}, refuse(refusal.Conflict, "%s can no longer be read at %s: %s",
 			a.Path, shortRev(d.Revision), sentences(ps))
 	}
 	if err != nil {
 		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: read %s: %w", a.Path, err)
 	}
 	if b.SHA256 != a.SHA256 || b.Size != a.Size {
-		return workspace.Blob{}, Artifact{}, refuse(EConflict, "%s at %s is no longer the file that was delivered: its SHA-256 changed.",
+		return workspace.Blob{}, Artifact{}, refuse(refusal.Conflict, "%s at %s is no longer the file that was delivered: its SHA-256 changed.",
 			a.Path, shortRev(d.Revision))
 	}
 	return b, a, nil
@@ -364,7 +351,7 @@ func (s *Service) Archive(ctx context.Context, intentID int64, w io.Writer) (str
 	defer ws.Close()
 	err = ws.Archive(ctx, d.Revision, w)
 	if ps, ok := workspace.AsProblems(err); ok {
-		return "", refuse(EInvalid, "%s", sentences(ps))
+		return "", refuse(refusal.Invalid, "%s", sentences(ps))
 	}
 	if err != nil {
 		return "", fmt.Errorf("delivery: archive intent %d: %w", intentID, err)
@@ -390,7 +377,7 @@ func load(ctx context.Context, tx *sqlx.Tx, intentID int64) (Delivery, error) {
 		`SELECT intent_id, app_id, at, revision, release_id, evidence, artifacts, problems
 		 FROM deliveries WHERE intent_id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Delivery{}, refuse(ENotFound, "Intent %d has not been delivered.", intentID)
+		return Delivery{}, refuse(refusal.NotFound, "Intent %d has not been delivered.", intentID)
 	}
 	if err != nil {
 		return Delivery{}, fmt.Errorf("delivery: intent %d: %w", intentID, err)
@@ -456,7 +443,7 @@ func mediaType(p string) string {
 }
 
 // sentences joins the workspace's sentences about one path.
-func sentences(ps workspace.Problems) string {
+func sentences(ps refusal.Problems) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
 		s[i] = p.Message
@@ -472,6 +459,6 @@ func shortRev(commit string) string {
 }
 
 func isNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == ENotFound
+	var e *refusal.Error
+	return errors.As(err, &e) && e.Code == refusal.NotFound
 }

@@ -19,6 +19,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -112,11 +113,11 @@ func (e *env) input(rev string, paths ...string) delivery.Input {
 	}
 }
 
-// wantRefusal fails unless err is a *delivery.Error of code whose sentence
+// wantRefusal fails unless err is a *refusal.Error of code whose sentence
 // contains text.
-func wantRefusal(t *testing.T, err error, code delivery.Code, text string) {
+func wantRefusal(t *testing.T, err error, code refusal.Code, text string) {
 	t.Helper()
-	var de *delivery.Error
+	var de *refusal.Error
 	if !errors.As(err, &de) || de.Code != code || !strings.Contains(de.Message, text) {
 		t.Fatalf("error = %v, want %s: …%s…", err, code, text)
 	}
@@ -223,7 +224,7 @@ func TestDeliverRecordsProblems(t *testing.T) {
 	}
 	for _, p := range []string{"site/link.html", "site/big.bin", "site/draft.html", "../x"} {
 		_, _, err := e.svc.Artifact(ctx, e.intentID, p)
-		wantRefusal(t, err, delivery.ENotFound, "is not an artifact of the delivery of intent")
+		wantRefusal(t, err, refusal.NotFound, "is not an artifact of the delivery of intent")
 	}
 }
 
@@ -237,17 +238,17 @@ func TestDeliverRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(*delivery.Input)
-		code delivery.Code
+		code refusal.Code
 		text string
 	}{
-		{"no intent", func(in *delivery.Input) { in.IntentID = 0 }, delivery.EInvalid, "Name the intent"},
-		{"unknown intent", func(in *delivery.Input) { in.IntentID = 999 }, delivery.ENotFound, "There is no intent 999."},
-		{"no application", func(in *delivery.Input) { in.AppID = "" }, delivery.EInvalid, "Name the application"},
-		{"another application's intent", func(in *delivery.Input) { in.AppID = "other" }, delivery.EInvalid, "belongs to site, not other"},
-		{"no revision", func(in *delivery.Input) { in.Revision = " " }, delivery.EInvalid, "Give the revision"},
-		{"unknown revision", func(in *delivery.Input) { in.Revision = "0123456789abcdef" }, delivery.EInvalid, `"0123456789abcdef" is not a commit in the workspace of site.`},
-		{"unknown release", func(in *delivery.Input) { in.ReleaseID = "r-nope" }, delivery.EInvalid, `There is no release "r-nope" of site.`},
-		{"too many paths", func(in *delivery.Input) { in.Paths = make([]string, delivery.MaxPaths+1) }, delivery.EInvalid, "at most 100 artifacts"},
+		{"no intent", func(in *delivery.Input) { in.IntentID = 0 }, refusal.Invalid, "Name the intent"},
+		{"unknown intent", func(in *delivery.Input) { in.IntentID = 999 }, refusal.NotFound, "There is no intent 999."},
+		{"no application", func(in *delivery.Input) { in.AppID = "" }, refusal.Invalid, "Name the application"},
+		{"another application's intent", func(in *delivery.Input) { in.AppID = "other" }, refusal.Invalid, "belongs to site, not other"},
+		{"no revision", func(in *delivery.Input) { in.Revision = " " }, refusal.Invalid, "Give the revision"},
+		{"unknown revision", func(in *delivery.Input) { in.Revision = "0123456789abcdef" }, refusal.Invalid, `"0123456789abcdef" is not a commit in the workspace of site.`},
+		{"unknown release", func(in *delivery.Input) { in.ReleaseID = "r-nope" }, refusal.Invalid, `There is no release "r-nope" of site.`},
+		{"too many paths", func(in *delivery.Input) { in.Paths = make([]string, delivery.MaxPaths+1) }, refusal.Invalid, "at most 100 artifacts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,7 +259,7 @@ func TestDeliverRefuses(t *testing.T) {
 		})
 	}
 	_, err := e.svc.Get(ctx, e.intentID)
-	wantRefusal(t, err, delivery.ENotFound, "has not been delivered")
+	wantRefusal(t, err, refusal.NotFound, "has not been delivered")
 }
 
 func TestDeliverWithRelease(t *testing.T) {
@@ -339,7 +340,7 @@ func TestArtifact(t *testing.T) {
 	}
 	t.Run("not an artifact", func(t *testing.T) {
 		_, _, err := e.svc.Artifact(ctx, e.intentID, "autoapp.json")
-		wantRefusal(t, err, delivery.ENotFound, "autoapp.json is not an artifact of the delivery of intent")
+		wantRefusal(t, err, refusal.NotFound, "autoapp.json is not an artifact of the delivery of intent")
 	})
 	t.Run("recorded SHA-256 differs", func(t *testing.T) {
 		if _, err := e.db.Write.Exec(`DROP TRIGGER deliveries_no_update`); err != nil {
@@ -349,7 +350,7 @@ func TestArtifact(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := e.svc.Artifact(ctx, e.intentID, "site/index.html")
-		wantRefusal(t, err, delivery.EConflict, "is no longer the file that was delivered")
+		wantRefusal(t, err, refusal.Conflict, "is no longer the file that was delivered")
 	})
 }
 
@@ -359,7 +360,7 @@ func TestArchive(t *testing.T) {
 	ctx := context.Background()
 	var none bytes.Buffer
 	_, err := e.svc.Archive(ctx, e.intentID, &none)
-	wantRefusal(t, err, delivery.ENotFound, "has not been delivered")
+	wantRefusal(t, err, refusal.NotFound, "has not been delivered")
 
 	rev := e.head(t)
 	if _, err := e.svc.Deliver(ctx, e.input(rev, "site/index.html")); err != nil {

@@ -48,28 +48,12 @@ const (
 	KnownBrowserLife = 400 * 24 * time.Hour
 )
 
-// Code classifies an error for the person and for the HTTP layer.
-type Code = refusal.Code
-
-// The codes this package answers with.
-const (
-	EInvalid   = refusal.Invalid
-	EConflict  = refusal.Conflict
-	ENotFound  = refusal.NotFound
-	EDenied    = refusal.Denied
-	EThrottled = refusal.Throttled
-)
-
-// Error is a refusal with a sentence for the person; RetryAfter is set on
-// EThrottled.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
 // ErrNoSession is returned for a cookie that names no live session.
-var ErrNoSession = refuse(ENotFound, "Your session has ended. Sign in again.")
+var ErrNoSession = refuse(refusal.NotFound, "Your session has ended. Sign in again.")
 
 // Owner is the signed-in person as pages show them.
 type Owner struct {
@@ -121,7 +105,7 @@ func (s *Service) Get(ctx context.Context) (Owner, error) {
 	var o Owner
 	err := s.db.Read.GetContext(ctx, &o.Name, `SELECT name FROM owner WHERE id = 1`)
 	if errors.Is(err, sql.ErrNoRows) {
-		return o, refuse(ENotFound, "No owner has been created yet.")
+		return o, refuse(refusal.NotFound, "No owner has been created yet.")
 	}
 	if err != nil {
 		return o, fmt.Errorf("owner: get: %w", err)
@@ -134,11 +118,11 @@ func CheckName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
-		return "", refuse(EInvalid, "Give the owner a name.")
+		return "", refuse(refusal.Invalid, "Give the owner a name.")
 	case utf8.RuneCountInString(name) > MaxNameLength:
-		return "", refuse(EInvalid, "The name is longer than %d characters.", MaxNameLength)
+		return "", refuse(refusal.Invalid, "The name is longer than %d characters.", MaxNameLength)
 	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "", refuse(EInvalid, "The name cannot hold control characters.")
+		return "", refuse(refusal.Invalid, "The name cannot hold control characters.")
 	}
 	return name, nil
 }
@@ -148,11 +132,11 @@ func CheckPassword(password, again string) error {
 	n := utf8.RuneCountInString(password)
 	switch {
 	case n < MinPasswordLength:
-		return refuse(EInvalid, "The password must be at least %d characters long.", MinPasswordLength)
+		return refuse(refusal.Invalid, "The password must be at least %d characters long.", MinPasswordLength)
 	case len(password) > MaxPasswordLength:
-		return refuse(EInvalid, "The password is longer than %d bytes.", MaxPasswordLength)
+		return refuse(refusal.Invalid, "The password is longer than %d bytes.", MaxPasswordLength)
 	case password != again:
-		return refuse(EInvalid, "The two passwords differ. Type the same password twice.")
+		return refuse(refusal.Invalid, "The two passwords differ. Type the same password twice.")
 	}
 	return nil
 }
@@ -179,7 +163,7 @@ func (s *Service) Create(ctx context.Context, name, password, again string) erro
 		return fmt.Errorf("owner: create: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return refuse(EConflict, "The owner already exists. Sign in instead.")
+		return refuse(refusal.Conflict, "The owner already exists. Sign in instead.")
 	}
 	return nil
 }
@@ -273,7 +257,7 @@ func (s *Service) SignIn(ctx context.Context, name, password string, from Client
 	passOK := s.verify(row.Hash, password)
 	if !nameOK || !passOK {
 		// The reserved row stays: it is this failure.
-		return SignedIn{}, refuse(EDenied, "That name and password do not match.")
+		return SignedIn{}, refuse(refusal.Denied, "That name and password do not match.")
 	}
 	signed := SignedIn{Browser: from.Browser}
 	if signed.Session, err = newSessionID(); err != nil {
@@ -376,7 +360,7 @@ func (s *Service) reserveAttempt(ctx context.Context, account string, from Clien
 		allowances = []allowance{{failuresForName, account, "for this name"},
 			{failuresFromClient, client, "from this network address"}}
 	}
-	var refused *Error
+	var refused *refusal.Error
 	var longest time.Duration
 	for _, a := range allowances {
 		var recent []int64
@@ -411,7 +395,7 @@ func (s *Service) reserveAttempt(ctx context.Context, account string, from Clien
 
 // throttled is the refusal of an attempt that may be made again after wait,
 // told in whole seconds; whose says which allowance is used up.
-func throttled(wait time.Duration, whose string) *Error {
+func throttled(wait time.Duration, whose string) *refusal.Error {
 	secs := int(wait.Seconds() + 0.999)
 	if secs < 1 {
 		secs = 1
@@ -420,7 +404,7 @@ func throttled(wait time.Duration, whose string) *Error {
 	if secs == 1 {
 		unit = "second"
 	}
-	return &Error{Code: EThrottled, RetryAfter: time.Duration(secs) * time.Second,
+	return &refusal.Error{Code: refusal.Throttled, RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Too many failed sign-ins %s. Try again in %d %s.", whose, secs, unit)}
 }
 

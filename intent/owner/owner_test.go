@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"autoapp/intent/owner"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -51,10 +52,10 @@ func signIn(t *testing.T, s *owner.Service) string {
 	return signed.Session
 }
 
-// refusal checks err is an *owner.Error with the code and sentence.
-func refusal(t *testing.T, err error, code owner.Code, sentence string) *owner.Error {
+// wantRefusal checks err is a *refusal.Error with the code and sentence.
+func wantRefusal(t *testing.T, err error, code refusal.Code, sentence string) *refusal.Error {
 	t.Helper()
-	var oe *owner.Error
+	var oe *refusal.Error
 	if !errors.As(err, &oe) {
 		t.Fatalf("got %v, want the refusal %q", err, sentence)
 	}
@@ -87,7 +88,7 @@ func TestCreateRefusesASecondOwner(t *testing.T) {
 	ctx := context.Background()
 
 	err := s.Create(ctx, "Mallory", "another long password", "another long password")
-	refusal(t, err, owner.EConflict, "The owner already exists. Sign in instead.")
+	wantRefusal(t, err, refusal.Conflict, "The owner already exists. Sign in instead.")
 
 	got, err := s.Get(ctx)
 	if err != nil {
@@ -129,12 +130,12 @@ func TestANewPasswordIsChecked(t *testing.T) {
 				}
 				return
 			}
-			refusal(t, err, owner.EInvalid, tt.want)
+			wantRefusal(t, err, refusal.Invalid, tt.want)
 			if exists {
 				t.Fatal("a refused password created the owner")
 			}
 			_, err = s.Set(ctx, name, tt.password, tt.again)
-			refusal(t, err, owner.EInvalid, tt.want)
+			wantRefusal(t, err, refusal.Invalid, tt.want)
 		})
 	}
 }
@@ -161,7 +162,7 @@ func TestSignInAnswersOneSentenceForAnyMismatch(t *testing.T) {
 				liveSession(t, s, signed.Session)
 				return
 			}
-			refusal(t, err, owner.EDenied, "That name and password do not match.")
+			wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 			if signed != (owner.SignedIn{}) {
 				t.Fatalf("a refused sign-in returned %+v", signed)
 			}
@@ -172,7 +173,7 @@ func TestSignInAnswersOneSentenceForAnyMismatch(t *testing.T) {
 func TestSignInWithoutAnOwnerIsAMismatch(t *testing.T) {
 	s, _, _ := newService(t)
 	_, err := s.SignIn(context.Background(), name, password, owner.Client{})
-	refusal(t, err, owner.EDenied, "That name and password do not match.")
+	wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 }
 
 func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
@@ -182,24 +183,24 @@ func TestFiveFailuresWithinAMinuteThrottleTheName(t *testing.T) {
 		// The same account whatever the case of the name.
 		who := []string{name, "ada lovelace", "ADA LOVELACE "}[i%3]
 		_, err := s.SignIn(ctx, who, "not the password", owner.Client{})
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 		c.Advance(time.Second)
 	}
 	// The first failure was 5s ago, so the name is free 55s from now.
 	_, err := s.SignIn(ctx, name, password, owner.Client{})
-	oe := refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 55 seconds.")
+	oe := wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 55 seconds.")
 	if oe.RetryAfter != 55*time.Second {
 		t.Fatalf("RetryAfter = %v, want 55s", oe.RetryAfter)
 	}
 
 	t.Run("another name from another client is not throttled", func(t *testing.T) {
 		_, err := s.SignIn(ctx, "Charles Babbage", password, owner.Client{Address: "192.0.2.8"})
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	})
 
 	c.Advance(54 * time.Second)
 	_, err = s.SignIn(ctx, name, password, owner.Client{})
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 1 second.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 1 second.")
 
 	c.Advance(time.Second)
 	liveSession(t, s, signIn(t, s))
@@ -236,10 +237,10 @@ func TestEverySpellingOfTheNameSharesOneThrottle(t *testing.T) {
 
 			for i := 0; i < owner.MaxFailures; i++ {
 				_, err := s.SignIn(ctx, tt.owner, "not the password", owner.Client{})
-				refusal(t, err, owner.EDenied, "That name and password do not match.")
+				wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 			}
 			_, err = s.SignIn(ctx, tt.who, password, owner.Client{})
-			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+			wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 		})
 	}
 }
@@ -294,11 +295,11 @@ func TestGuessesSentAtOnceAreThrottledToo(t *testing.T) {
 
 	denied, throttled := 0, 0
 	for err := range errs {
-		var oe *owner.Error
+		var oe *refusal.Error
 		switch {
-		case errors.As(err, &oe) && oe.Code == owner.EDenied:
+		case errors.As(err, &oe) && oe.Code == refusal.Denied:
 			denied++
-		case errors.As(err, &oe) && oe.Code == owner.EThrottled:
+		case errors.As(err, &oe) && oe.Code == refusal.Throttled:
 			throttled++
 		default:
 			t.Errorf("a guess answered %v, want a mismatch or the throttle", err)
@@ -320,10 +321,10 @@ func lockName(t *testing.T, s *owner.Service, from owner.Client) {
 	ctx := context.Background()
 	for i := 0; i < owner.MaxFailures; i++ {
 		_, err := s.SignIn(ctx, name, "not the password", from)
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	}
 	_, err := s.SignIn(ctx, name, password, from)
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 }
 
 // The attack of issue #26: a preview on the owner's machine, at the owner's
@@ -355,7 +356,7 @@ func TestOthersGuessesDoNotLockOutABrowserThatSignedInBefore(t *testing.T) {
 
 	t.Run("the guessing client is still throttled", func(t *testing.T) {
 		_, err := s.SignIn(ctx, name, password, owner.Client{Address: here})
-		refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+		wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 	})
 	t.Run("a token the server did not give is no browser", func(t *testing.T) {
 		made, err := owner.RandomToken()
@@ -363,7 +364,7 @@ func TestOthersGuessesDoNotLockOutABrowserThatSignedInBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.SignIn(ctx, name, password, owner.Client{Address: here, Browser: made})
-		refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+		wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 	})
 }
 
@@ -385,16 +386,16 @@ func TestABrowsersOwnFailuresThrottleIt(t *testing.T) {
 	}
 	for i := 0; i < owner.MaxFailures; i++ {
 		_, err := s.SignIn(ctx, name, "not the password", mine)
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	}
 	_, err := s.SignIn(ctx, name, password, mine)
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins from this browser. Try again in 60 seconds.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins from this browser. Try again in 60 seconds.")
 
 	if _, err := s.SignIn(ctx, name, password, other); err != nil {
 		t.Fatalf("another known browser could not sign in: %v", err)
 	}
 	_, err = s.SignIn(ctx, name, password, owner.Client{Address: "192.0.2.7"})
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 }
 
 // A client that is not a known browser is also held to its address's
@@ -405,10 +406,10 @@ func TestAnAddressIsThrottledAcrossNames(t *testing.T) {
 	guesser := owner.Client{Address: "192.0.2.7"}
 	for i := 0; i < owner.MaxFailures; i++ {
 		_, err := s.SignIn(ctx, fmt.Sprintf("Guess %d", i), password, guesser)
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	}
 	_, err := s.SignIn(ctx, name, password, guesser)
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins from this network address. Try again in 60 seconds.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins from this network address. Try again in 60 seconds.")
 
 	if _, err := s.SignIn(ctx, name, password, owner.Client{Address: "192.0.2.8"}); err != nil {
 		t.Fatalf("a client at another address could not sign in: %v", err)
@@ -447,7 +448,7 @@ func TestABrowserIsForgottenAfterItsLifeOrBySet(t *testing.T) {
 			tt.forget(t, s, c)
 			lockName(t, s, owner.Client{})
 			_, err = s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
-			refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+			wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 
 			c.Advance(owner.FailureWindow)
 			again, err := s.SignIn(ctx, name, password, owner.Client{Browser: signed.Browser})
@@ -537,7 +538,7 @@ func TestSetReplacesThePasswordAndEndsEverySession(t *testing.T) {
 		endedSession(t, s, id)
 	}
 	_, err = s.SignIn(ctx, "Ada King", password, owner.Client{})
-	refusal(t, err, owner.EDenied, "That name and password do not match.")
+	wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	signed, err := s.SignIn(ctx, "Ada King", newPassword, owner.Client{})
 	if err != nil {
 		t.Fatalf("sign in with the new password: %v", err)
@@ -565,10 +566,10 @@ func TestSetLiftsTheThrottle(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < owner.MaxFailures; i++ {
 		_, err := s.SignIn(ctx, name, "not the password", owner.Client{})
-		refusal(t, err, owner.EDenied, "That name and password do not match.")
+		wantRefusal(t, err, refusal.Denied, "That name and password do not match.")
 	}
 	_, err := s.SignIn(ctx, name, password, owner.Client{})
-	refusal(t, err, owner.EThrottled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
+	wantRefusal(t, err, refusal.Throttled, "Too many failed sign-ins for this name. Try again in 60 seconds.")
 
 	if _, err := s.Set(ctx, name, password, password); err != nil {
 		t.Fatalf("set: %v", err)

@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"autoapp/intent/refusal"
 )
 
 // ValidateGraph checks an intent's live tasks together: how many there
 // are, that every blocked_by and repaid_by names one of them, and that
 // blocked_by has no cycle. A cycle is reported once, naming every slug in
 // it in the order the blockers run (a → b means a is blocked by b).
-func ValidateGraph(tasks []Task) Problems {
-	var ps Problems
+func ValidateGraph(tasks []Task) refusal.Problems {
+	var ps refusal.Problems
 	add := func(field, format string, args ...any) {
-		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+		ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 
 	if len(tasks) > MaxLiveTasks {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // task is a graph node: a slug, a priority and its blockers.
@@ -14,7 +15,7 @@ func task(slug, priority string, blockedBy ...string) plan.Task {
 	return plan.Task{Slug: slug, Priority: priority, BlockedBy: blockedBy}
 }
 
-func problemStrings(ps plan.Problems) []string {
+func problemStrings(ps refusal.Problems) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.String()

@@ -4,8 +4,6 @@
 // holds no state and knows nothing of storage or HTTP.
 package plan
 
-import "autoapp/intent/refusal"
-
 // Priorities, risks, reasoning levels and labels a plan may use.
 var (
 	Priorities = []string{"high", "medium", "low"}
@@ -55,10 +53,3 @@ type Task struct {
 	TestNotes      []string    `json:"test_notes,omitempty"`
 	Runbook        []string    `json:"runbook,omitempty"`
 }
-
-// Problem is one thing wrong with a plan, named by its field
-// (criteria[2].text, blocked_by[0]).
-type Problem = refusal.Problem
-
-// Problems is a list of named problems; as an error it reads as one line.
-type Problems = refusal.Problems

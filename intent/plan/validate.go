@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"autoapp/intent/refusal"
 )
 
 // Limits on the fields of a plan.
@@ -44,10 +46,10 @@ var hostWordings = []string{
 // each problem, with a sentence the engineer can act on. Indexes in field
 // names count from zero, as in the task's JSON. The graph across tasks is
 // ValidateGraph's.
-func ValidateTask(t Task) Problems {
-	var ps Problems
+func ValidateTask(t Task) refusal.Problems {
+	var ps refusal.Problems
 	add := func(field, format string, args ...any) {
-		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+		ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 
 	if t.Slug != "" && !IsSlug(t.Slug) {

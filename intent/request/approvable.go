@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 )
 
 // approvable is the rule for approving a plan: the owner may approve the
@@ -18,20 +19,20 @@ func (j journal) approvable(d intent.IntentDetail, now planContent) error {
 	last, submitted := j.LastPlan()
 	switch {
 	case j.Mode != ModeGuided:
-		return refuse(EConflict, "Request %d is %s: its plan runs without an approval.", j.ID, j.Mode)
+		return refuse(refusal.Conflict, "Request %d is %s: its plan runs without an approval.", j.ID, j.Mode)
 	case !submitted || j.IntentID == 0:
-		return refuse(EConflict, "There is no submitted plan to approve yet.")
+		return refuse(refusal.Conflict, "There is no submitted plan to approve yet.")
 	case d.BeingWritten():
-		return refuse(EConflict, "The engineer is writing the plan again; approve it once it is submitted.")
+		return refuse(refusal.Conflict, "The engineer is writing the plan again; approve it once it is submitted.")
 	case d.Status == intent.IntentRunning:
-		return refuse(EConflict, "Intent #%d is running; approve its plan once it stops.", d.ID)
+		return refuse(refusal.Conflict, "Intent #%d is running; approve its plan once it stops.", d.ID)
 	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
-		return refuse(EConflict, "Intent #%d is %s; its plan can no longer be approved.", d.ID, d.Status)
+		return refuse(refusal.Conflict, "Intent #%d is %s; its plan can no longer be approved.", d.ID, d.Status)
 	case hashPlan(now) != last.Hash && !ownersOwn(j.snapshots[last.Revision], now):
 		what := sentence(changes(j.snapshots[last.Revision], now), "The plan changed.")
-		return refuse(EConflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
+		return refuse(refusal.Conflict, "The plan changed after it was submitted: %s Approve it once the engineer submits it again.", what)
 	case hashPlan(now) == last.Hash && j.Approved == last.Hash:
-		return refuse(EConflict, "This plan is approved already.")
+		return refuse(refusal.Conflict, "This plan is approved already.")
 	}
 	return nil
 }
@@ -42,11 +43,11 @@ func (j journal) approvable(d intent.IntentDetail, now planContent) error {
 func (j journal) revocable(d intent.IntentDetail) error {
 	switch {
 	case j.Approved == "":
-		return refuse(EConflict, "There is no approval to withdraw on request %d.", j.ID)
+		return refuse(refusal.Conflict, "There is no approval to withdraw on request %d.", j.ID)
 	case d.Status == intent.IntentRunning:
-		return refuse(EConflict, "Intent #%d is running; stop it before withdrawing the approval.", d.ID)
+		return refuse(refusal.Conflict, "Intent #%d is running; stop it before withdrawing the approval.", d.ID)
 	case d.Status != intent.IntentDraft && d.Status != intent.IntentStopped:
-		return refuse(EConflict, "Intent #%d is %s; its approval can no longer be withdrawn.", d.ID, d.Status)
+		return refuse(refusal.Conflict, "Intent #%d is %s; its approval can no longer be withdrawn.", d.ID, d.Status)
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func (j journal) revocable(d intent.IntentDetail) error {
 // withApprovable records the rule's answer on the state.
 func withApprovable(st State, err error) State {
 	st.Approvable, st.Unapprovable = err == nil, ""
-	var re *Error
+	var re *refusal.Error
 	if errors.As(err, &re) {
 		st.Unapprovable = re.Message
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 )
 
@@ -89,7 +90,7 @@ func TestWhetherAPlanCanBeApprovedIsOneRule(t *testing.T) {
 				}
 				return
 			}
-			if re := refusal(t, err, request.EConflict); re.Message != why {
+			if re := wantRefusal(t, err, refusal.Conflict); re.Message != why {
 				t.Fatalf("Approve refused with %q; the state says %q", re.Message, why)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
@@ -145,11 +146,11 @@ func task(title string, blockedBy ...string) plan.Task {
 	}
 }
 
-// refusal returns the error as a *request.Error, failing the test when it
+// wantRefusal returns the error as a *refusal.Error, failing the test when it
 // is none or its code differs.
-func refusal(tb testing.TB, err error, code request.Code) *request.Error {
+func wantRefusal(tb testing.TB, err error, code refusal.Code) *refusal.Error {
 	tb.Helper()
-	var re *request.Error
+	var re *refusal.Error
 	if !errors.As(err, &re) {
 		tb.Fatalf("want a %s refusal, got %v", code, err)
 	}

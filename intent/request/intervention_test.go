@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 )
 
@@ -55,7 +56,7 @@ func TestAPauseKeepsTheApprovalAndFeedbackVoidsIt(t *testing.T) {
 		t.Fatalf("feedback left the approval %+v (approved %q)", got.Approval, got.Approved)
 	}
 	err := e.svc.CanRun(ctx, st.ID)
-	if re := refusal(t, err, request.EConflict); !strings.Contains(re.Message, "Approve the plan again") {
+	if re := wantRefusal(t, err, refusal.Conflict); !strings.Contains(re.Message, "Approve the plan again") {
 		t.Fatalf("Run after feedback: %s", re.Message)
 	}
 	// The owner approves the plan again, and Run is allowed.

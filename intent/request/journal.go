@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"autoapp/intent/refusal"
 )
 
 // The bodies of the journal's entries, by kind, as JSON.
@@ -109,7 +111,7 @@ func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
 	}
 	err := tx.GetContext(ctx, &r, `SELECT app_id, intent_id, created_at FROM requests WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return journal{}, refuse(ENotFound, "There is no request %d.", id)
+		return journal{}, refuse(refusal.NotFound, "There is no request %d.", id)
 	}
 	if err != nil {
 		return journal{}, fmt.Errorf("request: request %d: %w", id, err)
@@ -266,14 +268,14 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, 
 		return State{}, false, fmt.Errorf("request: operation %s: %w", opID, err)
 	}
 	if (id != 0 && r.RequestID != id) || r.Kind != kind {
-		return State{}, false, refuse(EConflict, anotherChange, opID)
+		return State{}, false, refuse(refusal.Conflict, anotherChange, opID)
 	}
 	if same != nil && !same(r.Body) && kind == KindApproval {
 		// Approving and withdrawing are both approval entries.
-		return State{}, false, refuse(EConflict, anotherChange, opID)
+		return State{}, false, refuse(refusal.Conflict, anotherChange, opID)
 	}
 	if same != nil && !same(r.Body) {
-		return State{}, false, refuse(EConflict, "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again.", opID)
+		return State{}, false, refuse(refusal.Conflict, "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again.", opID)
 	}
 	var st State
 	if err := json.Unmarshal([]byte(r.Result), &st); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 )
 
@@ -23,7 +24,7 @@ func TestSwitchingTheModeVoidsAnApproval(t *testing.T) {
 	n := entries()
 
 	_, err := e.svc.SetIntentMode(ctx, st.IntentID, st.Revision-1, e.op(), request.ModeAutonomous)
-	re := refusal(t, err, request.EConflict)
+	re := wantRefusal(t, err, refusal.Conflict)
 	if want := "The request changed since you looked (revision 3, you saw 2); reload and try again."; re.Message != want {
 		t.Fatalf("stale: %q, want %q", re.Message, want)
 	}
@@ -63,7 +64,7 @@ func TestSwitchingTheModeVoidsAnApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re = refusal(t, e.svc.CanRun(ctx, st.ID), request.EConflict)
+	re = wantRefusal(t, e.svc.CanRun(ctx, st.ID), refusal.Conflict)
 	if want := voided + " Approve the plan again before Run: this request is guided."; re.Message != want {
 		t.Fatalf("Run: %q, want %q", re.Message, want)
 	}
@@ -89,7 +90,7 @@ func TestTheModeHoldsWhileTheIntentRuns(t *testing.T) {
 	}
 	n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID)
 	_, err := e.svc.SetIntentMode(ctx, st.IntentID, st.Revision, e.op(), request.ModeGuided)
-	if re := refusal(t, err, request.EConflict); re.Message != "Intent #1 is running; stop it before changing its mode." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "Intent #1 is running; stop it before changing its mode." {
 		t.Fatalf("message %q", re.Message)
 	}
 	if e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID) != n {

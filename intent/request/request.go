@@ -20,20 +20,7 @@ import (
 	"autoapp/intent/refusal"
 )
 
-// Code classifies a refusal for the person and for the HTTP layer.
-type Code = refusal.Code
-
-// The codes this package answers with.
-const (
-	EInvalid  = refusal.Invalid
-	EConflict = refusal.Conflict
-	ENotFound = refusal.NotFound
-)
-
-// Error is a refusal with a sentence for the person.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 

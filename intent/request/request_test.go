@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 )
 
@@ -64,19 +65,19 @@ func TestCreateKeepsTheTextByteExact(t *testing.T) {
 
 	for name, c := range map[string]struct {
 		app, text, mode, op string
-		code                request.Code
+		code                refusal.Code
 	}{
-		"blank text":      {"notes", " \r\n\t", "guided", "op-1", request.EInvalid},
-		"not utf-8":       {"notes", "caf\xe9", "guided", "op-2", request.EInvalid},
-		"too long":        {"notes", strings.Repeat("x", request.MaxText+1), "guided", "op-3", request.EInvalid},
-		"unknown mode":    {"notes", "x", "supervised", "op-4", request.EInvalid},
-		"no operation id": {"notes", "x", "guided", "", request.EInvalid},
-		"long op id":      {"notes", "x", "guided", strings.Repeat("o", request.MaxOpID+1), request.EInvalid},
-		"unknown app":     {"nope", "x", "guided", "op-5", request.ENotFound},
+		"blank text":      {"notes", " \r\n\t", "guided", "op-1", refusal.Invalid},
+		"not utf-8":       {"notes", "caf\xe9", "guided", "op-2", refusal.Invalid},
+		"too long":        {"notes", strings.Repeat("x", request.MaxText+1), "guided", "op-3", refusal.Invalid},
+		"unknown mode":    {"notes", "x", "supervised", "op-4", refusal.Invalid},
+		"no operation id": {"notes", "x", "guided", "", refusal.Invalid},
+		"long op id":      {"notes", "x", "guided", strings.Repeat("o", request.MaxOpID+1), refusal.Invalid},
+		"unknown app":     {"nope", "x", "guided", "op-5", refusal.NotFound},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := e.svc.Create(ctx, c.app, c.text, c.mode, c.op)
-			refusal(t, err, c.code)
+			wantRefusal(t, err, c.code)
 		})
 	}
 	if n := e.count(t, `SELECT count(*) FROM requests`); n != 1 {
@@ -102,7 +103,7 @@ func TestAStaleRevisionIsRefused(t *testing.T) {
 	}
 	for name, write := range writes {
 		t.Run(name, func(t *testing.T) {
-			re := refusal(t, write(5), request.EConflict)
+			re := wantRefusal(t, write(5), refusal.Conflict)
 			if want := "The request changed since you looked (revision 7, you saw 5); reload and try again."; re.Message != want {
 				t.Fatalf("message %q", re.Message)
 			}
@@ -111,7 +112,7 @@ func TestAStaleRevisionIsRefused(t *testing.T) {
 	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID); n != 7 {
 		t.Fatalf("%d entries, want 7", n)
 	}
-	refusal(t, func() error { _, err := e.svc.Message(ctx, 99, 1, e.op(), "x"); return err }(), request.ENotFound)
+	wantRefusal(t, func() error { _, err := e.svc.Message(ctx, 99, 1, e.op(), "x"); return err }(), refusal.NotFound)
 }
 
 func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T) {
@@ -154,14 +155,14 @@ func TestARepeatedOperationIDReturnsTheFirstResultAndWritesNothing(t *testing.T)
 
 	// The same id for another kind of change, or another request, is refused.
 	_, err = e.svc.SetMode(ctx, created.ID, 2, "op-message", request.ModeGuided)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	e.app(t, "shop")
 	other, err := e.svc.Create(ctx, "shop", "Sell", request.ModeGuided, "op-shop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Message(ctx, other.ID, 1, "op-message", "x")
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 3 {
 		t.Fatalf("%d entries, want 3", n)
 	}
@@ -214,7 +215,7 @@ func TestAReusedOperationIDWithOtherWordsIsRefusedAndWritesNothing(t *testing.T)
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.write()
-			if re := refusal(t, err, request.EConflict); !strings.Contains(re.Message, sentence) {
+			if re := wantRefusal(t, err, refusal.Conflict); !strings.Contains(re.Message, sentence) {
 				t.Fatalf("message %q", re.Message)
 			}
 			if n := e.count(t, `SELECT count(*) FROM request_journal`); n != 5 {
@@ -245,8 +246,8 @@ func TestConcurrentOwnerWritesGetDistinctIncreasingRevisions(t *testing.T) {
 					return
 				}
 				got, err := e.svc.Message(ctx, st.ID, cur.Revision, fmt.Sprintf("op-writer-%d", i), fmt.Sprintf("writer %d", i))
-				var re *request.Error
-				if errors.As(err, &re) && re.Code == request.EConflict {
+				var re *refusal.Error
+				if errors.As(err, &re) && re.Code == refusal.Conflict {
 					continue
 				}
 				if err != nil {
@@ -289,7 +290,7 @@ func TestQuestionsAndAnswers(t *testing.T) {
 	ctx := context.Background()
 	st := e.create(t, "notes", request.ModeGuided)
 	_, err := e.svc.Answer(ctx, st.ID, st.Revision, e.op(), "Yes.")
-	if re := refusal(t, err, request.EConflict); re.Message != "The engineer has no open question on request 1; send this as a message instead." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "The engineer has no open question on request 1; send this as a message instead." {
 		t.Fatalf("message %q", re.Message)
 	}
 	if _, err := e.svc.Question(ctx, st.ID, "Can a note have several tags?"); err != nil {
@@ -312,7 +313,7 @@ func TestQuestionsAndAnswers(t *testing.T) {
 		t.Fatalf("answered: %+v", st)
 	}
 	_, err = e.svc.Question(ctx, st.ID, "  ")
-	refusal(t, err, request.EInvalid)
+	wantRefusal(t, err, refusal.Invalid)
 }
 
 // voidingCase changes an approved plan of two tasks and says what the
@@ -426,7 +427,7 @@ func TestAnApprovalIsBoundToThePlanHash(t *testing.T) {
 			if st.Approval.Valid || st.Approval.Voided != c.voided {
 				t.Fatalf("approval %+v, want voided %q", st.Approval, c.voided)
 			}
-			re := refusal(t, e.svc.CanRun(ctx, st.ID), request.EConflict)
+			re := wantRefusal(t, e.svc.CanRun(ctx, st.ID), refusal.Conflict)
 			if want := c.voided + " Approve the plan again before Run: this request is guided."; re.Message != want {
 				t.Fatalf("can run: %q, want %q", re.Message, want)
 			}
@@ -457,7 +458,7 @@ func TestApproveRefusals(t *testing.T) {
 
 	st := e.create(t, "notes", request.ModeGuided)
 	_, err := e.svc.Approve(ctx, st.ID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "There is no submitted plan to approve yet." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "There is no submitted plan to approve yet." {
 		t.Fatalf("message %q", re.Message)
 	}
 
@@ -476,7 +477,7 @@ func TestApproveRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "The plan changed after it was submitted: 0002-show-cart was replaced. Approve it once the engineer submits it again." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "The plan changed after it was submitted: 0002-show-cart was replaced. Approve it once the engineer submits it again." {
 		t.Fatalf("message %q", re.Message)
 	}
 	st, tasks = e.planned(t, "cart", request.ModeGuided, "Add cart", "Show cart")
@@ -485,13 +486,13 @@ func TestApproveRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "The engineer is writing the plan again; approve it once it is submitted." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "The engineer is writing the plan again; approve it once it is submitted." {
 		t.Fatalf("message %q", re.Message)
 	}
 	st = e.submit(t, st.ID)
 	st = e.approve(t, st.ID)
 	_, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "This plan is approved already." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "This plan is approved already." {
 		t.Fatalf("message %q", re.Message)
 	}
 	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ? AND kind = 'approval'`, st.ID); n != 1 {
@@ -509,7 +510,7 @@ func TestCanRunGuidedAndAutonomous(t *testing.T) {
 	}
 
 	guided, tasks := e.planned(t, "shop", request.ModeGuided, "Add cart")
-	re := refusal(t, e.svc.CanRun(ctx, guided.ID), request.EConflict)
+	re := wantRefusal(t, e.svc.CanRun(ctx, guided.ID), refusal.Conflict)
 	if re.Message != "Approve the plan before Run: this request is guided." {
 		t.Fatalf("message %q", re.Message)
 	}
@@ -522,7 +523,7 @@ func TestCanRunGuidedAndAutonomous(t *testing.T) {
 	if err := e.backlog.SetTaskModel(ctx, e.op(), tasks[0].ID, "gpt-5-mini"); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, e.svc.CanRun(ctx, guided.ID), request.EConflict)
+	wantRefusal(t, e.svc.CanRun(ctx, guided.ID), refusal.Conflict)
 	guided, err := e.svc.SetMode(ctx, guided.ID, guided.Revision, e.op(), request.ModeAutonomous)
 	if err != nil {
 		t.Fatal(err)
@@ -534,9 +535,9 @@ func TestCanRunGuidedAndAutonomous(t *testing.T) {
 		t.Fatal("requests.mode does not follow the journal")
 	}
 	_, err = e.svc.SetMode(ctx, guided.ID, guided.Revision, e.op(), request.ModeAutonomous)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 
-	refusal(t, e.svc.CanRun(ctx, 99), request.ENotFound)
+	wantRefusal(t, e.svc.CanRun(ctx, 99), refusal.NotFound)
 }
 
 func TestPlanSubmittedRecordsEachVersionOnce(t *testing.T) {
@@ -544,7 +545,7 @@ func TestPlanSubmittedRecordsEachVersionOnce(t *testing.T) {
 	ctx := context.Background()
 	st := e.create(t, "notes", request.ModeGuided)
 	_, err := e.svc.PlanSubmitted(ctx, st.ID)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 
 	in, err := e.backlog.OpenDraft(ctx, "notes", st.Text, intent.Analysis{Restated: []string{"Tags."}})
 	if err != nil {
@@ -557,7 +558,7 @@ func TestPlanSubmittedRecordsEachVersionOnce(t *testing.T) {
 		t.Fatalf("link: %+v %v", st, err)
 	}
 	_, err = e.svc.PlanSubmitted(ctx, st.ID)
-	if re := refusal(t, err, request.EConflict); re.Message != fmt.Sprintf("The plan of intent %d is not submitted; it is recorded once it is.", in.ID) {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != fmt.Sprintf("The plan of intent %d is not submitted; it is recorded once it is.", in.ID) {
 		t.Fatalf("message %q", re.Message)
 	}
 	first := e.submit(t, st.ID)
@@ -584,7 +585,7 @@ func TestPlanSubmittedRecordsEachVersionOnce(t *testing.T) {
 		t.Fatalf("for intent: %+v %v", f, err)
 	}
 	_, err = e.svc.ForIntent(ctx, 99)
-	refusal(t, err, request.ENotFound)
+	wantRefusal(t, err, refusal.NotFound)
 }
 
 func TestLinkRefusals(t *testing.T) {
@@ -594,13 +595,13 @@ func TestLinkRefusals(t *testing.T) {
 	shop := e.create(t, "shop", request.ModeGuided)
 
 	_, err := e.svc.Link(ctx, shop.ID, notes.IntentID)
-	refusal(t, err, request.EInvalid)
+	wantRefusal(t, err, refusal.Invalid)
 	in, err := e.backlog.OpenDraft(ctx, "shop", shop.Text, intent.Analysis{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Link(ctx, notes.ID, in.ID)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	if st, err := e.svc.Link(ctx, notes.ID, notes.IntentID); err != nil || st.IntentID != notes.IntentID {
 		t.Fatalf("linking the same intent again: %+v %v", st, err)
 	}
@@ -610,7 +611,7 @@ func TestLinkRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Link(ctx, other.ID, notes.IntentID)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 }
 
 func TestRunAndDelivery(t *testing.T) {
@@ -848,7 +849,7 @@ func TestAnAnswerClosesOnlyTheQuestionItAnswers(t *testing.T) {
 		t.Fatalf("the answer: %+v %v", a, ok)
 	}
 	_, err = e.svc.AnswerQuestion(ctx, st.ID, st.Revision, e.op(), second, "Again.")
-	if re := refusal(t, err, request.EConflict); re.Message != fmt.Sprintf("Question %d of request %d is answered already.", second, st.ID) {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != fmt.Sprintf("Question %d of request %d is answered already.", second, st.ID) {
 		t.Fatalf("message %q", re.Message)
 	}
 	// With no question named, the oldest open one is answered.

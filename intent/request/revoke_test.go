@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/intent/request"
 )
 
@@ -21,7 +22,7 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 		t.Fatal("an unapproved plan offers to withdraw its approval")
 	}
 	_, err := e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "There is no approval to withdraw on request 1." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "There is no approval to withdraw on request 1." {
 		t.Fatalf("message %q", re.Message)
 	}
 	st = e.approve(t, st.ID)
@@ -29,7 +30,7 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 		t.Fatal("an approved draft cannot withdraw its approval")
 	}
 	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision-1, e.op())
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 
 	op := e.op()
 	after, err := e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
@@ -44,7 +45,7 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 		AND actor = 'owner' AND json_extract(body, '$.reason') = 'revoked'`, st.ID, after.Revision); n != 1 {
 		t.Fatalf("%d revoked approval entries", n)
 	}
-	re := refusal(t, e.svc.CanRun(ctx, st.ID), request.EConflict)
+	re := wantRefusal(t, e.svc.CanRun(ctx, st.ID), refusal.Conflict)
 	if re.Message != "Approve the plan before Run: this request is guided." {
 		t.Fatalf("Run after withdrawing: %q", re.Message)
 	}
@@ -59,7 +60,7 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 		t.Fatalf("the replay wrote %d entries", n-entries)
 	}
 	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, after.Revision, e.op())
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 
 	// Approved again, it runs; running, its approval stays.
 	st = e.approve(t, st.ID)
@@ -71,11 +72,11 @@ func TestTheOwnerCanWithdrawAnApproval(t *testing.T) {
 	}
 	st = e.state(t, st.ID)
 	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, e.op())
-	if re := refusal(t, err, request.EConflict); re.Message != "Intent #1 is running; stop it before withdrawing the approval." {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "Intent #1 is running; stop it before withdrawing the approval." {
 		t.Fatalf("message %q", re.Message)
 	}
 	_, err = e.svc.WithdrawApproval(ctx, 99, 0, e.op())
-	refusal(t, err, request.ENotFound)
+	wantRefusal(t, err, refusal.NotFound)
 }
 
 // TestAnApprovalsOperationIDCannotWithdrawIt: approving and withdrawing
@@ -93,7 +94,7 @@ func TestAnApprovalsOperationIDCannotWithdrawIt(t *testing.T) {
 	}
 	entries := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID)
 	_, err = e.svc.WithdrawApproval(ctx, st.IntentID, st.Revision, op)
-	if re := refusal(t, err, request.EConflict); re.Message != `Operation id "`+op+`" was sent before for another change; nothing was written. Reload the page and try again.` {
+	if re := wantRefusal(t, err, refusal.Conflict); re.Message != `Operation id "`+op+`" was sent before for another change; nothing was written. Reload the page and try again.` {
 		t.Fatalf("message %q", re.Message)
 	}
 	if n := e.count(t, `SELECT count(*) FROM request_journal WHERE request_id = ?`, st.ID); n != entries {
@@ -109,7 +110,7 @@ func TestAnApprovalsOperationIDCannotWithdrawIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.svc.Approve(ctx, st.ID, st.Revision, op)
-	refusal(t, err, request.EConflict)
+	wantRefusal(t, err, refusal.Conflict)
 	if st = e.state(t, st.ID); st.Approval.Valid || !st.Approval.Revoked {
 		t.Fatalf("a withdrawal's id approved again: %+v", st.Approval)
 	}

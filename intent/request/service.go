@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -113,9 +114,9 @@ func (s *Service) Say(ctx context.Context, w Say, then Then) (st State, replayed
 func checkOpID(opID string) error {
 	switch {
 	case opID == "":
-		return refuse(EInvalid, "The change carries no operation id; reload the page and try again.")
+		return refuse(refusal.Invalid, "The change carries no operation id; reload the page and try again.")
 	case len(opID) > MaxOpID:
-		return refuse(EInvalid, "The operation id is longer than %d characters.", MaxOpID)
+		return refuse(refusal.Invalid, "The operation id is longer than %d characters.", MaxOpID)
 	}
 	return nil
 }
@@ -125,18 +126,18 @@ func checkOpID(opID string) error {
 func checkText(what, text string) error {
 	switch {
 	case strings.TrimSpace(text) == "":
-		return refuse(EInvalid, "The %s is empty; write something first.", what)
+		return refuse(refusal.Invalid, "The %s is empty; write something first.", what)
 	case !utf8.ValidString(text):
-		return refuse(EInvalid, "The %s is not valid text.", what)
+		return refuse(refusal.Invalid, "The %s is not valid text.", what)
 	case len(text) > MaxText:
-		return refuse(EInvalid, "The %s has %d bytes; it may have at most %d.", what, len(text), MaxText)
+		return refuse(refusal.Invalid, "The %s has %d bytes; it may have at most %d.", what, len(text), MaxText)
 	}
 	return nil
 }
 
 func checkMode(mode string) error {
 	if mode != ModeAutonomous && mode != ModeGuided {
-		return refuse(EInvalid, "There is no mode %q; a request is autonomous or guided.", mode)
+		return refuse(refusal.Invalid, "There is no mode %q; a request is autonomous or guided.", mode)
 	}
 	return nil
 }
@@ -167,7 +168,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 		return State{}, err
 	}
 	if owner && w.seen != j.Revision {
-		return State{}, refuse(EConflict, "The request changed since you looked (revision %d, you saw %d); reload and try again.", j.Revision, w.seen)
+		return State{}, refuse(refusal.Conflict, "The request changed since you looked (revision %d, you saw %d); reload and try again.", j.Revision, w.seen)
 	}
 	body, err := w.decide(j)
 	if err != nil {
@@ -272,7 +273,7 @@ func (s *Service) create(ctx context.Context, appID, text, mode, opID string, th
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
 	if n == 0 {
-		return State{}, refuse(ENotFound, "There is no application %q.", appID)
+		return State{}, refuse(refusal.NotFound, "There is no application %q.", appID)
 	}
 	now := s.now().UnixMilli()
 	res, err := tx.ExecContext(ctx, `INSERT INTO requests (app_id, mode, created_at) VALUES (?, ?, ?)`, appID, mode, now)
@@ -365,12 +366,12 @@ func (s *Service) answers(ctx context.Context, id int64, seen int, opID string, 
 			return State{}, err
 		}
 		if slices.ContainsFunc(given, func(g Answer) bool { return g.Question == a.Question }) {
-			return State{}, refuse(EInvalid, "Question %d is answered twice in one send.", a.Question)
+			return State{}, refuse(refusal.Invalid, "Question %d is answered twice in one send.", a.Question)
 		}
 		given = append(given, a)
 	}
 	if len(given) == 0 {
-		return State{}, refuse(EInvalid, "The answers are empty; answer at least one question first.")
+		return State{}, refuse(refusal.Invalid, "The answers are empty; answer at least one question first.")
 	}
 	first := given[0]
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindAnswer, then: then,
@@ -382,7 +383,7 @@ func (s *Service) answers(ctx context.Context, id int64, seen int, opID string, 
 			var bodies entries
 			for _, a := range given {
 				if a.Question == 0 {
-					return nil, refuse(EInvalid, "An answer names no question; reload the page and try again.")
+					return nil, refuse(refusal.Invalid, "An answer names no question; reload the page and try again.")
 				}
 				q, err := analysisQuestion(j.State, a.Question)
 				if err != nil {
@@ -421,20 +422,20 @@ func analysisQuestion(st State, id int) (Said, error) {
 		}
 		switch {
 		case q.Task != 0 && id != 0:
-			return Said{}, refuse(EConflict, "Question %d was asked by the builder of a task; answer it on the task.", id)
+			return Said{}, refuse(refusal.Conflict, "Question %d was asked by the builder of a task; answer it on the task.", id)
 		case q.Task != 0:
 			continue
 		case st.answered(q) && id != 0:
-			return Said{}, refuse(EConflict, "Question %d of request %d is answered already.", id, st.ID)
+			return Said{}, refuse(refusal.Conflict, "Question %d of request %d is answered already.", id, st.ID)
 		case st.answered(q):
 			continue
 		}
 		return q, nil
 	}
 	if id != 0 {
-		return Said{}, refuse(ENotFound, "Request %d has no question %d.", st.ID, id)
+		return Said{}, refuse(refusal.NotFound, "Request %d has no question %d.", st.ID, id)
 	}
-	return Said{}, refuse(EConflict, "The engineer has no open question on request %d; send this as a message instead.", st.ID)
+	return Said{}, refuse(refusal.Conflict, "The engineer has no open question on request %d; send this as a message instead.", st.ID)
 }
 
 // SetMode changes the mode of the request, and of the intent that answers
@@ -455,11 +456,11 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 		decide: func(j journal) (any, error) {
 			switch {
 			case j.Mode == mode:
-				return nil, refuse(EConflict, "Request %d is %s already.", id, mode)
+				return nil, refuse(refusal.Conflict, "Request %d is %s already.", id, mode)
 			case j.Delivered:
-				return nil, refuse(EConflict, "Request %d is delivered; its mode can no longer change.", id)
+				return nil, refuse(refusal.Conflict, "Request %d is delivered; its mode can no longer change.", id)
 			case j.Withdrawn:
-				return nil, refuse(EConflict, "Request %d was withdrawn; its mode can no longer change.", id)
+				return nil, refuse(refusal.Conflict, "Request %d was withdrawn; its mode can no longer change.", id)
 			}
 			if j.IntentID != 0 {
 				// A run keeps the mode it started in.
@@ -468,7 +469,7 @@ func (s *Service) SetMode(ctx context.Context, id int64, seen int, opID, mode st
 					return nil, err
 				}
 				if d.Status == intent.IntentRunning {
-					return nil, refuse(EConflict, "Intent #%d is running; stop it before changing its mode.", d.ID)
+					return nil, refuse(refusal.Conflict, "Intent #%d is running; stop it before changing its mode.", d.ID)
 				}
 			}
 			b := modeBody{Mode: mode}
@@ -517,7 +518,7 @@ func (s *Service) ApproveShown(ctx context.Context, id int64, seen int, opID, sh
 				return nil, err
 			}
 			if shown != "" && hashPlan(now) != shown {
-				return nil, refuse(EConflict, "The plan changed since you looked; reload the page and approve the plan it shows.")
+				return nil, refuse(refusal.Conflict, "The plan changed since you looked; reload the page and approve the plan it shows.")
 			}
 			last, _ := j.LastPlan()
 			if h := hashPlan(now); h != last.Hash {
@@ -569,7 +570,7 @@ func (s *Service) requestOf(ctx context.Context, intentID int64) (int64, error) 
 	var id int64
 	err := s.db.Read.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, refuse(ENotFound, "No request is answered by intent %d.", intentID)
+		return 0, refuse(refusal.NotFound, "No request is answered by intent %d.", intentID)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("request: request of intent %d: %w", intentID, err)
@@ -598,15 +599,15 @@ func (s *Service) Link(ctx context.Context, id, intentID int64) (State, error) {
 	case j.IntentID == intentID:
 		return s.settle(ctx, j)
 	case j.IntentID != 0:
-		return State{}, refuse(EConflict, "Request %d is answered by intent %d already.", id, j.IntentID)
+		return State{}, refuse(refusal.Conflict, "Request %d is answered by intent %d already.", id, j.IntentID)
 	case d.AppID != j.AppID:
-		return State{}, refuse(EInvalid, "Intent %d belongs to %s, not to %s; it cannot answer request %d.", intentID, d.AppID, j.AppID, id)
+		return State{}, refuse(refusal.Invalid, "Intent %d belongs to %s, not to %s; it cannot answer request %d.", intentID, d.AppID, j.AppID, id)
 	}
 	var other int64
 	err = tx.GetContext(ctx, &other, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
 	switch {
 	case err == nil:
-		return State{}, refuse(EConflict, "Intent %d answers request %d already.", intentID, other)
+		return State{}, refuse(refusal.Conflict, "Intent %d answers request %d already.", intentID, other)
 	case !errors.Is(err, sql.ErrNoRows):
 		return State{}, fmt.Errorf("request: link: %w", err)
 	}
@@ -668,14 +669,14 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 	return s.append(ctx, write{id: id, actor: ActorEngineer, kind: KindPlan,
 		decide: func(j journal) (any, error) {
 			if j.IntentID == 0 {
-				return nil, refuse(EConflict, "Request %d has no intent yet; its plan is recorded once the engineer opens one.", id)
+				return nil, refuse(refusal.Conflict, "Request %d has no intent yet; its plan is recorded once the engineer opens one.", id)
 			}
 			d, err := s.backlog.Get(ctx, j.IntentID)
 			if err != nil {
 				return nil, err
 			}
 			if d.SubmittedAt.IsZero() {
-				return nil, refuse(EConflict, "The plan of intent %d is not submitted; it is recorded once it is.", j.IntentID)
+				return nil, refuse(refusal.Conflict, "The plan of intent %d is not submitted; it is recorded once it is.", j.IntentID)
 			}
 			p := content(d)
 			h := hashPlan(p)
@@ -792,11 +793,11 @@ func guidedGate(st State) error {
 	case st.Mode != ModeGuided:
 		return nil
 	case st.Approved == "" && st.Approval.Voided != "":
-		return refuse(EConflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
+		return refuse(refusal.Conflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
 	case st.Approved == "":
-		return refuse(EConflict, "Approve the plan before Run: this request is guided.")
+		return refuse(refusal.Conflict, "Approve the plan before Run: this request is guided.")
 	case !st.Approval.Valid:
-		return refuse(EConflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
+		return refuse(refusal.Conflict, "%s Approve the plan again before Run: this request is guided.", st.Approval.Voided)
 	}
 	return nil
 }

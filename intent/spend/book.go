@@ -12,6 +12,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/atomicfile"
+	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
 
@@ -55,7 +56,7 @@ func (b *Book) Prices() Loaded {
 func (b *Book) SavePrices(rows []Row, budget string) (Prices, error) {
 	p, problems := Parse(rows, budget)
 	if problems != nil {
-		return Prices{}, &intent.Error{Code: intent.EInvalid, Message: "The prices were not saved. " + problems.Error() + "."}
+		return Prices{}, &refusal.Error{Code: refusal.Invalid, Message: "The prices were not saved. " + problems.Error() + "."}
 	}
 	if err := Save(b.path, p); err != nil {
 		return Prices{}, err

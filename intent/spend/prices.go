@@ -188,20 +188,13 @@ type Row struct {
 	Model, Input, Output string
 }
 
-// Problem is one thing wrong in the prices form, named by its field
-// ("row 2 input", "budget").
-type Problem = refusal.Problem
-
-// Problems are every problem of one form.
-type Problems = refusal.Problems
-
 // Parse checks the prices form: each row with a model needs an input and
 // an output price of at least 0 dollars per million tokens; a row with no
 // model and no prices is left out; the daily budget, when given, is above
 // 0. Every problem is named.
-func Parse(rows []Row, budget string) (Prices, Problems) {
+func Parse(rows []Row, budget string) (Prices, refusal.Problems) {
 	p := Prices{Models: map[string]Price{}}
-	var problems Problems
+	var problems refusal.Problems
 	seen := map[string]int{}
 	for i, r := range rows {
 		n := i + 1
@@ -209,21 +202,21 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 		in, out := strings.TrimSpace(r.Input), strings.TrimSpace(r.Output)
 		if model == "" {
 			if in != "" || out != "" {
-				problems = append(problems, Problem{Field: fmt.Sprintf("row %d", n), Message: "name the model these prices are for"})
+				problems = append(problems, refusal.Problem{Field: fmt.Sprintf("row %d", n), Message: "name the model these prices are for"})
 			}
 			continue
 		}
 		field := fmt.Sprintf("row %d (%s)", n, model)
 		if model == budgetKey {
-			problems = append(problems, Problem{Field: field, Message: `"budget" is the daily budget, not a model`})
+			problems = append(problems, refusal.Problem{Field: field, Message: `"budget" is the daily budget, not a model`})
 			continue
 		}
 		if _, _, err := plan.ParseModelRef(model); err != nil {
-			problems = append(problems, Problem{Field: field, Message: strings.TrimSuffix(err.Error(), ".")})
+			problems = append(problems, refusal.Problem{Field: field, Message: strings.TrimSuffix(err.Error(), ".")})
 			continue
 		}
 		if first, dup := seen[model]; dup {
-			problems = append(problems, Problem{Field: field, Message: fmt.Sprintf("row %d prices it already", first)})
+			problems = append(problems, refusal.Problem{Field: field, Message: fmt.Sprintf("row %d prices it already", first)})
 			continue
 		}
 		seen[model] = n
@@ -231,7 +224,7 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 		outPrice, outProblem := dollars(out, "output", true)
 		for _, m := range []string{inProblem, outProblem} {
 			if m != "" {
-				problems = append(problems, Problem{Field: field, Message: m})
+				problems = append(problems, refusal.Problem{Field: field, Message: m})
 			}
 		}
 		if inProblem == "" && outProblem == "" {
@@ -241,7 +234,7 @@ func Parse(rows []Row, budget string) (Prices, Problems) {
 	if b := strings.TrimSpace(budget); b != "" {
 		v, m := dollars(b, "the daily budget", false)
 		if m != "" {
-			problems = append(problems, Problem{Field: "budget", Message: m})
+			problems = append(problems, refusal.Problem{Field: "budget", Message: m})
 		} else {
 			p.DayBudget = &v
 		}

@@ -14,6 +14,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 	"autoapp/intent/spend"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
@@ -240,8 +241,8 @@ func TestThePricesFormNamesEveryProblem(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustOpen(t)
 			_, err := e.book.SavePrices(c.rows, c.budget)
-			var ie *intent.Error
-			if !errors.As(err, &ie) || ie.Code != intent.EInvalid {
+			var ie *refusal.Error
+			if !errors.As(err, &ie) || ie.Code != refusal.Invalid {
 				t.Fatalf("want an invalid refusal, got %v", err)
 			}
 			for _, s := range c.says {

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+
+	"autoapp/intent/refusal"
 )
 
 // MaxManifestBytes is the largest autoapp.json the host reads.
@@ -25,7 +27,7 @@ const obeyOnlyCommitted = "the host obeys only the committed manifest"
 // that nothing is built from it, and the text and the manifest answered
 // are still HEAD's: nothing the working tree holds is obeyed or shown. A
 // HEAD without autoapp.json has no manifest.
-func (w *Workspace) Manifest(ctx context.Context) ([]byte, Manifest, Problems, error) {
+func (w *Workspace) Manifest(ctx context.Context) ([]byte, Manifest, refusal.Problems, error) {
 	head, err := w.Head(ctx)
 	if err != nil {
 		return nil, Manifest{}, nil, err
@@ -41,20 +43,20 @@ func (w *Workspace) Manifest(ctx context.Context) ([]byte, Manifest, Problems, e
 	}
 	switch {
 	case c.absent && errors.Is(rerr, fs.ErrNotExist):
-		return nil, Manifest{}, Problems{{Message: "the workspace has no autoapp.json"}}, nil
+		return nil, Manifest{}, refusal.Problems{{Message: "the workspace has no autoapp.json"}}, nil
 	case c.absent:
-		return nil, Manifest{}, Problems{{Message: ManifestFile + " is not committed at HEAD; " + obeyOnlyCommitted}}, nil
+		return nil, Manifest{}, refusal.Problems{{Message: ManifestFile + " is not committed at HEAD; " + obeyOnlyCommitted}}, nil
 	case c.problem != "":
-		return nil, Manifest{}, Problems{{Message: c.problem}}, nil
+		return nil, Manifest{}, refusal.Problems{{Message: c.problem}}, nil
 	}
 	m, ps := ParseManifest(c.raw)
 	switch {
 	case errors.Is(rerr, fs.ErrNotExist):
-		ps = append(ps, Problem{Message: ManifestFile + " is not in the workspace, though HEAD commits one; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: ManifestFile + " is not in the workspace, though HEAD commits one; " + obeyOnlyCommitted})
 	case re != nil:
-		ps = append(ps, Problem{Message: ManifestFile + " in the workspace " + re.Reason + "; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: ManifestFile + " in the workspace " + re.Reason + "; " + obeyOnlyCommitted})
 	case !bytes.Equal(working, c.raw):
-		ps = append(ps, Problem{Message: ManifestFile + " in the workspace differs from the one committed at HEAD; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: ManifestFile + " in the workspace differs from the one committed at HEAD; " + obeyOnlyCommitted})
 	}
 	return c.raw, m, ps, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 
 	"golang.org/x/sys/unix"
@@ -24,12 +25,12 @@ const rewrittenManifest = `{"name": "Notes", "build": [{"name": "check", "comman
 `
 
 // manifestOf reads w's manifest within a second.
-func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, workspace.Manifest, workspace.Problems) {
+func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, workspace.Manifest, refusal.Problems) {
 	t.Helper()
 	type answer struct {
 		raw []byte
 		m   workspace.Manifest
-		ps  workspace.Problems
+		ps  refusal.Problems
 		err error
 	}
 	done := make(chan answer, 1)

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"autoapp/intent/refusal"
 )
 
 // Hunk is one exact find/replace in a file. Find must match exactly one
@@ -78,23 +80,23 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 	w.writing.Lock()
 	defer w.writing.Unlock()
 
-	var ps Problems
+	var ps refusal.Problems
 	clean, prob := cleanPath("path", p, forWriting, false)
 	if prob != nil {
 		ps = append(ps, *prob)
 	}
 	switch {
 	case len(hunks) == 0:
-		ps = append(ps, Problem{Field: "hunks", Message: "give at least one hunk: the exact text to find and its replacement"})
+		ps = append(ps, refusal.Problem{Field: "hunks", Message: "give at least one hunk: the exact text to find and its replacement"})
 	case len(hunks) > MaxHunks:
-		ps = append(ps, Problem{Field: "hunks", Message: fmt.Sprintf("at most %d hunks an edit", MaxHunks)})
+		ps = append(ps, refusal.Problem{Field: "hunks", Message: fmt.Sprintf("at most %d hunks an edit", MaxHunks)})
 	}
 	for i, h := range hunks {
 		switch {
 		case h.Find == "":
-			ps = append(ps, Problem{Field: fmt.Sprintf("hunks[%d].find", i), Message: "give the exact text to replace, copied from the file"})
+			ps = append(ps, refusal.Problem{Field: fmt.Sprintf("hunks[%d].find", i), Message: "give the exact text to replace, copied from the file"})
 		case h.Find == h.Replace:
-			ps = append(ps, Problem{Field: fmt.Sprintf("hunks[%d].replace", i), Message: "is the same as find; nothing would change"})
+			ps = append(ps, refusal.Problem{Field: fmt.Sprintf("hunks[%d].replace", i), Message: "is the same as find; nothing would change"})
 		}
 	}
 	if len(ps) > 0 {
@@ -106,17 +108,17 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 		return EditResult{}, err
 	}
 	if prob == nil && !t.exists {
-		prob = &Problem{Field: "path", Message: fmt.Sprintf("there is no file %q; create it with a change", clean)}
+		prob = &refusal.Problem{Field: "path", Message: fmt.Sprintf("there is no file %q; create it with a change", clean)}
 	}
 	if prob != nil {
-		return EditResult{}, Problems{*prob}
+		return EditResult{}, refusal.Problems{*prob}
 	}
 	old, prob, err := w.readText("path", clean)
 	if err != nil {
 		return EditResult{}, err
 	}
 	if prob != nil {
-		return EditResult{}, Problems{*prob}
+		return EditResult{}, refusal.Problems{*prob}
 	}
 
 	content, ps := applyHunks(clean, string(old), hunks)
@@ -124,7 +126,7 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 		return EditResult{}, ps
 	}
 	if len(content) > MaxFileBytes {
-		return EditResult{}, Problems{{Field: "hunks", Message: fmt.Sprintf("the edit would make %q larger than %d MiB", clean, MaxFileBytes>>20)}}
+		return EditResult{}, refusal.Problems{{Field: "hunks", Message: fmt.Sprintf("the edit would make %q larger than %d MiB", clean, MaxFileBytes>>20)}}
 	}
 	tracked, err := w.tracked(ctx, []string{clean})
 	if err != nil {
@@ -135,9 +137,9 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 }
 
 // applyHunks finds each hunk once in content and replaces them all.
-func applyHunks(file, content string, hunks []Hunk) (string, Problems) {
+func applyHunks(file, content string, hunks []Hunk) (string, refusal.Problems) {
 	type span struct{ hunk, start, end int }
-	var ps Problems
+	var ps refusal.Problems
 	var spans []span
 	for i, h := range hunks {
 		field := fmt.Sprintf("hunks[%d].find", i)
@@ -148,11 +150,11 @@ func applyHunks(file, content string, hunks []Hunk) (string, Problems) {
 			if strings.Contains(content, "\r\n") && strings.Contains(h.Find, "\n") && !strings.Contains(h.Find, "\r\n") {
 				msg += " (the file's lines end with \\r\\n)"
 			}
-			ps = append(ps, Problem{Field: field, Message: msg})
+			ps = append(ps, refusal.Problem{Field: field, Message: msg})
 		case n >= 100:
-			ps = append(ps, Problem{Field: field, Message: "matches 100 places or more; include more surrounding lines so it matches one"})
+			ps = append(ps, refusal.Problem{Field: field, Message: "matches 100 places or more; include more surrounding lines so it matches one"})
 		case n > 1:
-			ps = append(ps, Problem{Field: field, Message: fmt.Sprintf("matches %d places; include more surrounding lines so it matches one", n)})
+			ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf("matches %d places; include more surrounding lines so it matches one", n)})
 		default:
 			spans = append(spans, span{hunk: i, start: at, end: at + len(h.Find)})
 		}
@@ -162,12 +164,12 @@ func applyHunks(file, content string, hunks []Hunk) (string, Problems) {
 		a, b := spans[i-1], spans[i]
 		if b.start < a.end {
 			later, earlier := max(a.hunk, b.hunk), min(a.hunk, b.hunk)
-			ps = append(ps, Problem{Field: fmt.Sprintf("hunks[%d].find", later),
+			ps = append(ps, refusal.Problem{Field: fmt.Sprintf("hunks[%d].find", later),
 				Message: fmt.Sprintf("overlaps hunks[%d]; join the two into one hunk", earlier)})
 		}
 	}
 	if len(ps) > 0 {
-		slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
+		slices.SortStableFunc(ps, func(a, b refusal.Problem) int { return strings.Compare(a.Field, b.Field) })
 		return "", ps
 	}
 	var out strings.Builder
@@ -200,7 +202,7 @@ func countMatches(s, sub string, limit int) (n, first int) {
 }
 
 // readText reads the whole text file at the cleaned path p.
-func (w *Workspace) readText(field, p string) ([]byte, *Problem, error) {
+func (w *Workspace) readText(field, p string) ([]byte, *refusal.Problem, error) {
 	f, prob, err := w.openText(field, p)
 	if err != nil || prob != nil {
 		return nil, prob, err
@@ -221,9 +223,9 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 	w.writing.Lock()
 	defer w.writing.Unlock()
 
-	var ps Problems
+	var ps refusal.Problems
 	add := func(field, format string, args ...any) {
-		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+		ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	switch {
 	case len(files) == 0:
@@ -311,7 +313,7 @@ func (w *Workspace) Change(ctx context.Context, files []FileChange, meta CommitM
 
 // readWhole reads a file a change replaces or deletes, so that the change
 // can be undone; files larger than MaxFileBytes are refused.
-func (w *Workspace) readWhole(field, p string) ([]byte, *Problem, error) {
+func (w *Workspace) readWhole(field, p string) ([]byte, *refusal.Problem, error) {
 	f, err := w.openSource(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace: %w", err)
@@ -322,16 +324,16 @@ func (w *Workspace) readWhole(field, p string) ([]byte, *Problem, error) {
 	case err != nil:
 		return nil, nil, fmt.Errorf("workspace: %w", err)
 	case !info.Mode().IsRegular():
-		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is %s, not a regular file", p, kindOf(info.Mode()))}, nil
+		return nil, &refusal.Problem{Field: field, Message: fmt.Sprintf("%q is %s, not a regular file", p, kindOf(info.Mode()))}, nil
 	case info.Size() > MaxFileBytes:
-		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is %s; the engineer changes files up to %d MiB", p, sizeText(info.Size()), MaxFileBytes>>20)}, nil
+		return nil, &refusal.Problem{Field: field, Message: fmt.Sprintf("%q is %s; the engineer changes files up to %d MiB", p, sizeText(info.Size()), MaxFileBytes>>20)}, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("workspace: read %s: %w", p, err)
 	}
 	if len(b) > MaxFileBytes {
-		return nil, &Problem{Field: field, Message: fmt.Sprintf("%q is larger than %d MiB; the engineer changes files up to %d MiB", p, MaxFileBytes>>20, MaxFileBytes>>20)}, nil
+		return nil, &refusal.Problem{Field: field, Message: fmt.Sprintf("%q is larger than %d MiB; the engineer changes files up to %d MiB", p, MaxFileBytes>>20, MaxFileBytes>>20)}, nil
 	}
 	return b, nil, nil
 }
@@ -356,7 +358,7 @@ func changeMessage(writes []fileWrite) (string, string) {
 // when git add refused to add them: the host commits every change, and
 // git will not add those. A tracked path is added whatever .gitignore
 // says, so only the others are asked about.
-func (w *Workspace) ignoredProblems(ctx context.Context, writes []fileWrite, tracked map[string]bool) (Problems, error) {
+func (w *Workspace) ignoredProblems(ctx context.Context, writes []fileWrite, tracked map[string]bool) (refusal.Problems, error) {
 	var untracked []string
 	for _, fw := range writes {
 		if !tracked[fw.path] {
@@ -380,10 +382,10 @@ func (w *Workspace) ignoredProblems(ctx context.Context, writes []fileWrite, tra
 	for _, p := range strings.Split(string(out), "\x00") {
 		ignored[p] = true
 	}
-	var ps Problems
+	var ps refusal.Problems
 	for _, fw := range writes {
 		if ignored[fw.path] {
-			ps = append(ps, Problem{Field: fw.field, Message: fmt.Sprintf("%q is ignored by the workspace's .gitignore; the host commits every change, so it cannot change it", fw.path)})
+			ps = append(ps, refusal.Problem{Field: fw.field, Message: fmt.Sprintf("%q is ignored by the workspace's .gitignore; the host commits every change, so it cannot change it", fw.path)})
 		}
 	}
 	return ps, nil
@@ -420,7 +422,7 @@ func (w *Workspace) commitWrites(ctx context.Context, writes []fileWrite, tracke
 
 	paths := pathsToCommit(writes, tracked)
 	noChange := func() (EditResult, error) {
-		return fail(Problems{{Field: noChangeField, Message: "the change leaves every file as it is in the last commit"}})
+		return fail(refusal.Problems{{Field: noChangeField, Message: "the change leaves every file as it is in the last commit"}})
 	}
 	if len(paths) == 0 {
 		return noChange()

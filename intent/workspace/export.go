@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"autoapp/intent/refusal"
 )
 
 // Limits of what the host hands over.
@@ -65,7 +67,7 @@ func (w *Workspace) Commit(ctx context.Context, rev string) (string, error) {
 		return "", err
 	}
 	if prob != nil {
-		return "", Problems{*prob}
+		return "", refusal.Problems{*prob}
 	}
 	return commit, nil
 }
@@ -76,14 +78,14 @@ func (w *Workspace) Commit(ctx context.Context, rev string) (string, error) {
 func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 	clean, prob := cleanPath("path", p, forReading, false)
 	if prob != nil {
-		return Blob{}, Problems{{Field: "path", Message: asSentence(prob.Message)}}
+		return Blob{}, refusal.Problems{{Field: "path", Message: asSentence(prob.Message)}}
 	}
 	commit, err := w.Commit(ctx, rev)
 	if err != nil {
 		return Blob{}, err
 	}
 	refuse := func(format string, args ...any) (Blob, error) {
-		return Blob{}, Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
+		return Blob{}, refusal.Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
 	}
 	e, err := w.entryAt(ctx, commit, clean)
 	if err != nil {
@@ -177,7 +179,7 @@ func (w *Workspace) Archive(ctx context.Context, rev string, out io.Writer) erro
 	entries = slices.DeleteFunc(entries, func(e treeEntry) bool { return e.mode == modeSymlink })
 	for _, e := range entries {
 		if why := pathProblem(e.path); why != "" {
-			return Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds the path %s, which %s; "+
+			return refusal.Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds the path %s, which %s; "+
 				"it is not handed over, since unpacking it would write outside its folder or into a repository's own files.",
 				shortRev(commit), quotedPath(e.path), why)}}
 		}
@@ -191,7 +193,7 @@ func (w *Workspace) Archive(ctx context.Context, rev string, out io.Writer) erro
 		}
 	}
 	if total > MaxArchiveBytes {
-		return Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds %s of files; a download is at most %d MiB.",
+		return refusal.Problems{{Field: "revision", Message: fmt.Sprintf("The workspace at %s holds %s of files; a download is at most %d MiB.",
 			shortRev(commit), sizeText(total), MaxArchiveBytes>>20)}}
 	}
 	when, err := runGit(ctx, w.dir, sign, "show", "-s", "--format=%ct", commit)

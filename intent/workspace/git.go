@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace/sandbox"
 )
 
@@ -408,13 +409,13 @@ func (w *Workspace) Head(ctx context.Context) (string, error) {
 }
 
 // commitOf resolves a revision the caller named into its commit hash.
-func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *Problem, error) {
+func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *refusal.Problem, error) {
 	switch {
 	case strings.TrimSpace(rev) == "":
-		return "", &Problem{Field: field, Message: "give a revision"}, nil
+		return "", &refusal.Problem{Field: field, Message: "give a revision"}, nil
 	case len(rev) > 256 || strings.HasPrefix(rev, "-") || strings.IndexFunc(rev, unicode.IsSpace) >= 0 ||
 		strings.IndexFunc(rev, unicode.IsControl) >= 0:
-		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a revision", rev)}, nil
+		return "", &refusal.Problem{Field: field, Message: fmt.Sprintf("%q is not a revision", rev)}, nil
 	}
 	// A full hash of a commit the repository holds loose (the host's own
 	// commits) needs no git to resolve.
@@ -423,7 +424,7 @@ func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *P
 	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if exitCode(err) == 1 {
-		return "", &Problem{Field: field, Message: fmt.Sprintf("%q is not a commit in this workspace", rev)}, nil
+		return "", &refusal.Problem{Field: field, Message: fmt.Sprintf("%q is not a commit in this workspace", rev)}, nil
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("workspace: %w", err)
@@ -433,7 +434,7 @@ func (w *Workspace) commitOf(ctx context.Context, field, rev string) (string, *P
 
 // commitPair resolves the two ends of a comparison.
 func (w *Workspace) commitPair(ctx context.Context, from, to string) (string, string, error) {
-	var ps Problems
+	var ps refusal.Problems
 	a, prob, err := w.commitOf(ctx, "from", from)
 	if err != nil {
 		return "", "", err
@@ -547,7 +548,7 @@ func (w *Workspace) Diff(ctx context.Context, from, to string) (string, error) {
 // returns that commit. An application created from a template starts so.
 func InitRepository(ctx context.Context, dir string, message string, now func() time.Time) (string, error) {
 	if strings.TrimSpace(message) == "" {
-		return "", Problems{{Field: "message", Message: "give the first commit a message"}}
+		return "", refusal.Problems{{Field: "message", Message: "give the first commit a message"}}
 	}
 	if now == nil {
 		return "", errors.New("workspace: no clock given")
@@ -595,7 +596,7 @@ func firstCommit(ctx context.Context, dir string, sign signature, message string
 // "" when the run committed nothing.
 func (w *Workspace) RunDiff(ctx context.Context, runID string) (string, error) {
 	if runID == "" || strings.ContainsAny(runID, "\n\r") {
-		return "", Problems{{Field: "runID", Message: "name the run"}}
+		return "", refusal.Problems{{Field: "runID", Message: "name the run"}}
 	}
 	var buf bytes.Buffer
 	out := &limitedBuffer{max: MaxDiffBytes, buf: &buf}

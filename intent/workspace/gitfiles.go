@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"autoapp/intent/refusal"
 )
 
 // gitOwnFiles are the files of a repository every git command may read,
@@ -31,7 +33,7 @@ func checkGitFiles(dir string) error {
 		if err != nil || info.Mode().IsRegular() {
 			continue
 		}
-		return Problems{{Message: fmt.Sprintf(".git/%s is %s, not a regular file: the host runs no git in a repository whose own files are not regular files",
+		return refusal.Problems{{Message: fmt.Sprintf(".git/%s is %s, not a regular file: the host runs no git in a repository whose own files are not regular files",
 			name, kindOf(info.Mode()))}}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"autoapp/intent/refusal"
 )
 
 // gitIndex is what the host reads of git's index (.git/index) without
@@ -204,7 +206,7 @@ func (w *Workspace) checkIndex(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &bad):
-		return Problems{{Message: bad.Error()}}
+		return refusal.Problems{{Message: bad.Error()}}
 	}
 	out, err := runGit(ctx, w.dir, hostSign(w.now()), "ls-files", "-z")
 	if err != nil {
@@ -212,7 +214,7 @@ func (w *Workspace) checkIndex(ctx context.Context) error {
 	}
 	for p := range strings.SplitSeq(string(out), "\x00") {
 		if why := pathProblem(p); p != "" && why != "" {
-			return Problems{{Message: (&indexPathError{path: p, why: why}).Error()}}
+			return refusal.Problems{{Message: (&indexPathError{path: p, why: why}).Error()}}
 		}
 	}
 	return nil

@@ -85,28 +85,22 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Problem is one thing wrong with an input, named by its field.
-type Problem = refusal.Problem
-
-// Problems is a list of named problems; as an error it reads as one sentence.
-type Problems = refusal.Problems
-
 // ParseManifest reads and validates autoapp.json. Every problem is named
 // by its field; the manifest is usable only when there are none.
-func ParseManifest(b []byte) (Manifest, Problems) {
+func ParseManifest(b []byte) (Manifest, refusal.Problems) {
 	var m Manifest
 	if len(bytes.TrimSpace(b)) == 0 {
-		return m, Problems{{Message: "autoapp.json is empty: write the manifest as a JSON object"}}
+		return m, refusal.Problems{{Message: "autoapp.json is empty: write the manifest as a JSON object"}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return m, Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " + jsonMessage(err)}}
+		return m, refusal.Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " + jsonMessage(err)}}
 	}
 	// Decode stops after the first value; anything but space after it
 	// would be saved as a file no other JSON reader accepts.
 	if _, err := dec.Token(); err != io.EOF {
-		return m, Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " +
+		return m, refusal.Problems{{Field: "", Message: "autoapp.json is not valid JSON for a manifest: " +
 			"there is more after the manifest's closing }"}}
 	}
 	return m, m.Validate()
@@ -122,10 +116,10 @@ func jsonMessage(err error) string {
 }
 
 // Validate names every problem of a manifest.
-func (m *Manifest) Validate() Problems {
-	var ps Problems
+func (m *Manifest) Validate() refusal.Problems {
+	var ps refusal.Problems
 	add := func(field, format string, args ...any) {
-		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+		ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if strings.TrimSpace(m.Name) == "" {
 		add("name", "give the application a name")

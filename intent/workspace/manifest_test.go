@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -82,22 +83,22 @@ func TestEveryManifestProblemIsNamedByItsField(t *testing.T) {
 	tests := []struct {
 		name     string
 		manifest string
-		want     workspace.Problems
+		want     refusal.Problems
 	}{
 		{
 			name:     "missing name",
 			manifest: `{"build": [` + stage + `], "preview": {"static": "site"}}`,
-			want:     workspace.Problems{{Field: "name", Message: "give the application a name"}},
+			want:     refusal.Problems{{Field: "name", Message: "give the application a name"}},
 		},
 		{
 			name:     "blank name",
 			manifest: `{"name": "   ", "build": [` + stage + `], "preview": {"static": "site"}}`,
-			want:     workspace.Problems{{Field: "name", Message: "give the application a name"}},
+			want:     refusal.Problems{{Field: "name", Message: "give the application a name"}},
 		},
 		{
 			name:     "a stage without name, command or timeout",
 			manifest: `{"name": "Site", "build": [{}], "preview": {"static": "site"}}`,
-			want: workspace.Problems{
+			want: refusal.Problems{
 				{Field: "build[0].name", Message: "give the stage a name"},
 				{Field: "build[0].command", Message: "give the command as a list: the program, then its arguments"},
 				{Field: "build[0].timeout", Message: `give a timeout such as "2m"`},
@@ -107,67 +108,67 @@ func TestEveryManifestProblemIsNamedByItsField(t *testing.T) {
 			name: "two stages with one name",
 			manifest: `{"name": "Site", "build": [` + stage + `, ` +
 				`{"name": "check", "command": ["true"], "timeout": "5s"}], "preview": {"static": "site"}}`,
-			want: workspace.Problems{{Field: "build[1].name", Message: `"check" names two stages`}},
+			want: refusal.Problems{{Field: "build[1].name", Message: `"check" names two stages`}},
 		},
 		{
 			name: "a timeout that is not a duration",
 			manifest: `{"name": "Site", "build": [{"name": "check", "command": ["true"], "timeout": "forever"}],` +
 				` "preview": {"static": "site"}}`,
-			want: workspace.Problems{{Field: "build[0].timeout", Message: `"forever" is not a duration such as "90s" or "2m"`}},
+			want: refusal.Problems{{Field: "build[0].timeout", Message: `"forever" is not a duration such as "90s" or "2m"`}},
 		},
 		{
 			name: "a timeout written as a number",
 			manifest: `{"name": "Site", "build": [{"name": "check", "command": ["true"], "timeout": 5}],` +
 				` "preview": {"static": "site"}}`,
-			want: workspace.Problems{{Field: "build[0].timeout", Message: `write a duration as a string such as "90s" or "2m"`}},
+			want: refusal.Problems{{Field: "build[0].timeout", Message: `write a duration as a string such as "90s" or "2m"`}},
 		},
 		{
 			name: "a timeout over 30m",
 			manifest: `{"name": "Site", "build": [{"name": "check", "command": ["true"], "timeout": "31m"}],` +
 				` "preview": {"static": "site"}}`,
-			want: workspace.Problems{{Field: "build[0].timeout", Message: "at most 30m"}},
+			want: refusal.Problems{{Field: "build[0].timeout", Message: "at most 30m"}},
 		},
 		{
 			name:     "a preview with both a command and a static folder",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"command": ["bin/site"], "static": "site"}}`,
-			want:     workspace.Problems{{Field: "preview", Message: "give either a command or a static folder, not both"}},
+			want:     refusal.Problems{{Field: "preview", Message: "give either a command or a static folder, not both"}},
 		},
 		{
 			name:     "a preview with neither",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {}}`,
-			want:     workspace.Problems{{Field: "preview", Message: "give a command that listens on $PORT, or a static folder"}},
+			want:     refusal.Problems{{Field: "preview", Message: "give a command that listens on $PORT, or a static folder"}},
 		},
 		{
 			name:     "a static folder that leaves the workspace",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"static": "site/../../public"}}`,
-			want:     workspace.Problems{{Field: "preview.static", Message: `"site/../../public" leaves the workspace`}},
+			want:     refusal.Problems{{Field: "preview.static", Message: `"site/../../public" leaves the workspace`}},
 		},
 		{
 			name:     "an absolute static folder",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"static": "/srv/site"}}`,
-			want:     workspace.Problems{{Field: "preview.static", Message: `"/srv/site" must be a relative path with / between folders`}},
+			want:     refusal.Problems{{Field: "preview.static", Message: `"/srv/site" must be a relative path with / between folders`}},
 		},
 		{
 			name:     "a static folder inside .git",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"static": ".git/hooks"}}`,
-			want:     workspace.Problems{{Field: "preview.static", Message: `".git/hooks" is inside .git`}},
+			want:     refusal.Problems{{Field: "preview.static", Message: `".git/hooks" is inside .git`}},
 		},
 		{
 			name:     "an acceptance folder that leaves the workspace",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"static": "site"}, "acceptance": "../checks"}`,
-			want:     workspace.Problems{{Field: "acceptance", Message: `"../checks" leaves the workspace`}},
+			want:     refusal.Problems{{Field: "acceptance", Message: `"../checks" leaves the workspace`}},
 		},
 		{
 			name: "the second artifact leaves the workspace",
 			manifest: `{"name": "Site", "build": [` + stage + `], "preview": {"static": "site"},` +
 				` "artifacts": ["site/index.html", "../secrets.txt"]}`,
-			want: workspace.Problems{{Field: "artifacts[1]", Message: `"../secrets.txt" leaves the workspace`}},
+			want: refusal.Problems{{Field: "artifacts[1]", Message: `"../secrets.txt" leaves the workspace`}},
 		},
 		{
 			name: "several problems at once",
 			manifest: `{"build": [{"name": "check", "timeout": "forever"}],` +
 				` "preview": {"command": ["bin/site"], "static": "site"}, "artifacts": ["/etc/passwd"]}`,
-			want: workspace.Problems{
+			want: refusal.Problems{
 				{Field: "name", Message: "give the application a name"},
 				{Field: "build[0].command", Message: "give the command as a list: the program, then its arguments"},
 				{Field: "build[0].timeout", Message: `"forever" is not a duration such as "90s" or "2m"`},
@@ -249,17 +250,17 @@ func TestWhatIsNotAManifestIsRefusedInOneSentence(t *testing.T) {
 func TestProblemsReadAsOneSentence(t *testing.T) {
 	tests := []struct {
 		name     string
-		problems workspace.Problems
+		problems refusal.Problems
 		want     string
 	}{
 		{
 			name:     "one problem",
-			problems: workspace.Problems{{Field: "name", Message: "give the application a name"}},
+			problems: refusal.Problems{{Field: "name", Message: "give the application a name"}},
 			want:     "name: give the application a name",
 		},
 		{
 			name: "two problems",
-			problems: workspace.Problems{
+			problems: refusal.Problems{
 				{Field: "name", Message: "give the application a name"},
 				{Field: "build[0].timeout", Message: "at most 30m"},
 			},
@@ -267,7 +268,7 @@ func TestProblemsReadAsOneSentence(t *testing.T) {
 		},
 		{
 			name: "a problem of the whole file has no field",
-			problems: workspace.Problems{
+			problems: refusal.Problems{
 				{Message: "the workspace has no autoapp.json"},
 				{Field: "preview", Message: "give either a command or a static folder, not both"},
 			},

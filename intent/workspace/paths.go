@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+
+	"autoapp/intent/refusal"
 )
 
 // pathUse says what an operation means to do at a path.
@@ -23,9 +25,9 @@ const (
 // cleanPath applies the rules every path the engineer names obeys, and
 // returns it cleaned ("." for the top). allowTop lets the path name the
 // workspace itself, as List and Search do.
-func cleanPath(field, p string, use pathUse, allowTop bool) (string, *Problem) {
-	refuse := func(format string, args ...any) (string, *Problem) {
-		return "", &Problem{Field: field, Message: fmt.Sprintf(format, args...)}
+func cleanPath(field, p string, use pathUse, allowTop bool) (string, *refusal.Problem) {
+	refuse := func(format string, args ...any) (string, *refusal.Problem) {
+		return "", &refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case p == "" && allowTop:
@@ -83,18 +85,18 @@ func (w *Workspace) linkOnTheWay(p string) string {
 
 // openProblem turns the error of opening the cleaned path p for reading
 // into a sentence for the engineer; kind is "file" or "folder".
-func (w *Workspace) openProblem(field, p, kind string, err error) *Problem {
+func (w *Workspace) openProblem(field, p, kind string, err error) *refusal.Problem {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return &Problem{Field: field, Message: fmt.Sprintf("there is no %s %q", kind, p)}
+		return &refusal.Problem{Field: field, Message: fmt.Sprintf("there is no %s %q", kind, p)}
 	}
 	if link := w.linkOnTheWay(p); link != "" {
-		return &Problem{Field: field, Message: fmt.Sprintf("%q goes through the symbolic link %q, which points outside the workspace", p, link)}
+		return &refusal.Problem{Field: field, Message: fmt.Sprintf("%q goes through the symbolic link %q, which points outside the workspace", p, link)}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return &Problem{Field: field, Message: fmt.Sprintf("%q cannot be opened: %v", p, err)}
+	return &refusal.Problem{Field: field, Message: fmt.Sprintf("%q cannot be opened: %v", p, err)}
 }
 
 // target is what a write will find at a path: whether the file is there,
@@ -108,9 +110,9 @@ type target struct {
 // writeTarget checks the cleaned path p before a write: no symbolic link
 // on the way or at the end, every name on the way a folder, and the file,
 // when there, a regular file. The write itself still goes through os.Root.
-func (w *Workspace) writeTarget(ctx context.Context, field, p string) (target, *Problem, error) {
-	refuse := func(format string, args ...any) (target, *Problem, error) {
-		return target{}, &Problem{Field: field, Message: fmt.Sprintf(format, args...)}, nil
+func (w *Workspace) writeTarget(ctx context.Context, field, p string) (target, *refusal.Problem, error) {
+	refuse := func(format string, args ...any) (target, *refusal.Problem, error) {
+		return target{}, &refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)}, nil
 	}
 	parts := strings.Split(p, "/")
 	for i := range parts {

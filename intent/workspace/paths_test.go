@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -185,7 +186,7 @@ func TestSubmodulePathsRefused(t *testing.T) {
 			for _, p := range []string{"sub/x.txt", "sub/deeper/y.txt"} {
 				for _, op := range ops {
 					err := op.do(p)
-					want := workspace.Problems{{Field: op.field, Message: p + " is inside the submodule sub: the engineer cannot change it."}}
+					want := refusal.Problems{{Field: op.field, Message: p + " is inside the submodule sub: the engineer cannot change it."}}
 					if ps, _ := workspace.AsProblems(err); !reflect.DeepEqual(ps, want) {
 						t.Errorf("%s %s: error = %v\nwant %v", op.name, p, err, want)
 					}

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"autoapp/intent/refusal"
 )
 
 // Entry is one name in a folder.
@@ -38,11 +40,11 @@ type Entry struct {
 func (w *Workspace) List(dir string) ([]Entry, error) {
 	p, prob := cleanPath("dir", dir, forReading, true)
 	if prob != nil {
-		return nil, Problems{*prob}
+		return nil, refusal.Problems{*prob}
 	}
 	f, err := w.openSource(p)
 	if err != nil {
-		return nil, Problems{*w.openProblem("dir", p, "folder", err)}
+		return nil, refusal.Problems{*w.openProblem("dir", p, "folder", err)}
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -50,9 +52,9 @@ func (w *Workspace) List(dir string) ([]Entry, error) {
 	case err != nil:
 		return nil, fmt.Errorf("workspace: %w", err)
 	case info.Mode().IsRegular():
-		return nil, Problems{{Field: "dir", Message: fmt.Sprintf("%q is a file; read it instead", p)}}
+		return nil, refusal.Problems{{Field: "dir", Message: fmt.Sprintf("%q is a file; read it instead", p)}}
 	case !info.IsDir():
-		return nil, Problems{{Field: "dir", Message: fmt.Sprintf("%q is %s, not a folder", p, kindOf(info.Mode()))}}
+		return nil, refusal.Problems{{Field: "dir", Message: fmt.Sprintf("%q is %s, not a folder", p, kindOf(info.Mode()))}}
 	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
@@ -106,19 +108,19 @@ type ReadResult struct {
 // from 0 means the first line, to 0 the last; a read returns at most
 // MaxReadLines lines and MaxReadBytes of text and says when it was cut.
 func (w *Workspace) Read(p string, from, to int) (ReadResult, error) {
-	var ps Problems
+	var ps refusal.Problems
 	clean, prob := cleanPath("path", p, forReading, false)
 	if prob != nil {
 		ps = append(ps, *prob)
 	}
 	if from < 0 {
-		ps = append(ps, Problem{Field: "from", Message: "lines count from 1; give 1 (or 0) to start at the top"})
+		ps = append(ps, refusal.Problem{Field: "from", Message: "lines count from 1; give 1 (or 0) to start at the top"})
 	}
 	if to < 0 {
-		ps = append(ps, Problem{Field: "to", Message: "give the last line to read, or 0 to read to the end"})
+		ps = append(ps, refusal.Problem{Field: "to", Message: "give the last line to read, or 0 to read to the end"})
 	}
 	if to > 0 && from > to {
-		ps = append(ps, Problem{Field: "to", Message: fmt.Sprintf("%d comes before from (%d)", to, from)})
+		ps = append(ps, refusal.Problem{Field: "to", Message: fmt.Sprintf("%d comes before from (%d)", to, from)})
 	}
 	if len(ps) > 0 {
 		return ReadResult{}, ps
@@ -132,7 +134,7 @@ func (w *Workspace) Read(p string, from, to int) (ReadResult, error) {
 		return ReadResult{}, err
 	}
 	if prob != nil {
-		return ReadResult{}, Problems{*prob}
+		return ReadResult{}, refusal.Problems{*prob}
 	}
 	defer f.Close()
 
@@ -170,12 +172,12 @@ func (w *Workspace) Read(p string, from, to int) (ReadResult, error) {
 	}
 	if r.Total == 0 {
 		if from > 1 {
-			return ReadResult{}, Problems{{Field: "from", Message: fmt.Sprintf("%q is empty", clean)}}
+			return ReadResult{}, refusal.Problems{{Field: "from", Message: fmt.Sprintf("%q is empty", clean)}}
 		}
 		return r, nil
 	}
 	if from > r.Total {
-		return ReadResult{}, Problems{{Field: "from", Message: fmt.Sprintf("%q has %d lines", clean, r.Total)}}
+		return ReadResult{}, refusal.Problems{{Field: "from", Message: fmt.Sprintf("%q has %d lines", clean, r.Total)}}
 	}
 	r.From = from
 	r.To = from + len(r.Lines) - 1
@@ -197,14 +199,14 @@ func (w *Workspace) openSource(p string) (*os.File, error) {
 
 // openText opens the cleaned path p for reading its text: a regular file
 // of at most MaxFileBytes that is not binary.
-func (w *Workspace) openText(field, p string) (io.ReadCloser, *Problem, error) {
+func (w *Workspace) openText(field, p string) (io.ReadCloser, *refusal.Problem, error) {
 	f, err := w.openSource(p)
 	if err != nil {
 		return nil, w.openProblem(field, p, "file", err), nil
 	}
-	refuse := func(format string, args ...any) (io.ReadCloser, *Problem, error) {
+	refuse := func(format string, args ...any) (io.ReadCloser, *refusal.Problem, error) {
 		f.Close()
-		return nil, &Problem{Field: field, Message: fmt.Sprintf(format, args...)}, nil
+		return nil, &refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)}, nil
 	}
 	info, err := f.Stat()
 	switch {
@@ -293,7 +295,7 @@ func (w *Workspace) Search(query string, regexp bool, under string) (SearchResul
 // SearchEach is Search for several queries at once, in one walk of the
 // workspace: the result of each is what Search would answer for it.
 func (w *Workspace) SearchEach(queries []string, regexp bool, under string) ([]SearchResult, error) {
-	var ps Problems
+	var ps refusal.Problems
 	matches := make([]func(string) bool, len(queries))
 	for i, q := range queries {
 		match, prob := matcher(q, regexp)
@@ -310,7 +312,7 @@ func (w *Workspace) SearchEach(queries []string, regexp bool, under string) ([]S
 		return nil, ps
 	}
 	if _, err := w.root.Stat(start); err != nil {
-		return nil, Problems{*w.openProblem("under", start, "file or folder", err)}
+		return nil, refusal.Problems{*w.openProblem("under", start, "file or folder", err)}
 	}
 
 	res := make([]SearchResult, len(queries))
@@ -395,9 +397,9 @@ func (w *Workspace) readFolder(p string) ([]fs.DirEntry, error) {
 }
 
 // matcher validates a search query and returns what tests a line.
-func matcher(query string, isRegexp bool) (func(string) bool, *Problem) {
-	refuse := func(format string, args ...any) (func(string) bool, *Problem) {
-		return nil, &Problem{Field: "query", Message: fmt.Sprintf(format, args...)}
+func matcher(query string, isRegexp bool) (func(string) bool, *refusal.Problem) {
+	refuse := func(format string, args ...any) (func(string) bool, *refusal.Problem) {
+		return nil, &refusal.Problem{Field: "query", Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case query == "":

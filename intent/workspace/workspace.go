@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"autoapp/intent/refusal"
 )
 
 // Limits of the source operations. They keep one tool call's answer small
@@ -162,8 +164,8 @@ func (w *Workspace) Close() error {
 }
 
 // firstError returns err when the host failed, else the engineer's
-// problems, else nil (a nil Problems would be a non-nil error).
-func firstError(err error, ps Problems) error {
+// problems, else nil (a nil refusal.Problems would be a non-nil error).
+func firstError(err error, ps refusal.Problems) error {
 	switch {
 	case err != nil:
 		return err
@@ -174,8 +176,8 @@ func firstError(err error, ps Problems) error {
 }
 
 // AsProblems reports the named problems inside err, if it carries any.
-func AsProblems(err error) (Problems, bool) {
-	var ps Problems
+func AsProblems(err error) (refusal.Problems, bool) {
+	var ps refusal.Problems
 	if errors.As(err, &ps) {
 		return ps, true
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 )
 
@@ -161,7 +162,7 @@ func TestProblemsAreErrors(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"a.txt": "a\n"})
 	_, err := w.Read("../x", 0, 0)
-	var ps workspace.Problems
+	var ps refusal.Problems
 	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Field != "path" {
 		t.Fatalf("error = %#v, want one problem naming path", err)
 	}

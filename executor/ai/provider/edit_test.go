@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent/refusal"
 )
 
 // TestAnEditFromSettingsIsOneCheckedWrite: the Settings form's edit of a
@@ -20,13 +21,13 @@ func TestAnEditFromSettingsIsOneCheckedWrite(t *testing.T) {
 	r := openRegistry(t, root, newClock())
 	must(t, r.Apply(provider.Edit{Name: "openai", BaseURL: "https://api.openai.com", APIKey: secretKey, On: true}))
 
-	wantError(t, r.Apply(provider.Edit{Name: "openai", BaseURL: "https://example.com"}), provider.EConflict,
+	wantError(t, r.Apply(provider.Edit{Name: "openai", BaseURL: "https://example.com"}), refusal.Conflict,
 		"A provider called openai exists already; edit it instead.")
-	wantError(t, r.Apply(provider.Edit{Editing: "openai", Name: "openai2", BaseURL: "https://api.openai.com"}), provider.EInvalid,
+	wantError(t, r.Apply(provider.Edit{Editing: "openai", Name: "openai2", BaseURL: "https://api.openai.com"}), refusal.Invalid,
 		"A provider cannot be renamed; remove it and add it under the new name.")
-	wantError(t, r.Apply(provider.Edit{Editing: "vllm", Name: "vllm", BaseURL: "http://127.0.0.1:8000"}), provider.ENotFound,
+	wantError(t, r.Apply(provider.Edit{Editing: "vllm", Name: "vllm", BaseURL: "http://127.0.0.1:8000"}), refusal.NotFound,
 		`There is no provider called "vllm".`)
-	wantError(t, r.Apply(provider.Edit{Editing: "openai", Name: "openai", BaseURL: "https://api.openai.com", ContextTokens: "32k"}), provider.EInvalid,
+	wantError(t, r.Apply(provider.Edit{Editing: "openai", Name: "openai", BaseURL: "https://api.openai.com", ContextTokens: "32k"}), refusal.Invalid,
 		`The context window "32k" is not a whole number of tokens.`)
 
 	// Editing without retyping the key keeps it; the window takes commas.

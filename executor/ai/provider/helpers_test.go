@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 )
 
@@ -153,10 +154,10 @@ func mustSave(t testing.TB, r *provider.Registry, p provider.Provider) {
 	}
 }
 
-// wantError fails unless err is a provider.Error with code and message.
-func wantError(t testing.TB, err error, code provider.Code, message string) {
+// wantError fails unless err is a refusal.Error with code and message.
+func wantError(t testing.TB, err error, code refusal.Code, message string) {
 	t.Helper()
-	var pe *provider.Error
+	var pe *refusal.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("error = %v (%T), want %s %q", err, err, code, message)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"autoapp/executor/ai"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // Limits of asking a provider for its models.
@@ -113,7 +114,7 @@ func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, map[string]
 	req, err := http.NewRequestWithContext(ctx2, http.MethodGet, u, nil)
 	if err != nil {
 		r.logFailure(p, u, 0, err, nil)
-		return nil, nil, nil, refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
+		return nil, nil, nil, refuse(refusal.Unavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
 	}
 	req.Header.Set("Accept", "application/json")
 	if p.APIKey != "" {
@@ -134,20 +135,20 @@ func (r *Registry) fetch(ctx context.Context, p Provider) ([]string, map[string]
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		r.logFailure(p, u, code, nil, body)
 		if p.APIKey == "" {
-			return nil, nil, nil, refuse(EUnavailable, "%s asks for a key; add one in Settings.", p.Name)
+			return nil, nil, nil, refuse(refusal.Unavailable, "%s asks for a key; add one in Settings.", p.Name)
 		}
-		return nil, nil, nil, refuse(EUnavailable, "%s refused the key.", p.Name)
+		return nil, nil, nil, refuse(refusal.Unavailable, "%s refused the key.", p.Name)
 	case code == http.StatusNotFound:
 		r.logFailure(p, u, code, nil, body)
-		return nil, nil, nil, refuse(EUnavailable, "%s has no model list at %s/v1/models; check the base URL.", p.Name, p.BaseURL)
+		return nil, nil, nil, refuse(refusal.Unavailable, "%s has no model list at %s/v1/models; check the base URL.", p.Name, p.BaseURL)
 	case code < 200 || code > 299:
 		r.logFailure(p, u, code, nil, body)
-		return nil, nil, nil, refuse(EUnavailable, "%s answered HTTP %d when asked for its models.", p.Name, code)
+		return nil, nil, nil, refuse(refusal.Unavailable, "%s answered HTTP %d when asked for its models.", p.Name, code)
 	}
 	models, ok := parseModelList(body)
 	if !ok {
 		r.logFailure(p, u, resp.StatusCode, nil, body)
-		return nil, nil, nil, refuse(EUnavailable, "%s did not answer with a model list.", p.Name)
+		return nil, nil, nil, refuse(refusal.Unavailable, "%s did not answer with a model list.", p.Name)
 	}
 	return models, contextWindows(body), body, nil
 }
@@ -255,15 +256,15 @@ func parseModelList(body []byte) ([]string, bool) {
 
 // failure is the sentence for a request that got no answer: stopped by the
 // caller, out of time, or never connected.
-func failure(ctx context.Context, p Provider, err error, limit time.Duration) *Error {
+func failure(ctx context.Context, p Provider, err error, limit time.Duration) *refusal.Error {
 	if cerr := ctx.Err(); cerr != nil {
-		return &Error{Code: EUnavailable, Message: fmt.Sprintf("Asking %s for its models was stopped before it answered.", p.Name), Cause: cerr}
+		return &refusal.Error{Code: refusal.Unavailable, Message: fmt.Sprintf("Asking %s for its models was stopped before it answered.", p.Name), Cause: cerr}
 	}
 	var nerr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &nerr) && nerr.Timeout()) {
-		return refuse(EUnavailable, "%s did not answer within %s.", p.Name, sayDuration(limit))
+		return refuse(refusal.Unavailable, "%s did not answer within %s.", p.Name, sayDuration(limit))
 	}
-	return refuse(EUnavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
+	return refuse(refusal.Unavailable, "%s could not be reached at %s.", p.Name, p.BaseURL)
 }
 
 // logFailure writes what the provider answered, with its key cut out of
@@ -302,8 +303,8 @@ func redact(s, key string) string {
 	return strings.ReplaceAll(s, key, "••••")
 }
 
-func notOn(name string) *Error {
-	return refuse(EConflict, "%s is not turned on in Settings.", name)
+func notOn(name string) *refusal.Error {
+	return refuse(refusal.Conflict, "%s is not turned on in Settings.", name)
 }
 
 // sayDuration writes a limit as a person reads it: "10 seconds".

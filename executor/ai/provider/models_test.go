@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
 )
 
@@ -188,7 +189,7 @@ func TestModelsErrors(t *testing.T) {
 			r := openRegistryLog(t, t.TempDir(), newClock(), nil, &log)
 			mustSave(t, r, provider.Provider{Name: "ollama", BaseURL: base, APIKey: c.key, On: true})
 			_, err := r.Models(context.Background(), "ollama")
-			wantError(t, err, provider.EUnavailable, strings.ReplaceAll(c.message, "{base}", base))
+			wantError(t, err, refusal.Unavailable, strings.ReplaceAll(c.message, "{base}", base))
 			wantNoKey(t, "the log", log.String(), secretKey)
 			if !strings.Contains(log.String(), "provider=ollama") {
 				t.Fatalf("the failure was not logged: %q", log.String())
@@ -210,7 +211,7 @@ func TestModelsTimeout(t *testing.T) {
 		r := openRegistryLog(t, t.TempDir(), newClock(), &http.Client{Timeout: 50 * time.Millisecond}, nil)
 		mustSave(t, r, provider.Provider{Name: "vllm", BaseURL: slow.URL, APIKey: secretKey, On: true})
 		_, err := r.Models(context.Background(), "vllm")
-		wantError(t, err, provider.EUnavailable, "vllm did not answer within 50ms.")
+		wantError(t, err, refusal.Unavailable, "vllm did not answer within 50ms.")
 	})
 	t.Run("a caller that stops", func(t *testing.T) {
 		r := openRegistry(t, t.TempDir(), newClock())
@@ -218,7 +219,7 @@ func TestModelsTimeout(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(20*time.Millisecond, cancel)
 		_, err := r.Models(ctx, "vllm")
-		wantError(t, err, provider.EUnavailable, "Asking vllm for its models was stopped before it answered.")
+		wantError(t, err, refusal.Unavailable, "Asking vllm for its models was stopped before it answered.")
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("errors.Is(%v, context.Canceled) = false", err)
 		}
@@ -230,7 +231,7 @@ func TestModelsTurnedOffSendsNothing(t *testing.T) {
 	r := openRegistry(t, t.TempDir(), newClock())
 	mustSave(t, r, provider.Provider{Name: "ollama", BaseURL: fake.URL, APIKey: secretKey, On: false})
 	_, err := r.Models(context.Background(), "ollama")
-	wantError(t, err, provider.EConflict, "ollama is not turned on in Settings.")
+	wantError(t, err, refusal.Conflict, "ollama is not turned on in Settings.")
 	if n := fake.Requests(); n != 0 {
 		t.Fatalf("a provider turned off got %d requests", n)
 	}
@@ -250,7 +251,7 @@ func TestKeyNotFollowedOnRedirect(t *testing.T) {
 	r := openRegistry(t, t.TempDir(), newClock())
 	mustSave(t, r, provider.Provider{Name: "openai", BaseURL: redirecting.URL, APIKey: secretKey, On: true})
 	_, err := r.Models(context.Background(), "openai")
-	wantError(t, err, provider.EUnavailable, "openai answered HTTP 302 when asked for its models.")
+	wantError(t, err, refusal.Unavailable, "openai answered HTTP 302 when asked for its models.")
 	if n := elsewhere.Requests(); n != 0 {
 		t.Fatalf("the redirect was followed: the other host got %d requests with %q", n, elsewhere.Auth())
 	}

@@ -18,24 +18,7 @@ import (
 	"autoapp/intent/refusal"
 )
 
-// Code classifies an error for the person and for the HTTP layer.
-type Code = refusal.Code
-
-// The codes this package answers with. Invalid, not_found and conflict
-// are refusals of a change or a reference; unavailable is a provider that
-// could not give its model list.
-const (
-	EInvalid     = refusal.Invalid
-	EConflict    = refusal.Conflict
-	ENotFound    = refusal.NotFound
-	EUnavailable = refusal.Unavailable
-)
-
-// Error is a refusal or a provider failure, with a sentence for the person.
-// The sentence never holds a key or a provider's raw answer.
-type Error = refusal.Error
-
-func refuse(code Code, format string, args ...any) *Error {
+func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
 	return refusal.Errorf(code, format, args...)
 }
 
@@ -132,14 +115,14 @@ func onOff(on bool) string {
 
 var namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-func validateName(name string) *Error {
+func validateName(name string) *refusal.Error {
 	switch n := utf8.RuneCountInString(name); {
 	case name == "":
-		return refuse(EInvalid, "The provider name is empty; write one such as ollama or open-router.")
+		return refuse(refusal.Invalid, "The provider name is empty; write one such as ollama or open-router.")
 	case n > MaxName:
-		return refuse(EInvalid, "The provider name has %d characters; a name is at most %d.", n, MaxName)
+		return refuse(refusal.Invalid, "The provider name has %d characters; a name is at most %d.", n, MaxName)
 	case !namePattern.MatchString(name):
-		return refuse(EInvalid, "The provider name %q may hold only lowercase letters, digits and dashes between them, such as open-router.", name)
+		return refuse(refusal.Invalid, "The provider name %q may hold only lowercase letters, digits and dashes between them, such as open-router.", name)
 	}
 	return nil
 }
@@ -147,41 +130,41 @@ func validateName(name string) *Error {
 // normaliseBaseURL checks a base URL and returns it without a trailing
 // slash or /v1. The sentences never quote the URL: one with a password in
 // it is refused, and the refusal must not repeat the password.
-func normaliseBaseURL(raw string) (string, *Error) {
+func normaliseBaseURL(raw string) (string, *refusal.Error) {
 	s := strings.TrimSpace(raw)
 	switch {
 	case s == "":
-		return "", refuse(EInvalid, "The base URL is empty; write the address the provider answers at, such as http://127.0.0.1:11434.")
+		return "", refuse(refusal.Invalid, "The base URL is empty; write the address the provider answers at, such as http://127.0.0.1:11434.")
 	case len(s) > MaxBaseURL:
-		return "", refuse(EInvalid, "The base URL is longer than %d characters.", MaxBaseURL)
+		return "", refuse(refusal.Invalid, "The base URL is longer than %d characters.", MaxBaseURL)
 	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		return "", refuse(EInvalid, "The base URL must not contain spaces or control characters.")
+		return "", refuse(refusal.Invalid, "The base URL must not contain spaces or control characters.")
 	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "":
-		return "", refuse(EInvalid, "The base URL must start with http:// or https://.")
+		return "", refuse(refusal.Invalid, "The base URL must start with http:// or https://.")
 	case u.User != nil:
-		return "", refuse(EInvalid, "The base URL must not carry a user name or password; put a key in the API key field.")
+		return "", refuse(refusal.Invalid, "The base URL must not carry a user name or password; put a key in the API key field.")
 	case u.Host == "" || u.Hostname() == "":
-		return "", refuse(EInvalid, "The base URL has no host; write it as http://host:port.")
+		return "", refuse(refusal.Invalid, "The base URL has no host; write it as http://host:port.")
 	case strings.Contains(s, "?"):
-		return "", refuse(EInvalid, "The base URL must not have a query (the part after ?).")
+		return "", refuse(refusal.Invalid, "The base URL must not have a query (the part after ?).")
 	case strings.Contains(s, "#"):
-		return "", refuse(EInvalid, "The base URL must not have a fragment (the part after #).")
+		return "", refuse(refusal.Invalid, "The base URL must not have a fragment (the part after #).")
 	}
 	s = strings.TrimRight(s, "/")
 	s = strings.TrimSuffix(s, "/v1")
 	return strings.TrimRight(s, "/"), nil
 }
 
-func validateKey(key string) *Error {
+func validateKey(key string) *refusal.Error {
 	switch {
 	case len(key) > MaxAPIKey:
-		return refuse(EInvalid, "The API key has %d characters; a key is at most %d.", len(key), MaxAPIKey)
+		return refuse(refusal.Invalid, "The API key has %d characters; a key is at most %d.", len(key), MaxAPIKey)
 	case strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
 		// A key travels in an HTTP header: visible ASCII only.
-		return refuse(EInvalid, "The API key may hold only visible characters, without spaces or line breaks.")
+		return refuse(refusal.Invalid, "The API key may hold only visible characters, without spaces or line breaks.")
 	}
 	return nil
 }

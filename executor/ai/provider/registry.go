@@ -17,6 +17,7 @@ import (
 
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // FileName is the registry's file under <root>/launcher.
@@ -181,7 +182,7 @@ func (r *Registry) save(p Provider, rule func(existing int) (keepKey bool, err e
 		return e
 	}
 	if p.ContextTokens != 0 && (p.ContextTokens < MinContextTokens || p.ContextTokens > MaxContextTokens) {
-		return refuse(EInvalid, "The context window must be a number of tokens between %d and %d, or empty to ask the provider.", MinContextTokens, MaxContextTokens)
+		return refuse(refusal.Invalid, "The context window must be a number of tokens between %d and %d, or empty to ask the provider.", MinContextTokens, MaxContextTokens)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -225,7 +226,7 @@ func (r *Registry) Apply(e Edit) error {
 	if t := strings.TrimSpace(e.ContextTokens); t != "" {
 		n, err := strconv.Atoi(strings.ReplaceAll(t, ",", ""))
 		if err != nil {
-			return refuse(EInvalid, "The context window %q is not a whole number of tokens.", t)
+			return refuse(refusal.Invalid, "The context window %q is not a whole number of tokens.", t)
 		}
 		tokens = n
 	}
@@ -233,9 +234,9 @@ func (r *Registry) Apply(e Edit) error {
 	return r.save(p, func(existing int) (keepKey bool, err error) {
 		switch {
 		case e.Editing == "" && existing >= 0:
-			return false, refuse(EConflict, "A provider called %s exists already; edit it instead.", e.Name)
+			return false, refuse(refusal.Conflict, "A provider called %s exists already; edit it instead.", e.Name)
 		case e.Editing != "" && e.Editing != e.Name:
-			return false, refuse(EInvalid, "A provider cannot be renamed; remove it and add it under the new name.")
+			return false, refuse(refusal.Invalid, "A provider cannot be renamed; remove it and add it under the new name.")
 		case e.Editing != "" && existing < 0:
 			return false, noProvider(e.Editing)
 		}
@@ -264,7 +265,7 @@ func (r *Registry) Remove(name string) error {
 		return noProvider(name)
 	}
 	if provider, _, err := plan.ParseModelRef(r.model); err == nil && provider == name {
-		return refuse(EConflict, "%s serves the Settings model %s; choose another Settings model before removing it.", name, r.model)
+		return refuse(refusal.Conflict, "%s serves the Settings model %s; choose another Settings model before removing it.", name, r.model)
 	}
 	return r.commit(slices.Delete(slices.Clone(r.providers), i, i+1), r.model, name)
 }
@@ -306,10 +307,10 @@ func (r *Registry) checkModel(ref, what string) error {
 	}
 	provider, _, err := plan.ParseModelRef(ref)
 	if err != nil {
-		return refuse(EInvalid, "%s", err.Error())
+		return refuse(refusal.Invalid, "%s", err.Error())
 	}
 	if provider != "" && r.find(provider) < 0 {
-		return refuse(EInvalid, "There is no provider called %q for %s %s.", provider, what, ref)
+		return refuse(refusal.Invalid, "There is no provider called %q for %s %s.", provider, what, ref)
 	}
 	return nil
 }
@@ -356,6 +357,6 @@ func (r *Registry) find(name string) int {
 	return slices.IndexFunc(r.providers, func(p Provider) bool { return p.Name == name })
 }
 
-func noProvider(name string) *Error {
-	return refuse(ENotFound, "There is no provider called %q.", name)
+func noProvider(name string) *refusal.Error {
+	return refuse(refusal.NotFound, "There is no provider called %q.", name)
 }

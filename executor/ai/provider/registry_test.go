@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent/refusal"
 )
 
 const secretKey = "sk-test-0123456789abcd"
@@ -211,7 +212,7 @@ func TestSaveRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			r := openRegistry(t, root, newClock())
-			wantError(t, r.Save(c.p, false), provider.EInvalid, c.message)
+			wantError(t, r.Save(c.p, false), refusal.Invalid, c.message)
 			if got := r.List(); len(got) != 0 {
 				t.Fatalf("a refused Save left %+v", got)
 			}
@@ -254,7 +255,7 @@ func TestUnknownProvider(t *testing.T) {
 		"Get": getErr, "Remove": r.Remove("x"), "SetOn": r.SetOn("x", true), "ClearKey": r.ClearKey("x"),
 		"Models": modelsErr, "Test": testErr,
 	} {
-		t.Run(name, func(t *testing.T) { wantError(t, err, provider.ENotFound, message) })
+		t.Run(name, func(t *testing.T) { wantError(t, err, refusal.NotFound, message) })
 	}
 }
 
@@ -265,7 +266,7 @@ func TestRemove(t *testing.T) {
 	mustSave(t, r, provider.Provider{Name: "openai", BaseURL: "https://api.openai.com", APIKey: secretKey, On: true})
 	must(t, r.SetDefaultModel("ollama:qwen3:27b"))
 
-	wantError(t, r.Remove("ollama"), provider.EConflict,
+	wantError(t, r.Remove("ollama"), refusal.Conflict,
 		"ollama serves the Settings model ollama:qwen3:27b; choose another Settings model before removing it.")
 	must(t, r.Remove("openai"))
 	must(t, r.SetDefaultModel("gpt-5-mini"))
@@ -296,16 +297,16 @@ func TestSetDefaultModel(t *testing.T) {
 	mustSave(t, r, provider.Provider{Name: "ollama", BaseURL: "http://127.0.0.1:11434", On: true})
 	cases := []struct {
 		name, ref, want string
-		code            provider.Code
+		code            refusal.Code
 		message         string
 	}{
 		{"a bare id", "gpt-5-mini", "gpt-5-mini", "", ""},
 		{"a known provider, split at the first colon", "ollama:qwen3:27b", "ollama:qwen3:27b", "", ""},
 		{"surrounding spaces", " ollama:qwen3 ", "ollama:qwen3", "", ""},
 		{"cleared", "", "", "", ""},
-		{"an unknown provider", "vllm:llama", "", provider.EInvalid, `There is no provider called "vllm" for the Settings model vllm:llama.`},
-		{"no model after the colon", "ollama:", "", provider.EInvalid, `The model reference "ollama:" has no model after the colon; write provider:model.`},
-		{"a space inside", "qwen 3", "", provider.EInvalid, `The model reference "qwen 3" contains a space; write it without spaces.`},
+		{"an unknown provider", "vllm:llama", "", refusal.Invalid, `There is no provider called "vllm" for the Settings model vllm:llama.`},
+		{"no model after the colon", "ollama:", "", refusal.Invalid, `The model reference "ollama:" has no model after the colon; write provider:model.`},
+		{"a space inside", "qwen 3", "", refusal.Invalid, `The model reference "qwen 3" contains a space; write it without spaces.`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"autoapp/intent/plan"
+	"autoapp/intent/refusal"
 )
 
 // Resolve turns a model reference into the endpoint a turn is sent to. A
@@ -15,20 +16,20 @@ import (
 func (r *Registry) Resolve(ctx context.Context, ref string) (Endpoint, error) {
 	name, model, err := plan.ParseModelRef(ref)
 	if err != nil {
-		return Endpoint{}, refuse(EInvalid, "%s", err.Error())
+		return Endpoint{}, refuse(refusal.Invalid, "%s", err.Error())
 	}
 	r.mu.Lock()
 	if name == "" {
 		name = r.inUse()
 		if name == "" {
 			r.mu.Unlock()
-			return Endpoint{}, refuse(EConflict, "Choose which provider serves %s in Settings.", model)
+			return Endpoint{}, refuse(refusal.Conflict, "Choose which provider serves %s in Settings.", model)
 		}
 	}
 	i := r.find(name)
 	if i < 0 {
 		r.mu.Unlock()
-		return Endpoint{}, refuse(ENotFound, "There is no provider called %q in Settings.", name)
+		return Endpoint{}, refuse(refusal.NotFound, "There is no provider called %q in Settings.", name)
 	}
 	p := r.providers[i]
 	r.mu.Unlock()
@@ -40,7 +41,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (Endpoint, error) {
 		return Endpoint{}, err
 	}
 	if !slices.Contains(offered, model) {
-		return Endpoint{}, refuse(ENotFound, "%s no longer offers %s.", p.Name, model)
+		return Endpoint{}, refuse(refusal.NotFound, "%s no longer offers %s.", p.Name, model)
 	}
 	return Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model, ContextTokens: r.window(p.Name, model)}, nil
 }

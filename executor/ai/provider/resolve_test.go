@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent/refusal"
 )
 
 const (
@@ -75,7 +76,7 @@ func TestResolve(t *testing.T) {
 	t.Run("a bare id with no provider in use is refused", func(t *testing.T) {
 		r, alpha, beta := twoProviders(t)
 		_, err := r.Resolve(ctx, "gpt-5")
-		wantError(t, err, provider.EConflict, "Choose which provider serves gpt-5 in Settings.")
+		wantError(t, err, refusal.Conflict, "Choose which provider serves gpt-5 in Settings.")
 		if alpha.Requests()+beta.Requests() != 0 {
 			t.Fatal("a provider was asked although none was chosen")
 		}
@@ -84,7 +85,7 @@ func TestResolve(t *testing.T) {
 		r, alpha, _ := twoProviders(t)
 		must(t, r.SetOn("alpha", false))
 		_, err := r.Resolve(ctx, "alpha:qwen3:27b")
-		wantError(t, err, provider.EConflict, "alpha is not turned on in Settings.")
+		wantError(t, err, refusal.Conflict, "alpha is not turned on in Settings.")
 		if n := alpha.Requests(); n != 0 {
 			t.Fatalf("alpha, turned off, got %d requests", n)
 		}
@@ -95,9 +96,9 @@ func TestResolve(t *testing.T) {
 		must(t, r.SetOn("alpha", false))
 		_, err := r.Resolve(ctx, "qwen3:27b")
 		// qwen3:27b has a colon, so it names provider qwen3: say so.
-		wantError(t, err, provider.ENotFound, `There is no provider called "qwen3" in Settings.`)
+		wantError(t, err, refusal.NotFound, `There is no provider called "qwen3" in Settings.`)
 		_, err = r.Resolve(ctx, "llama-bare")
-		wantError(t, err, provider.EConflict, "alpha is not turned on in Settings.")
+		wantError(t, err, refusal.Conflict, "alpha is not turned on in Settings.")
 		if n := alpha.Requests(); n != 0 {
 			t.Fatalf("alpha, turned off, got %d requests", n)
 		}
@@ -105,7 +106,7 @@ func TestResolve(t *testing.T) {
 	t.Run("a model the provider no longer offers", func(t *testing.T) {
 		r, alpha, _ := twoProviders(t)
 		_, err := r.Resolve(ctx, "alpha:qwen2.5:7b")
-		wantError(t, err, provider.ENotFound, "alpha no longer offers qwen2.5:7b.")
+		wantError(t, err, refusal.NotFound, "alpha no longer offers qwen2.5:7b.")
 		if paths := alpha.Paths(); len(paths) != 1 || paths[0] != "GET /v1/models" {
 			t.Fatalf("alpha was sent %q, want only its model list asked", paths)
 		}
@@ -113,18 +114,18 @@ func TestResolve(t *testing.T) {
 	t.Run("an unknown provider", func(t *testing.T) {
 		r, _, _ := twoProviders(t)
 		_, err := r.Resolve(ctx, "gamma:gpt-5")
-		wantError(t, err, provider.ENotFound, `There is no provider called "gamma" in Settings.`)
+		wantError(t, err, refusal.NotFound, `There is no provider called "gamma" in Settings.`)
 	})
 	t.Run("a model list that cannot be fetched", func(t *testing.T) {
 		r, alpha, _ := twoProviders(t)
 		alpha.answer(http.StatusBadGateway, "upstream "+alphaKey)
 		_, err := r.Resolve(ctx, "alpha:qwen3:27b")
-		wantError(t, err, provider.EUnavailable, "alpha answered HTTP 502 when asked for its models.")
+		wantError(t, err, refusal.Unavailable, "alpha answered HTTP 502 when asked for its models.")
 	})
 	t.Run("a malformed reference", func(t *testing.T) {
 		r, _, _ := twoProviders(t)
 		_, err := r.Resolve(ctx, "")
-		wantError(t, err, provider.EInvalid, "The model reference is empty: write a model id, or provider:model.")
+		wantError(t, err, refusal.Invalid, "The model reference is empty: write a model id, or provider:model.")
 	})
 	t.Run("the model list is reused within 30 seconds", func(t *testing.T) {
 		r, alpha, _ := twoProviders(t)
