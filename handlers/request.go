@@ -142,7 +142,7 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 			}
 			return nil
 		}
-		for _, q := range st.OpenAnalysisQuestions() {
+		for _, q := range st.Asking(d.Questions) {
 			p.Questions = append(p.Questions, views.QuestionView{ID: q.Revision, Text: q.Text})
 		}
 	}

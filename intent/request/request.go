@@ -15,6 +15,7 @@
 package request
 
 import (
+	"slices"
 	"time"
 
 	"autoapp/intent/refusal"
@@ -157,6 +158,36 @@ func (s State) OpenAnalysisQuestions() []Said {
 		}
 	}
 	return open
+}
+
+// Asking returns the open questions of the analysis that it still asks
+// (asked is the intent's analysis's questions now), oldest first: a
+// question the engineer dropped when it wrote the analysis again is no
+// longer put to the owner.
+func (s State) Asking(asked []string) []Said {
+	var open []Said
+	for _, q := range s.OpenAnalysisQuestions() {
+		if slices.Contains(asked, q.Text) {
+			open = append(open, q)
+		}
+	}
+	return open
+}
+
+// answeredSince says whether a question of the analysis with this text was
+// answered at or after t.
+func (s State) answeredSince(text string, t time.Time) bool {
+	for _, q := range s.Questions {
+		if q.Task != 0 || q.Text != text {
+			continue
+		}
+		for _, a := range s.Answers {
+			if (a.Question == q.Revision || (a.Question == 0 && a.Task == 0 && a.Revision > q.Revision)) && !a.At.Before(t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // answered says whether an answer answers the question: one linked to it,

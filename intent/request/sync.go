@@ -54,9 +54,15 @@ func (s *Service) Sync(ctx context.Context, id int64) (State, error) {
 		return State{}, err
 	}
 	// The analysis's questions; a builder's (Task) are journaled as asked.
+	// One the owner answered since the engineer last wrote the analysis is
+	// not asked again: the analysis lists it still only because it was
+	// not written since.
 	open := st.OpenQuestions()
 	for _, q := range d.Questions {
 		if slices.ContainsFunc(open, func(o Said) bool { return o.Task == 0 && o.Text == q }) {
+			continue
+		}
+		if st.answeredSince(q, d.UpdatedAt) {
 			continue
 		}
 		if st, err = s.Question(ctx, id, q); err != nil {
