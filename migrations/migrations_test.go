@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -254,14 +255,11 @@ func TestConcurrentWritersNeverSeeALockedDatabase(t *testing.T) {
 		writers, readers, duration, total, float64(total)/duration.Seconds(), totalReads, worst.Round(time.Millisecond))
 }
 
-// TestTheUpgradedFlagIsRenamedAutoappUpgraded: a store that 0012 finds
-// with lessons flagged "upgraded" keeps them flagged, under the new name.
-func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "knowledge.sqlite")
-	db := open(t, path, migrations.Knowledge)
-	// The store as 0011 left it: every later migration undone, newest
-	// first, and a lesson flagged by the old name.
-	downs, err := filepath.Glob("knowledge/*.down.sql")
+// undoneTo is what takes a store of set, fully migrated, back to version:
+// every later migration's down file, newest first, then the version.
+func undoneTo(t *testing.T, set migrations.Set, version int) []string {
+	t.Helper()
+	downs, err := filepath.Glob(string(set) + "/*.down.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +267,7 @@ func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 	slices.Reverse(downs)
 	var stmts []string
 	for _, d := range downs {
-		if filepath.Base(d) < "0012" {
+		if n, _ := strconv.Atoi(strings.SplitN(filepath.Base(d), "_", 2)[0]); n <= version {
 			break
 		}
 		b, err := os.ReadFile(d)
@@ -278,7 +276,16 @@ func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 		}
 		stmts = append(stmts, string(b))
 	}
-	for _, stmt := range append(stmts, `UPDATE schema_migrations SET version = 11`,
+	return append(stmts, fmt.Sprintf(`UPDATE schema_migrations SET version = %d`, version))
+}
+
+// TestTheUpgradedFlagIsRenamedAutoappUpgraded: a store that 0012 finds
+// with lessons flagged "upgraded" keeps them flagged, under the new name.
+func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "knowledge.sqlite")
+	db := open(t, path, migrations.Knowledge)
+	// The store as 0011 left it, and a lesson flagged by the old name.
+	for _, stmt := range append(undoneTo(t, migrations.Knowledge, 11),
 		`INSERT INTO lessons (text, status, origin, case_id, created_at, flags)
 		 VALUES ('Build before checking.', 'provisional', 'distilled', 1, 0, '["recurring","upgraded"]')`) {
 		if _, err := db.Write.Exec(stmt); err != nil {
@@ -303,27 +310,10 @@ func TestTheUpgradedFlagIsRenamedAutoappUpgraded(t *testing.T) {
 func TestTheJournalKeepsItsEntriesWhenItTakesWithdrawn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "intents.sqlite")
 	db := open(t, path, migrations.Intents)
-	// The store as 0026 left it: every later migration undone, newest
-	// first.
-	downs, err := filepath.Glob("intents/*.down.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(downs)
-	slices.Reverse(downs)
-	var stmts []string
-	for _, d := range downs {
-		if filepath.Base(d) < "0027" {
-			break
-		}
-		b, err := os.ReadFile(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, string(b))
-	}
+	// The store as 0026 left it, in one transaction: the journal's rebuild
+	// defers its foreign keys to the commit.
 	tx := db.Write.MustBegin()
-	for _, stmt := range append(stmts, `UPDATE schema_migrations SET version = 26`,
+	for _, stmt := range append(undoneTo(t, migrations.Intents, 26),
 		`INSERT INTO apps (id, name, origin, created_at) VALUES ('notes', 'notes', 'template:static', 0)`,
 		`INSERT INTO requests (id, app_id, mode, created_at) VALUES (1, 'notes', 'guided', 0)`,
 		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (1, 1, 'request', 'owner', 0, '{"text":"Add tags"}')`,

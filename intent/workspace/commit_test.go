@@ -23,6 +23,23 @@ func machineGit(t *testing.T) string {
 	return p
 }
 
+// initAndOpen makes dir, with the files already in it, an application's
+// repository as the host does, and opens it for the test; it returns the
+// workspace, closed when the test ends, and the first commit.
+func initAndOpen(t *testing.T, dir string) (*Workspace, string) {
+	t.Helper()
+	rev, err := InitRepository(t.Context(), dir, "Create application", testClock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(dir, testClock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, rev
+}
+
 // gitAt runs the machine's git (its path found before the test hides it)
 // in dir with the workspace's environment and more.
 func gitAt(t *testing.T, gitPath, dir string, env []string, args ...string) string {
@@ -68,14 +85,7 @@ func TestEveryKindOfChangeCommitsWhatGitWould(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(dir, testClock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, _ := initAndOpen(t, dir)
 
 	meta := CommitMeta{RunID: "intent-1-0001-x-a1", CallID: "intent-1-0001-x-a1:1"}
 	steps := []struct {
@@ -202,14 +212,7 @@ func TestAnEditCommitsOnlyItsPathsWithGitsMeaning(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644)
-	if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(dir, testClock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, _ := initAndOpen(t, dir)
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b staged\n"), 0o644)
 	gitAt(t, gitPath, dir, nil, "add", "b.txt")
 	res, err := w.Edit(t.Context(), "a.txt", []Hunk{{Find: "a", Replace: "A"}}, CommitMeta{})

@@ -22,15 +22,7 @@ func craftedWorkspace(t *testing.T) (*Workspace, string) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "site"), 0o755)
 	os.WriteFile(filepath.Join(dir, "site", "index.html"), []byte("<h1>Hi</h1>\n"), 0o644)
-	rev, err := InitRepository(t.Context(), dir, "Create application", testClock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(dir, testClock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w, rev := initAndOpen(t, dir)
 	return w, rev
 }
 

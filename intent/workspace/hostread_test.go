@@ -203,15 +203,7 @@ func TestGitsOwnFilesAreNeverWaitedOn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
-			rev, err := InitRepository(t.Context(), dir, "Create application", testClock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := Open(dir, testClock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			w, rev := initAndOpen(t, dir)
 			p := filepath.Join(dir, filepath.FromSlash(name))
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatal(err)
@@ -220,6 +212,7 @@ func TestGitsOwnFilesAreNeverWaitedOn(t *testing.T) {
 				t.Fatal(err)
 			}
 			var res EditResult
+			var err error
 			within(t, "an edit with a pipe at "+name, func() {
 				res, err = w.Edit(t.Context(), "a.txt", []Hunk{{Find: "a", Replace: "A"}}, CommitMeta{})
 			})
@@ -258,14 +251,7 @@ func TestGitsOwnFilesAreNeverWaitedOn(t *testing.T) {
 	t.Run("a pipe at HEAD's log", func(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
-		if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
-			t.Fatal(err)
-		}
-		w, err := Open(dir, testClock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
+		w, _ := initAndOpen(t, dir)
 		for _, log := range []string{".git/logs/HEAD", ".git/logs/refs/heads/main"} {
 			p := filepath.Join(dir, filepath.FromSlash(log))
 			os.Remove(p)
@@ -273,6 +259,7 @@ func TestGitsOwnFilesAreNeverWaitedOn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		var err error
 		within(t, "an edit with a pipe at HEAD's log", func() {
 			_, err = w.Edit(t.Context(), "a.txt", []Hunk{{Find: "a", Replace: "A"}}, CommitMeta{})
 		})

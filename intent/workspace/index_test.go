@@ -24,14 +24,7 @@ func TestTheIndexReadsAsGitListsIt(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
 	}
 	os.Chmod(filepath.Join(dir, "run.sh"), 0o755)
-	if _, err := InitRepository(t.Context(), dir, "Create application", testClock); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(dir, testClock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, _ := initAndOpen(t, dir)
 	blob := gitAt(t, gitPath, dir, nil, "rev-parse", "HEAD:a.txt")
 	run := func(args ...string) func() {
 		return func() { gitAt(t, gitPath, dir, nil, args...) }
