@@ -1,6 +1,7 @@
 package request
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -250,7 +251,10 @@ func insertEntry(ctx context.Context, tx *sqlx.Tx, id int64, e entryRow) error {
 // set, with the same words: same says whether the first write's entry
 // body records what this one sends. A reused id that sends something else
 // is refused, and nothing is written.
-func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, same func(body string) bool) (State, bool, error) {
+//
+// differs is the sentence (a format taking the id) for a body that is not
+// the same; "" is otherWords.
+func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, same func(body string) bool, differs string) (State, bool, error) {
 	var r struct {
 		RequestID int64  `db:"request_id"`
 		Kind      Kind   `db:"kind"`
@@ -270,12 +274,8 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, 
 	if (id != 0 && r.RequestID != id) || r.Kind != kind {
 		return State{}, false, refuse(refusal.Conflict, anotherChange, opID)
 	}
-	if same != nil && !same(r.Body) && kind == KindApproval {
-		// Approving and withdrawing are both approval entries.
-		return State{}, false, refuse(refusal.Conflict, anotherChange, opID)
-	}
 	if same != nil && !same(r.Body) {
-		return State{}, false, refuse(refusal.Conflict, "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again.", opID)
+		return State{}, false, refuse(refusal.Conflict, cmp.Or(differs, otherWords), opID)
 	}
 	var st State
 	if err := json.Unmarshal([]byte(r.Result), &st); err != nil {
@@ -284,8 +284,12 @@ func replay(ctx context.Context, tx *sqlx.Tx, opID string, id int64, kind Kind, 
 	return st, true, nil
 }
 
-// anotherChange refuses an operation id sent before for another change.
-const anotherChange = "Operation id %q was sent before for another change; nothing was written. Reload the page and try again."
+// The refusals of an operation id sent again with something else: for
+// another change, and with other words or another mode.
+const (
+	anotherChange = "Operation id %q was sent before for another change; nothing was written. Reload the page and try again."
+	otherWords    = "Operation id %q was sent before with other words or another mode; nothing was written. Reload the page and send it again."
+)
 
 // sameBody returns a check, for replay, that an entry's body decodes into
 // the same value as sent.

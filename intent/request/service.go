@@ -46,6 +46,10 @@ type write struct {
 	// sent, when set, says whether the body of the entry a repeated
 	// operation id wrote records what this write sends (see replay).
 	sent func(body string) bool
+	// differs, when set, is the refusal (a format taking the operation
+	// id) for a repeated id whose entry is not what sent checks for; ""
+	// says it carried other words or another mode.
+	differs string
 	// then, when set, writes what else the entry starts, in its
 	// transaction; a replayed operation does not call it.
 	then Then
@@ -159,7 +163,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	}
 	defer tx.Rollback()
 	if owner {
-		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind, w.sent); err != nil || ok {
+		if st, ok, err := replay(ctx, tx, w.opID, w.id, w.kind, w.sent, w.differs); err != nil || ok {
 			return st, err
 		}
 	}
@@ -265,7 +269,7 @@ func (s *Service) create(ctx context.Context, appID, text, mode, opID string, th
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
 	defer tx.Rollback()
-	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest, sameBody(requestBody{Text: text, Mode: mode})); err != nil || ok {
+	if st, ok, err := replay(ctx, tx, opID, 0, KindRequest, sameBody(requestBody{Text: text, Mode: mode}), ""); err != nil || ok {
 		return st, err
 	}
 	var n int
@@ -504,7 +508,7 @@ func (s *Service) Approve(ctx context.Context, id int64, seen int, opID string) 
 // sentence, so the approval is of what the owner saw. "" checks nothing.
 func (s *Service) ApproveShown(ctx context.Context, id int64, seen int, opID, shown string) (State, error) {
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
-		sent: approving(true),
+		sent: approving(true), differs: anotherChange,
 		decide: func(j journal) (any, error) {
 			var d intent.IntentDetail
 			if j.IntentID != 0 {
@@ -541,7 +545,7 @@ func (s *Service) WithdrawApproval(ctx context.Context, intentID int64, seen int
 		return State{}, err
 	}
 	return s.append(ctx, write{id: id, seen: seen, opID: opID, actor: ActorOwner, kind: KindApproval,
-		sent: approving(false),
+		sent: approving(false), differs: anotherChange,
 		decide: func(j journal) (any, error) {
 			d, err := s.backlog.Get(ctx, intentID)
 			if err != nil {
