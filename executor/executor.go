@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/candidate"
@@ -22,6 +20,7 @@ import (
 	"autoapp/intent/request"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
+	"autoapp/migrations"
 )
 
 // Sentences the person sees when a run stops.
@@ -462,7 +461,7 @@ func (e *Executor) DeliverMissing(ctx context.Context) (int, error) {
 // done: it stops with a sentence saying so, and Run finishes it.
 func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) string {
 	ctx = context.WithoutCancel(ctx)
-	var record func(ctx context.Context, tx *sqlx.Tx) error
+	var record func(ctx context.Context, w migrations.Within) error
 	if e.d.Deliveries != nil {
 		in, err := e.deliveryInput(ctx, d)
 		var prepared delivery.Delivery
@@ -473,7 +472,7 @@ func (e *Executor) finish(ctx context.Context, r *run, d intent.IntentDetail) st
 			e.d.Log.Error("the delivery could not be prepared", "intent", r.intentID, "err", err)
 			return intent.UndeliveredReason(r.intentID)
 		}
-		record = func(ctx context.Context, tx *sqlx.Tx) error { return delivery.Record(ctx, tx, prepared) }
+		record = func(ctx context.Context, w migrations.Within) error { return delivery.Record(ctx, w, prepared) }
 	}
 	if err := e.d.Backlog.Finish(ctx, r.intentID, "every task completed", record); err != nil {
 		e.d.Log.Error("the intent could not be marked done and delivered", "intent", r.intentID, "err", err)

@@ -15,6 +15,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
 )
@@ -626,7 +627,7 @@ func TestARestartInterruptsTheTaskAndStopsTheIntent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tasks, intents, err := intent.NewService(db, h.root, time.Now).Recover(ctx)
+	tasks, intents, err := intent.NewService(db, h.root, time.Now, intent.Collaborators{Journal: request.Journal{}}).Recover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/intent"
+	"autoapp/intent/request"
 	"autoapp/migrations/migrationstest"
 )
 
 func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 	db := migrationstest.Intents(t)
-	book := intent.NewService(db, t.TempDir(), time.Now)
+	book := intent.NewService(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}})
 	model := scripted.New(t)
 	echo := ai.Tool{Name: "note.write", Description: "Write a note.",
 		Schema:  []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
@@ -62,7 +63,7 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 // stays chat.
 func TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage(t *testing.T) {
 	db := migrationstest.Intents(t)
-	book := intent.NewService(db, t.TempDir(), time.Now)
+	book := intent.NewService(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}})
 	model := scripted.New(t)
 	plan := ai.Tool{Name: "intent.task", Description: "Add a task.",
 		Schema: []byte(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`),

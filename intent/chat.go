@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent/refusal"
+	"autoapp/migrations"
 )
 
 // ChatStatus is where a chat turn stands.
@@ -70,31 +71,32 @@ func (s *Service) StartChatTurn(ctx context.Context, appID string, requestID int
 	return t, nil
 }
 
-// StartChatTurnIn is StartChatTurn in the caller's transaction: the one
-// that journals the words the turn answers.
-func (s *Service) StartChatTurnIn(ctx context.Context, tx *sqlx.Tx, appID string, requestID int64, message string) (ChatTurn, error) {
+// StartChatTurnIn is StartChatTurn inside the transaction of the request
+// that journals the words the turn answers: the turn's row holds only if
+// the entry does.
+func (s *Service) StartChatTurnIn(ctx context.Context, w migrations.Within, appID string, requestID int64, message string) (ChatTurn, error) {
 	now := s.now()
 	var apps, busy int
-	if err := tx.GetContext(ctx, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
+	if err := sqlx.GetContext(ctx, w, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	if apps == 0 {
 		return ChatTurn{}, refuse(refusal.NotFound, "There is no application %q.", appID)
 	}
-	if err := tx.GetContext(ctx, &busy, `SELECT count(*) FROM chat_turns WHERE app_id = ? AND status = 'running'`, appID); err != nil {
+	if err := sqlx.GetContext(ctx, w, &busy, `SELECT count(*) FROM chat_turns WHERE app_id = ? AND status = 'running'`, appID); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	if busy > 0 {
 		return ChatTurn{}, refuse(refusal.Conflict, ChatBusySentence)
 	}
 	var id int64
-	if err := tx.GetContext(ctx, &id, `SELECT coalesce(max(id), 0) + 1 FROM chat_turns`); err != nil {
+	if err := sqlx.GetContext(ctx, w, &id, `SELECT coalesce(max(id), 0) + 1 FROM chat_turns`); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
 	}
 	t := ChatTurn{ID: id, AppID: appID, RequestID: requestID, RunID: fmt.Sprintf("chat-%s-%d", appID, id), Message: message,
 		Status: ChatRunning, Lines: []string{}, StartedAt: time.UnixMilli(now.UnixMilli())}
 	request := sql.NullInt64{Int64: requestID, Valid: requestID != 0}
-	if _, err := tx.ExecContext(ctx,
+	if _, err := w.ExecContext(ctx,
 		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, appID, request, t.RunID, message, ChatRunning, now.UnixMilli()); err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)

@@ -179,10 +179,7 @@ func (s *Service) Withdraw(ctx context.Context, opID string, intentID int64) err
 		if err := moveIntent(ctx, tx, now, intentID, IntentWithdrawn, "the owner withdrew it"); err != nil {
 			return err
 		}
-		if s.onWithdrawn != nil {
-			return s.onWithdrawn(ctx, tx, intentID, now)
-		}
-		return nil
+		return s.journal.Withdrawn(ctx, tx, intentID, now)
 	})
 }
 

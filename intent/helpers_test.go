@@ -9,6 +9,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -28,7 +29,7 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	return &env{svc: intent.NewService(db, root, c.Now), db: db, root: root, clock: c}
+	return &env{svc: intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, root: root, clock: c}
 }
 
 // app inserts an application row: intents only need it to exist.

@@ -238,14 +238,6 @@ func sortReceipt(rc Receipt, pending, applied []Receipt) ([]Receipt, []Receipt) 
 	return pending, append(applied, rc)
 }
 
-// FeedbackHook is what else applied feedback changes, in the same
-// transaction: the requests void the guided approval with it.
-type FeedbackHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
-
-// OnFeedback sets the hook applied feedback calls; set it before the
-// executor starts.
-func (s *Service) OnFeedback(h FeedbackHook) { s.onFeedback = h }
-
 // Applied is what applying an intent's pending interventions did.
 type Applied struct {
 	Receipts []Receipt
@@ -334,8 +326,8 @@ func (s *Service) applyPending(ctx context.Context, intentID int64) (Applied, er
 		r.AppliedAt, r.Held = sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, sql.NullString{String: held, Valid: true}
 		out.Receipts = append(out.Receipts, r.receipt())
 	}
-	if feedback && s.onFeedback != nil {
-		if err := s.onFeedback(ctx, tx, intentID, now); err != nil {
+	if feedback {
+		if err := s.journal.FeedbackApplied(ctx, tx, intentID, now); err != nil {
 			return Applied{}, err
 		}
 	}

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"autoapp/intent"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 )
 
@@ -358,11 +357,23 @@ func crashWhileApplying(spec string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	svc := intent.NewService(db, filepath.Dir(filepath.Dir(path)), time.Now)
+	svc := intent.NewService(db, filepath.Dir(filepath.Dir(path)), time.Now, intent.Collaborators{Journal: request.Journal{}})
 	intent.SetAfterApply(svc, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 	svc.ApplyInterventions(context.Background(), id)
 	fmt.Fprintln(os.Stderr, "the child was not killed")
 	os.Exit(4)
+}
+
+// countingFeedback is the requests' journal, counting the feedback it is
+// told was applied.
+type countingFeedback struct {
+	request.Journal
+	n *int
+}
+
+func (c countingFeedback) FeedbackApplied(ctx context.Context, w migrations.Within, intentID int64, at time.Time) error {
+	*c.n++
+	return c.Journal.FeedbackApplied(ctx, w, intentID, at)
 }
 
 func TestACrashBetweenApplyingAndAcknowledgingAppliesNothingTwice(t *testing.T) {
@@ -397,8 +408,8 @@ func TestACrashBetweenApplyingAndAcknowledgingAppliesNothingTwice(t *testing.T) 
 
 	// The restart: recovery applies what is pending, and only acknowledges
 	// what was applied.
-	e.svc.OnFeedback(func(context.Context, *sqlx.Tx, int64, time.Time) error { feedback++; return nil })
-	n, err := e.svc.ApplyAllInterventions(ctx)
+	restarted := intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: countingFeedback{n: &feedback}})
+	n, err := restarted.ApplyAllInterventions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 )
 
@@ -62,7 +63,7 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.Now)
+	beside := intent.NewService(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
 	var in intent.Intent
 	var tasks []intent.Task
 	var fed []int64
@@ -135,7 +136,7 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 			before := readPages(t, e.svc)
 			step.change(t)
 			got := readPages(t, e.svc)
-			want := readPages(t, intent.NewService(e.db, e.root, e.clock.Now))
+			want := readPages(t, intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}}))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after the change the server reads\n%+v\nwhere the store holds\n%+v", got, want)
 			}

@@ -17,17 +17,9 @@ type TaskMoved struct {
 // for an answer).
 func (m TaskMoved) AttemptEnded() bool { return m.From == TaskInProgress }
 
-// OnTaskMoved adds f to what hears every move MoveTask makes, once its
-// transaction has committed, so f reads the task as it now is; f runs in
-// the mover's goroutine, before MoveTask returns. Add every observer while
-// the launcher is wired, before the service moves anything.
-func (s *Service) OnTaskMoved(f func(ctx context.Context, m TaskMoved)) {
-	s.taskMoved = append(s.taskMoved, f)
-}
-
-// toldMoved tells the observers of a committed move.
+// toldMoved tells the service's Moved of a committed move.
 func (s *Service) toldMoved(ctx context.Context, m TaskMoved) {
-	for _, f := range s.taskMoved {
-		f(context.WithoutCancel(ctx), m)
+	if s.moved != nil {
+		s.moved(context.WithoutCancel(ctx), m)
 	}
 }

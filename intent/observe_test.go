@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"autoapp/intent"
+	"autoapp/intent/request"
 )
 
 func TestTheObserversHearEachMoveOnceItCommitted(t *testing.T) {
@@ -18,13 +19,16 @@ func TestTheObserversHearEachMoveOnceItCommitted(t *testing.T) {
 		seen intent.TaskStatus
 	}
 	var got []heard
-	e.svc.OnTaskMoved(func(ctx context.Context, m intent.TaskMoved) {
-		d, err := e.svc.Task(ctx, m.TaskID)
-		if err != nil {
-			t.Errorf("reading the task while told: %v", err)
-		}
-		got = append(got, heard{m, d.Status})
-	})
+	// The service is built again with what hears its moves: from now on
+	// every move below is made and told through it.
+	e.svc = intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{},
+		Moved: func(ctx context.Context, m intent.TaskMoved) {
+			d, err := e.svc.Task(ctx, m.TaskID)
+			if err != nil {
+				t.Errorf("reading the task while told: %v", err)
+			}
+			got = append(got, heard{m, d.Status})
+		}})
 	e.move(t, id, intent.TaskInQueue, "")
 	e.move(t, id, intent.TaskInProgress, "r1")
 	e.move(t, id, intent.TaskInQueue, "r1")

@@ -195,10 +195,14 @@ func (s *Service) BeginRun(ctx context.Context, intentID int64) error {
 	if err := moveIntent(ctx, tx, now, intentID, IntentRunning, "the owner pressed Run"); err != nil {
 		return err
 	}
-	if s.onRunStart != nil {
-		if err := s.onRunStart(ctx, tx, intentID, now); err != nil {
-			return err
-		}
+	// The plan the gate weighs is the one committed before this run's
+	// moves: what the owner was shown and approved.
+	d, err := s.Get(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	if err := s.journal.RunStarting(ctx, tx, d, now); err != nil {
+		return err
 	}
 	// Run is the explicit continuation after whatever was applied.
 	if _, err := tx.ExecContext(ctx, `UPDATE intervention_applied SET resumed_at = ? WHERE intent_id = ? AND resumed_at IS NULL`,

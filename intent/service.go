@@ -24,22 +24,13 @@ type Service struct {
 	db   *migrations.DB
 	root string
 	now  func() time.Time
-	// onFeedback is what else applied feedback changes (OnFeedback).
-	onFeedback FeedbackHook
-	// onDone is what else an intent's finish writes (OnDone).
-	onDone DoneHook
-	// onWithdrawn is what else an intent's withdrawal writes (OnWithdrawn).
-	onWithdrawn DoneHook
-	// onRunStart is what else the start of a run checks and writes (OnRunStart).
-	onRunStart RunHook
-	// onTaskQuestion is what else a builder's question and the person's
-	// answer write (OnTaskQuestion).
-	onTaskQuestion TaskQuestionHook
+	// journal keeps the request each intent answers, in the intent's
+	// transactions; moved hears each committed task move (Collaborators).
+	journal Journal
+	moved   func(context.Context, TaskMoved)
 	// afterApply, in tests, runs between applying interventions and
 	// acknowledging them: where a crash is tested.
 	afterApply func()
-	// taskMoved hear each move MoveTask commits (OnTaskMoved).
-	taskMoved []func(context.Context, TaskMoved)
 	// details keeps the last read of the intents whose pages are open.
 	details *detailCache
 	// kept keeps the last answers of the reads every page makes (what
@@ -50,9 +41,13 @@ type Service struct {
 }
 
 // NewService builds the service over the intents store; root is the data
-// folder, where launcher/intent-models.json holds the tier models.
-func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	s := &Service{db: db, root: root, now: now, details: newDetailCache(), kept: NewKept(db)}
+// folder, where launcher/intent-models.json holds the tier models. with is
+// what its writes write beside their own rows; it needs a Journal.
+func NewService(db *migrations.DB, root string, now func() time.Time, with Collaborators) *Service {
+	if with.Journal == nil {
+		panic("intent: NewService needs the requests' Journal")
+	}
+	s := &Service{db: db, root: root, now: now, journal: with.Journal, moved: with.Moved, details: newDetailCache(), kept: NewKept(db)}
 	path := s.tierModelsPath()
 	s.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
 	return s
@@ -76,12 +71,12 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 	if err != nil {
 		return err
 	}
-	if to == TaskNeedsAnswer && s.onTaskQuestion != nil {
+	if to == TaskNeedsAnswer {
 		t, err := loadTask(ctx, tx, taskID)
 		if err != nil {
 			return err
 		}
-		if err := s.onTaskQuestion(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: ev.Question, At: now}); err != nil {
+		if err := s.journal.Asked(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: ev.Question, At: now}); err != nil {
 			return err
 		}
 	}
@@ -114,10 +109,8 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 	if _, err := moveTask(ctx, tx, now, taskID, TaskInQueue, ev); err != nil {
 		return err
 	}
-	if s.onTaskQuestion != nil {
-		if err := s.onTaskQuestion(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: t.Question, Answer: answer, At: now}); err != nil {
-			return err
-		}
+	if err := s.journal.Asked(ctx, tx, TaskQuestion{IntentID: t.IntentID, TaskID: taskID, Question: t.Question, Answer: answer, At: now}); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: answer task %d: %w", taskID, err)
@@ -126,49 +119,11 @@ func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) e
 	return nil
 }
 
-// DoneHook is what else an intent's finish writes, in its transaction: the
-// request's journal takes the delivery.
-type DoneHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
-
-// RunHook is what else the start of a run checks and writes, in its
-// transaction: the guided gate and the request's run entry. A refusal it
-// returns refuses the run.
-type RunHook func(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error
-
-// TaskQuestion is a builder's question (Answer "") or the person's answer
-// to it, as the task's move records it.
-type TaskQuestion struct {
-	IntentID int64
-	TaskID   int64
-	Question string
-	Answer   string
-	At       time.Time
-}
-
-// TaskQuestionHook is what else a builder's question and the person's
-// answer write, in the transaction of the task's move: the request's
-// journal takes both.
-type TaskQuestionHook func(ctx context.Context, tx *sqlx.Tx, q TaskQuestion) error
-
-// OnTaskQuestion sets the hook MoveTask (to needs-answer) and AnswerTask
-// call; set it before the executor starts.
-func (s *Service) OnTaskQuestion(h TaskQuestionHook) { s.onTaskQuestion = h }
-
-// OnRunStart sets the hook BeginRun calls; set it before the executor starts.
-func (s *Service) OnRunStart(h RunHook) { s.onRunStart = h }
-
-// OnDone sets the hook Finish calls; set it before the executor starts.
-func (s *Service) OnDone(h DoneHook) { s.onDone = h }
-
-// OnWithdrawn sets the hook Withdraw calls, in its transaction: the
-// request's journal records the withdrawal. Set it before serving.
-func (s *Service) OnWithdrawn(h DoneHook) { s.onWithdrawn = h }
-
 // Finish marks the running intent done and, in the same transaction,
-// writes what deliver writes (the delivery) and what the done hook writes
-// (the journal): either all of it holds or none does, so no crash leaves a
-// done intent undelivered.
-func (s *Service) Finish(ctx context.Context, intentID int64, reason string, deliver func(ctx context.Context, tx *sqlx.Tx) error) error {
+// writes what deliver writes (the delivery) and the request's delivery
+// entry: either all of it holds or none does, so no crash leaves a done
+// intent undelivered.
+func (s *Service) Finish(ctx context.Context, intentID int64, reason string, deliver func(ctx context.Context, w migrations.Within) error) error {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("intent: finish intent %d: %w", intentID, err)
@@ -183,10 +138,8 @@ func (s *Service) Finish(ctx context.Context, intentID int64, reason string, del
 			return err
 		}
 	}
-	if s.onDone != nil {
-		if err := s.onDone(ctx, tx, intentID, now); err != nil {
-			return err
-		}
+	if err := s.journal.Delivered(ctx, tx, intentID, now); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: finish intent %d: %w", intentID, err)
@@ -651,8 +604,8 @@ func backlogTask(t Task, status map[string]TaskStatus, tiers map[string]string) 
 // transaction as it is linked: its mode is the request's, and its request
 // the request's first message, byte for byte, whatever words the engineer
 // opened it with.
-func TakeRequest(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode, text string) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE intents SET mode = ?, request = ? WHERE id = ?`, string(mode), text, intentID); err != nil {
+func TakeRequest(ctx context.Context, w migrations.Within, intentID int64, mode Mode, text string) error {
+	if _, err := w.ExecContext(ctx, `UPDATE intents SET mode = ?, request = ? WHERE id = ?`, string(mode), text, intentID); err != nil {
 		return fmt.Errorf("intent: take request: %w", err)
 	}
 	return nil
@@ -660,8 +613,8 @@ func TakeRequest(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode, te
 
 // TakeMode records a new mode of the intent's request on the intent, in
 // the caller's transaction (the request's journal entry).
-func TakeMode(ctx context.Context, tx *sqlx.Tx, intentID int64, mode Mode) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE intents SET mode = ? WHERE id = ?`, string(mode), intentID); err != nil {
+func TakeMode(ctx context.Context, w migrations.Within, intentID int64, mode Mode) error {
+	if _, err := w.ExecContext(ctx, `UPDATE intents SET mode = ? WHERE id = ?`, string(mode), intentID); err != nil {
 		return fmt.Errorf("intent: take mode: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 )
 
 func TestOpenDraftStartsFromTheRequestAsTyped(t *testing.T) {
@@ -714,7 +715,7 @@ func TestAChangeOfTheTierModelsShowsOnTheNextRead(t *testing.T) {
 	}
 	want("ollama:qwen3")
 	want("ollama:qwen3")
-	other := intent.NewService(e.db, e.root, e.clock.Now)
+	other := intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
 	if err := other.SetTierModels(ctx, "op-2", map[string]string{"quick": "ollama:gemma"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -134,17 +133,25 @@ type Lessons struct {
 	now   func() time.Time
 	cases *Cases
 
-	// mu guards running.
-	mu sync.Mutex
-	// running are the instructions' hash and the server version a lesson
-	// distilled now records when its case does not say (SetRunning).
-	running struct{ instructionsHash, serverVersion string }
+	// running is what a lesson distilled now records when its case does
+	// not say.
+	running Running
+}
+
+// Running is the hash of the builder's instructions running now and the
+// server's version: a lesson distilled records them when its case does
+// not say (a case opened during a turn names no contexts row, since the
+// row is written when the turn ends).
+type Running struct {
+	InstructionsHash, ServerVersion string
 }
 
 // NewLessons keeps lessons in db (the knowledge store, migrated), stamping
-// them with now.
-func NewLessons(db *migrations.DB, now func() time.Time) *Lessons {
-	return &Lessons{db: db, now: now, cases: NewCases(db, now)}
+// them with now; running is what this process runs.
+func NewLessons(db *migrations.DB, now func() time.Time, running Running) *Lessons {
+	running.InstructionsHash = strings.TrimSpace(running.InstructionsHash)
+	running.ServerVersion = strings.TrimSpace(running.ServerVersion)
+	return &Lessons{db: db, now: now, cases: NewCases(db, now), running: running}
 }
 
 // LessonQuery selects lessons for List. The zero value lists the newest

@@ -233,7 +233,7 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 // method_unclear when methodUnclear: where it applies is the case's stage
 // and signature and the files its edits touched, its instructions those of
 // the turn that met the failure and its version the server's that opened
-// the case, or the running ones (SetRunning) when the case does not say.
+// the case, or the running ones (NewLessons) when the case does not say.
 // When old is a lesson that may still be served, the new one supersedes it
 // (supersede); otherwise old is ignored.
 func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text string, old Lesson, methodUnclear bool) (int64, error) {
@@ -244,7 +244,7 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 			return 0, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 		}
 	}
-	runningHash, runningVersion := s.runningNow()
+	runningHash, runningVersion := s.running.InstructionsHash, s.running.ServerVersion
 	version := c.ServerVersion
 	if hash == "" {
 		hash = runningHash

@@ -7,23 +7,6 @@ import (
 	"strings"
 )
 
-// SetRunning tells the lessons the hash of the builder's instructions
-// running now and the server's version: a lesson distilled afterwards
-// records them when its case does not say (a case opened during a turn
-// names no contexts row, since the row is written when the turn ends).
-func (s *Lessons) SetRunning(instructionsHash, serverVersion string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.running.instructionsHash = strings.TrimSpace(instructionsHash)
-	s.running.serverVersion = strings.TrimSpace(serverVersion)
-}
-
-func (s *Lessons) runningNow() (instructionsHash, serverVersion string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running.instructionsHash, s.running.serverVersion
-}
-
 // The counts that raise the review flags (the seed's "Review flags").
 const (
 	// RecurringServings is how many servings for a failure that came

@@ -329,7 +329,7 @@ func btoi(b bool) int {
 func TestADistilledLessonRecordsTheRunningInstructionsAndVersion(t *testing.T) {
 	ctx := context.Background()
 	s := openLessonStore(t)
-	s.lessons.SetRunning("hash-of-instructions", "9.9.9")
+	s.lessons = knowledge.NewLessons(s.store.DB(), func() time.Time { return s.at }, knowledge.Running{InstructionsHash: "hash-of-instructions", ServerVersion: "9.9.9"})
 	c := s.resolvedCase("notes")
 	a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "lesson",
 		"lesson": "Remove an import as soon as its last use goes.", "same_as": 0}`}
@@ -386,7 +386,7 @@ func TestHintsAreServingsTheNextBuildCloses(t *testing.T) {
 func TestEveryReviewWritesOneLogLineSayingWhoDidWhatToWhichLesson(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	lessons := knowledge.NewLessons(e.store.DB(), e.clock.Now)
+	lessons := knowledge.NewLessons(e.store.DB(), e.clock.Now, knowledge.Running{})
 	distilled, err := lessons.Add(ctx, knowledge.Lesson{Text: "Build before checking the page.", CaseID: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func openLessonStore(t testing.TB) *lessonStore {
 	}
 	t.Cleanup(func() { store.Close() })
 	s.store = store
-	s.lessons = knowledge.NewLessons(store.DB(), now)
+	s.lessons = knowledge.NewLessons(store.DB(), now, knowledge.Running{})
 	s.cases = knowledge.NewCases(store.DB(), now)
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
+	"autoapp/intent/request"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -38,7 +39,7 @@ func openLinkStores(t testing.TB) *linkStores {
 	}
 	t.Cleanup(func() { ks.Close() })
 	is := migrationstest.IntentsIn(t, root)
-	return &linkStores{root: root, knowledge: ks, intents: is, backlog: intent.NewService(is, root, now), now: now}
+	return &linkStores{root: root, knowledge: ks, intents: is, backlog: intent.NewService(is, root, now, intent.Collaborators{Journal: request.Journal{}}), now: now}
 }
 
 // taskRan makes application notes with one running task, 0001-add-tags,
@@ -127,7 +128,7 @@ func TestRebuildLinksNamesTheRowEachLinkWasReadFrom(t *testing.T) {
 	if err != nil || len(resolved) != 1 {
 		t.Fatalf("a passing build resolved %v, %v", resolved, err)
 	}
-	lesson, err := knowledge.NewLessons(kdb, s.now).Add(ctx, knowledge.Lesson{CaseID: opened[0],
+	lesson, err := knowledge.NewLessons(kdb, s.now, knowledge.Running{}).Add(ctx, knowledge.Lesson{CaseID: opened[0],
 		Text: "Declare a type before a handler uses it.", Applies: knowledge.Applies{Stage: "compile", Files: []string{"main.go"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func TestUpdateLinksWritesOnlyTheRowsOfTheRunThatEnded(t *testing.T) {
 	first, second := s.twoTasks(t)
 	const run1, run2 = "intent-1-0001-add-tags-a1", "intent-1-0002-show-tags-a1"
 	s.attempt(t, first, run1, "main.go:12: undefined: Tag", "source.edit main.go", true, intent.TaskCompleted)
-	lesson, err := knowledge.NewLessons(kdb, s.now).Add(ctx, knowledge.Lesson{CaseID: 1,
+	lesson, err := knowledge.NewLessons(kdb, s.now, knowledge.Running{}).Add(ctx, knowledge.Lesson{CaseID: 1,
 		Text: "Declare a type before a handler uses it.", Applies: knowledge.Applies{Stage: "compile"}})
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,15 @@ type DB struct {
 	Path  string
 }
 
+// Within is what a package may do in a transaction another package owns:
+// read and write inside it. It cannot commit, roll back or begin: the use
+// case that began the transaction decides whether all of it holds. A
+// *sqlx.Tx is one; nothing exported takes the transaction itself.
+type Within interface {
+	sqlx.QueryerContext
+	sqlx.ExecerContext
+}
+
 // readers is how many connections read a store at once.
 const readers = 4
 

@@ -12,6 +12,7 @@ import (
 
 	"autoapp/intent"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 )
 
@@ -213,7 +214,7 @@ func openInbox(root string, readOnly bool) (*intent.Service, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the inbox could not be opened: %v", err)
 	}
-	return intent.NewService(db, abs, clock), func() { db.Close() }, nil
+	return intent.NewService(db, abs, clock, intent.Collaborators{Journal: request.Journal{}}), func() { db.Close() }, nil
 }
 
 // wantsJSON says the arguments ask for JSON, whether or not the flags

@@ -36,7 +36,7 @@ func lessonRoot(t *testing.T) (string, lessonIDs) {
 	defer st.Close()
 	ctx := context.Background()
 	cases := knowledge.NewCases(st.Knowledge.DB(), time.Now)
-	lessons := knowledge.NewLessons(st.Knowledge.DB(), time.Now)
+	lessons := knowledge.NewLessons(st.Knowledge.DB(), time.Now, knowledge.Running{})
 	opened, _, err := cases.Build(ctx, knowledge.BuildObserved{
 		AppID: "notes", RunID: "intent-1-0001-add-tags-a1", Revision: "rev-1", ReleaseBefore: "rel-1",
 		Request: "Add tags to notes.", Model: "m", ServerVersion: "test", StagesRun: []string{"compile"},
@@ -86,7 +86,7 @@ func lessonNow(t *testing.T, root string, id int64) knowledge.Lesson {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l, err := knowledge.NewLessons(st.Knowledge.DB(), time.Now).Get(context.Background(), id)
+	l, err := knowledge.NewLessons(st.Knowledge.DB(), time.Now, knowledge.Running{}).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestKnowledgeShowReadsOneLesson(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ks.Close() })
-	lessons := knowledge.NewLessons(ks.DB(), time.Now)
+	lessons := knowledge.NewLessons(ks.DB(), time.Now, knowledge.Running{})
 	id, err := lessons.Write(ctx, "Declare a field on the Note type before a view reads it.", "ann",
 		knowledge.Applies{Stage: "typecheck", Files: []string{"src/notes.ts"}})
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/jmoiron/sqlx"
 	"log/slog"
 	"slices"
 	"strings"
@@ -37,6 +36,7 @@ import (
 	"autoapp/intent/request"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
+	"autoapp/migrations"
 )
 
 // Status is where a chat turn stands; the intents store keeps the turns.
@@ -259,9 +259,9 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 			}
 		}
 		w.AppID = about
-		st, replayed, err = s.d.Requests.Say(ctx, w, func(ctx context.Context, tx *sqlx.Tx, requestID int64) error {
+		st, replayed, err = s.d.Requests.Say(ctx, w, func(ctx context.Context, within migrations.Within, requestID int64) error {
 			var err error
-			turn, err = s.d.Backlog.StartChatTurnIn(ctx, tx, about, requestID, w.Text)
+			turn, err = s.d.Backlog.StartChatTurnIn(ctx, within, about, requestID, w.Text)
 			return err
 		})
 		return turn, err == nil && !replayed, err

@@ -21,6 +21,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 
@@ -64,7 +65,7 @@ func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	h := &host{apps: app.NewService(db, root, time.Now), backlog: intent.NewService(db, root, time.Now), db: db, log: &logBook{}}
+	h := &host{apps: app.NewService(db, root, time.Now), backlog: intent.NewService(db, root, time.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, log: &logBook{}}
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)
 	}

@@ -241,10 +241,11 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	return d, nil
 }
 
-// Record writes the prepared delivery d in the caller's transaction; an
-// intent delivered already keeps its delivery.
-func Record(ctx context.Context, tx *sqlx.Tx, d Delivery) error {
-	if _, err := tx.ExecContext(ctx,
+// Record writes the prepared delivery d inside the transaction that
+// finishes its intent (intent.Service.Finish); an intent delivered
+// already keeps its delivery.
+func Record(ctx context.Context, w migrations.Within, d Delivery) error {
+	if _, err := w.ExecContext(ctx,
 		`INSERT INTO deliveries (intent_id, app_id, at, revision, release_id, evidence, artifacts, problems)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT (intent_id) DO NOTHING`,

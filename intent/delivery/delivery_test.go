@@ -20,6 +20,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/intent/workspace"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -49,7 +50,7 @@ func mustOpen(t *testing.T) *env {
 	if _, err := apps.CreateFromTemplate(ctx, appID, "", "static"); err != nil {
 		t.Fatal(err)
 	}
-	in, err := intent.NewService(db, root, clock).OpenDraft(ctx, appID, "A pomodoro timer page",
+	in, err := intent.NewService(db, root, clock, intent.Collaborators{Journal: request.Journal{}}).OpenDraft(ctx, appID, "A pomodoro timer page",
 		intent.Analysis{Restated: []string{"A pomodoro timer page."}})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ func TestWhetherAPlanCanBeApprovedIsOneRule(t *testing.T) {
 			st, tasks := e.planned(t, "notes", request.ModeGuided, "Add tags")
 			// Stopped after a run, the engineer's chat turn rewrites a task
 			// without submitting the plan again.
+			e.approve(t, st.ID)
 			if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 				t.Fatal(err)
 			}
@@ -58,6 +59,7 @@ func TestWhetherAPlanCanBeApprovedIsOneRule(t *testing.T) {
 		}},
 		{"running", func(t *testing.T, e *env) (request.State, string) {
 			st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")
+			e.approve(t, st.ID)
 			if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	backlog := intent.NewService(db, root, c.Now)
+	backlog := intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}})
 	return &env{db: db, backlog: backlog, svc: request.NewService(db, backlog, c.Now), clock: c}
 }
 

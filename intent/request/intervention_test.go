@@ -14,7 +14,6 @@ import (
 // feedback voids it, so Run waits until the owner approves the revised plan.
 func TestAPauseKeepsTheApprovalAndFeedbackVoidsIt(t *testing.T) {
 	e := mustOpen(t)
-	e.backlog.OnFeedback(e.svc.VoidApproval)
 	ctx := context.Background()
 	st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags", "Filter by tag")
 	e.approve(t, st.ID)

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent/refusal"
+	"autoapp/migrations"
 )
 
 // The bodies of the journal's entries, by kind, as JSON.
@@ -104,13 +105,13 @@ type journal struct {
 }
 
 // load reads a request and folds its journal, in the caller's transaction.
-func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
+func load(ctx context.Context, tx migrations.Within, id int64) (journal, error) {
 	var r struct {
 		AppID     string        `db:"app_id"`
 		IntentID  sql.NullInt64 `db:"intent_id"`
 		CreatedAt int64         `db:"created_at"`
 	}
-	err := tx.GetContext(ctx, &r, `SELECT app_id, intent_id, created_at FROM requests WHERE id = ?`, id)
+	err := sqlx.GetContext(ctx, tx, &r, `SELECT app_id, intent_id, created_at FROM requests WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return journal{}, refuse(refusal.NotFound, "There is no request %d.", id)
 	}
@@ -118,7 +119,7 @@ func load(ctx context.Context, tx *sqlx.Tx, id int64) (journal, error) {
 		return journal{}, fmt.Errorf("request: request %d: %w", id, err)
 	}
 	var rows []entryRow
-	if err := tx.SelectContext(ctx, &rows,
+	if err := sqlx.SelectContext(ctx, tx, &rows,
 		`SELECT revision, kind, actor, at, body FROM request_journal WHERE request_id = ? ORDER BY revision`,
 		id); err != nil {
 		return journal{}, fmt.Errorf("request: journal of request %d: %w", id, err)
@@ -236,7 +237,7 @@ func (j journal) approval(now planContent, current string) Approval {
 
 // insertEntry appends one entry at the given revision; UNIQUE(request_id,
 // revision) makes a second writer of the same revision fail.
-func insertEntry(ctx context.Context, tx *sqlx.Tx, id int64, e entryRow) error {
+func insertEntry(ctx context.Context, tx migrations.Within, id int64, e entryRow) error {
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, e.Revision, e.Kind, e.Actor, e.At, e.Body); err != nil {

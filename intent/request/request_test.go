@@ -467,6 +467,7 @@ func TestApproveRefusals(t *testing.T) {
 	// rows the engineer has not submitted.
 	revised := task("Show cart")
 	revised.Summary = "The cart, with totals."
+	e.approve(t, st.ID)
 	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +477,7 @@ func TestApproveRefusals(t *testing.T) {
 	if _, err := e.backlog.ReplaceTask(ctx, tasks[1].IntentID, tasks[1].Slug, revised); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.Approve(ctx, st.ID, st.Revision, e.op())
+	_, err = e.svc.Approve(ctx, st.ID, e.state(t, st.ID).Revision, e.op())
 	if re := wantRefusal(t, err, refusal.Conflict); re.Message != "The plan changed after it was submitted: 0002-show-cart was replaced. Approve it once the engineer submits it again." {
 		t.Fatalf("message %q", re.Message)
 	}
@@ -618,7 +619,6 @@ func TestRunAndDelivery(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	st, _ := e.planned(t, "notes", request.ModeAutonomous, "Add tags")
-	e.backlog.OnRunStart(e.svc.RunStartedIn)
 	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}
@@ -722,7 +722,6 @@ func TestARevisedGuidedPlanCanBeApprovedAgain(t *testing.T) {
 func TestARunStartsOnlyWithItsJournalEntry(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
-	e.backlog.OnRunStart(e.svc.RunStartedIn)
 	st, _ := e.planned(t, "notes", request.ModeGuided, "Add tags")
 	// Guided and not approved: refused with the gate's sentence.
 	err := e.backlog.BeginRun(ctx, st.IntentID)
@@ -767,7 +766,6 @@ func TestABuildersQuestionAndItsAnswerAreJournaled(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	st, tasks := e.planned(t, "notes", request.ModeAutonomous, "Add tags", "Add a filter")
-	e.backlog.OnTaskQuestion(e.svc.QuestionIn)
 	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jmoiron/sqlx"
-
 	"autoapp/intent"
 	"autoapp/intent/refusal"
 	"autoapp/migrations"
@@ -62,7 +60,7 @@ type entries []any
 
 // Then is what else an owner's words start, written in the transaction
 // that journals them (a chat turn's row): either both hold or neither.
-type Then func(ctx context.Context, tx *sqlx.Tx, requestID int64) error
+type Then func(ctx context.Context, w migrations.Within, requestID int64) error
 
 // Say is the owner's words to the engineer, as the Request page sends them:
 // a new request (ID 0, with its Mode), a later message, or an answer to
@@ -233,19 +231,24 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 // settle completes a folded journal with the hash of the intent's plan now
 // and whether the approval still holds against them.
 func (s *Service) settle(ctx context.Context, j journal) (State, error) {
-	st := j.State
-	if st.IntentID == 0 {
-		return withApprovable(st, j.approvable(intent.IntentDetail{}, planContent{})), nil
+	if j.IntentID == 0 {
+		return withApprovable(j.State, j.approvable(intent.IntentDetail{}, planContent{})), nil
 	}
-	d, err := s.backlog.Get(ctx, st.IntentID)
+	d, err := s.backlog.Get(ctx, j.IntentID)
 	if err != nil {
 		return State{}, err
 	}
+	return settled(j, d), nil
+}
+
+// settled is settle with the intent d read.
+func settled(j journal, d intent.IntentDetail) State {
+	st := j.State
 	now := content(d)
 	st.Current = hashPlan(now)
 	st.Approval = j.approval(now, st.Current)
 	st.Revocable = j.revocable(d) == nil
-	return withApprovable(st, j.approvable(d, now)), nil
+	return withApprovable(st, j.approvable(d, now))
 }
 
 // Create records a new request of the owner for an application: its text
@@ -641,31 +644,6 @@ func (s *Service) Question(ctx context.Context, id int64, text string) (State, e
 		decide: func(journal) (any, error) { return questionBody{Text: text}, nil }})
 }
 
-// QuestionIn journals a builder's question (actor engineer) or the
-// owner's answer to it (actor owner), linked to the question it answers,
-// in the transaction of the task's move (an intent.TaskQuestionHook). An
-// intent with no request writes nothing.
-func (s *Service) QuestionIn(ctx context.Context, tx *sqlx.Tx, q intent.TaskQuestion) error {
-	j, ok, err := intentJournal(ctx, tx, q.IntentID)
-	if err != nil || !ok {
-		return err
-	}
-	e := entryRow{Revision: j.Revision + 1, Kind: KindQuestion, Actor: ActorEngineer, At: q.At.UnixMilli(),
-		Body: string(mustJSON(questionBody{Text: q.Question, Task: q.TaskID}))}
-	if q.Answer != "" {
-		// The task's last open question; none when it was asked before
-		// the journal took builders' questions.
-		b := answerBody{Text: q.Answer, Task: q.TaskID}
-		for _, o := range j.OpenQuestions() {
-			if o.Task == q.TaskID {
-				b.Question = o.Revision
-			}
-		}
-		e.Kind, e.Actor, e.Body = KindAnswer, ActorOwner, string(mustJSON(b))
-	}
-	return insertEntry(ctx, tx, j.ID, e)
-}
-
 // PlanSubmitted records the plan of the linked intent as a new version,
 // with its hash, its analysis and its rows, once the intent is submitted. A plan the
 // same as the last version is not recorded again.
@@ -691,31 +669,6 @@ func (s *Service) PlanSubmitted(ctx context.Context, id int64) (State, error) {
 		}})
 }
 
-// RunStartedIn is the guided gate and the journal's run entry, in the
-// transaction that starts the intent's run (an intent.RunHook): a guided
-// request runs only once the owner approved its plan and the approval
-// still holds, and the entry records the plan that runs. An intent with no
-// request passes and writes nothing.
-func (s *Service) RunStartedIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	j, ok, err := intentJournal(ctx, tx, intentID)
-	if err != nil || !ok {
-		return err
-	}
-	st, err := s.settle(ctx, j)
-	if err != nil {
-		return err
-	}
-	if err := guidedGate(st); err != nil {
-		return err
-	}
-	d, err := s.backlog.Get(ctx, intentID)
-	if err != nil {
-		return err
-	}
-	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
-		At: at.UnixMilli(), Body: string(mustJSON(runBody{Hash: PlanHash(d)}))})
-}
-
 // Delivered records the delivery of the request, once: recording it again
 // changes nothing.
 func (s *Service) Delivered(ctx context.Context, id int64) (State, error) {
@@ -726,33 +679,6 @@ func (s *Service) Delivered(ctx context.Context, id int64) (State, error) {
 			}
 			return deliveryBody{}, nil
 		}})
-}
-
-// DeliveredIn writes the delivery entry of the intent's request, in the
-// transaction that marks the intent done (an intent.DoneHook); an intent
-// with no request, or one whose journal has it already, writes nothing.
-func (s *Service) DeliveredIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	j, ok, err := intentJournal(ctx, tx, intentID)
-	if err != nil || !ok {
-		return err
-	}
-	if j.Delivered {
-		return nil
-	}
-	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
-		At: at.UnixMilli(), Body: string(mustJSON(deliveryBody{}))})
-}
-
-// WithdrawnIn writes the withdrawal entry of the request the intent
-// answers (actor owner), in the transaction of the intent's withdrawal (an
-// intent.DoneHook); an intent with no request writes nothing.
-func (s *Service) WithdrawnIn(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	j, ok, err := intentJournal(ctx, tx, intentID)
-	if err != nil || !ok || j.Withdrawn {
-		return err
-	}
-	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindWithdrawn, Actor: ActorOwner,
-		At: at.UnixMilli(), Body: "{}"})
 }
 
 // State reads a request from its journal, with whether its approval still
@@ -808,39 +734,3 @@ func guidedGate(st State) error {
 
 // FeedbackVoided is why applied feedback withdrew a guided approval.
 const FeedbackVoided = "Your feedback voided the approval: the engineer revises the plan with it."
-
-// VoidApproval withdraws the approval of the request the intent answers,
-// in the caller's transaction: applied feedback calls it (an
-// intent.FeedbackHook). A request with no approval, or no request, is left
-// as it is.
-func (s *Service) VoidApproval(ctx context.Context, tx *sqlx.Tx, intentID int64, at time.Time) error {
-	j, ok, err := intentJournal(ctx, tx, intentID)
-	if err != nil || !ok {
-		return err
-	}
-	if j.Approved == "" {
-		return nil
-	}
-	return insertEntry(ctx, tx, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
-		At: at.UnixMilli(), Body: string(mustJSON(approvalBody{Voided: FeedbackVoided}))})
-}
-
-// intentJournal is the journal of the request the intent answers, read in
-// the caller's transaction, and false when it answers none: what the
-// hooks of an intent's transactions (its run's start, its finish, applied
-// feedback) write beside.
-func intentJournal(ctx context.Context, tx *sqlx.Tx, intentID int64) (journal, bool, error) {
-	var id int64
-	err := tx.GetContext(ctx, &id, `SELECT id FROM requests WHERE intent_id = ?`, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return journal{}, false, nil
-	}
-	if err != nil {
-		return journal{}, false, fmt.Errorf("request: the request of intent %d: %w", intentID, err)
-	}
-	j, err := load(ctx, tx, id)
-	if err != nil {
-		return journal{}, false, err
-	}
-	return j, true, nil
-}

@@ -15,6 +15,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/request"
 	"autoapp/intent/spend"
 	"autoapp/intent/timetest"
 	"autoapp/migrations"
@@ -36,7 +37,7 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC))
-	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.Now), book: spend.New(db, root, c.Now)}
+	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}}), book: spend.New(db, root, c.Now)}
 }
 
 // prices writes prices.json by hand, as the person might.
@@ -475,7 +476,7 @@ func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.Now)
+	beside := intent.NewService(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
 	want := func(turns int) {
 		t.Helper()
 		if got := e.today(t, nil); got.Turns != turns {

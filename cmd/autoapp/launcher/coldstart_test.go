@@ -15,6 +15,7 @@ import (
 
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/intent"
+	"autoapp/intent/request"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 )
@@ -137,7 +138,7 @@ func seed(root string, tasks, events int, span time.Duration) error {
 	if err != nil {
 		return err
 	}
-	_, err = knowledge.RebuildLinks(context.Background(), kdb, intent.NewService(idb, root, time.Now))
+	_, err = knowledge.RebuildLinks(context.Background(), kdb, intent.NewService(idb, root, time.Now, intent.Collaborators{Journal: request.Journal{}}))
 	return err
 }
 

@@ -167,23 +167,15 @@ func (l *Launcher) build(o Options) error {
 	l.Previews = preview.NewManager(now, log, l.Sandbox)
 	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, now)
 	l.Cases = knowledge.NewCases(l.Knowledge.DB(), now)
-	l.Lessons = knowledge.NewLessons(l.Knowledge.DB(), now)
 	// Distilled lessons record the instructions and the version they were learned under.
-	l.Lessons.SetRunning(builder.InstructionsHash(), Version)
+	l.Lessons = knowledge.NewLessons(l.Knowledge.DB(), now, knowledge.Running{InstructionsHash: builder.InstructionsHash(), ServerVersion: Version})
 	// One Servings for both: it remembers each run's first build and check.
 	l.Servings = knowledge.NewServings(l.Knowledge.DB(), now)
 	l.Candidates.SetObserver(executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Candidates: l.Candidates, Version: Version, Log: log})
-	l.Backlog = intent.NewService(l.Intents, l.Root, now)
-	// The relationship index is derived: it takes in each attempt's rows,
-	// once the move that ends it has committed.
-	l.Backlog.OnTaskMoved(func(ctx context.Context, m intent.TaskMoved) {
-		if !m.AttemptEnded() {
-			return
-		}
-		if _, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog, m.RunID); err != nil {
-			log.Error("the knowledge links could not be updated", "run", m.RunID, "err", err)
-		}
-	})
+	// The backlog's writes keep the request each intent answers in their
+	// own transactions (request.Journal), and each committed move that
+	// ends an attempt feeds the relationship index (linksAfter).
+	l.Backlog = intent.NewService(l.Intents, l.Root, now, intent.Collaborators{Journal: request.Journal{}, Moved: l.linksAfter})
 	providers, err := provider.NewRegistry(l.Root, now, nil, log)
 	if err != nil {
 		return err
@@ -193,16 +185,6 @@ func (l *Launcher) build(o Options) error {
 		return workspace.Open(l.Apps.WorkspaceDir(id), now)
 	}, now)
 	l.Requests = request.NewService(l.Intents, l.Backlog, now)
-	// Applied feedback voids the guided approval, in the same transaction;
-	// an intent's finish writes its request's delivery entry in its own.
-	l.Backlog.OnFeedback(l.Requests.VoidApproval)
-	l.Backlog.OnDone(l.Requests.DeliveredIn)
-	l.Backlog.OnWithdrawn(l.Requests.WithdrawnIn)
-	// The guided gate and the run's journal entry hold in the run's start.
-	l.Backlog.OnRunStart(l.Requests.RunStartedIn)
-	// A builder's question and the owner's answer are journaled in the
-	// task's move.
-	l.Backlog.OnTaskQuestion(l.Requests.QuestionIn)
 	// The turn limits of limits.json, read as each turn starts.
 	l.Limits = ai.NewLimitsFile(l.Root)
 	l.limits = l.Limits.Limits
@@ -247,6 +229,18 @@ func (l *Launcher) build(o Options) error {
 		Questions: l.Gate, Spend: l.Spend, Board: l.Backlog, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
 		Models: providers, Requests: l.Requests, Deliveries: l.Deliveries, Chats: l.Chats})
 	return nil
+}
+
+// linksAfter takes an attempt's rows into the relationship index once the
+// move that ends it has committed: the index is derived, and a failure
+// leaves it to the next pass.
+func (l *Launcher) linksAfter(ctx context.Context, m intent.TaskMoved) {
+	if !m.AttemptEnded() {
+		return
+	}
+	if _, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog, m.RunID); err != nil {
+		l.Log.Error("the knowledge links could not be updated", "run", m.RunID, "err", err)
+	}
 }
 
 // Close stops what runs (the run or the replay, the chat turns, the
