@@ -12,6 +12,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/candidate"
 	"autoapp/executor/verdict"
+	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
@@ -40,7 +41,7 @@ const MsgDocuments = "the turn's documents were delivered"
 // (*app.Service).
 type DocumentApps interface {
 	Places
-	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
+	Manifest(id string) ([]byte, app.Manifest, refusal.Problems, error)
 }
 
 // Sources are where a turn's documents come from. The executor's builder
@@ -264,10 +265,10 @@ var StagesForLabel = map[string][]string{
 
 // stageForLabels is the first stage of stages that one of labels points
 // at, labels in order; "" for none.
-func stageForLabels(labels []string, stages []workspace.Stage) string {
+func stageForLabels(labels []string, stages []app.Stage) string {
 	for _, l := range labels {
 		for _, want := range StagesForLabel[strings.ToLower(l)] {
-			if i := slices.IndexFunc(stages, func(s workspace.Stage) bool { return s.Name == want }); i >= 0 {
+			if i := slices.IndexFunc(stages, func(s app.Stage) bool { return s.Name == want }); i >= 0 {
 				return stages[i].Name
 			}
 		}

@@ -49,7 +49,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	Dir(id string) string
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
+	Manifest(id string) ([]byte, app.Manifest, refusal.Problems, error)
 	SaveManifest(ctx context.Context, id string, raw []byte) error
 	Activate(ctx context.Context, id, releaseID string) error
 }

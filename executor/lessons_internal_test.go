@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"autoapp/executor/ai"
-	"autoapp/intent/workspace"
+	"autoapp/intent/app"
 	"autoapp/knowledge"
 )
 
@@ -90,12 +90,12 @@ func TestReadTaskContext(t *testing.T) {
 }
 
 func TestATasksLabelsPointAtAStageOfItsManifest(t *testing.T) {
-	static := []workspace.Stage{{Name: "check"}}
-	goService := []workspace.Stage{{Name: "vet"}, {Name: "compile"}}
+	static := []app.Stage{{Name: "check"}}
+	goService := []app.Stage{{Name: "vet"}, {Name: "compile"}}
 	for _, tc := range []struct {
 		name   string
 		labels []string
-		stages []workspace.Stage
+		stages []app.Stage
 		want   string
 	}{
 		{"views on the static site", []string{"views"}, static, "check"},

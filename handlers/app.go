@@ -18,7 +18,6 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/owner"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 )
 
 // Owners is what the handlers need of the owner service.
@@ -36,7 +35,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	CreateFromTemplate(ctx context.Context, id, name, template string) (app.App, error)
 	Register(ctx context.Context, id, name, source string) (app.App, error)
-	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
+	Manifest(id string) ([]byte, app.Manifest, refusal.Problems, error)
 	Releases(ctx context.Context, id string, limit int) ([]app.Release, error)
 	Selected(ctx context.Context) (string, error)
 	Select(ctx context.Context, id string) error

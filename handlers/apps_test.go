@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/intent/app"
 	"autoapp/intent/workspace"
 )
 
@@ -61,7 +62,7 @@ func manifestOnDisk(t *testing.T, b *browser, id string) string {
 	t.Helper()
 	r := b.get("/apps/" + id)
 	wantStatus(t, r, fiber.StatusOK)
-	raw, err := os.ReadFile(filepath.Join(find(t, r, workspacePattern, "workspace"), workspace.ManifestFile))
+	raw, err := os.ReadFile(filepath.Join(find(t, r, workspacePattern, "workspace"), app.ManifestFile))
 	if err != nil {
 		t.Fatalf("read the manifest: %v", err)
 	}
@@ -201,7 +202,7 @@ func TestAnApplicationThatCannotBeMadeIsRefusedWithItsSentence(t *testing.T) {
 func TestRegisteringAGitFolderThatHoldsAManifest(t *testing.T) {
 	t.Parallel()
 	source := t.TempDir()
-	files := map[string]string{workspace.ManifestFile: validManifest, "site/index.html": "<h1>Notes</h1>\n"}
+	files := map[string]string{app.ManifestFile: validManifest, "site/index.html": "<h1>Notes</h1>\n"}
 	for name, body := range files {
 		p := filepath.Join(source, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -11,13 +11,12 @@ import (
 
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 )
 
 // Deliveries is what the handlers need of the deliveries.
 type Deliveries interface {
 	Get(ctx context.Context, intentID int64) (delivery.Delivery, error)
-	Artifact(ctx context.Context, intentID int64, path string) (workspace.Blob, delivery.Artifact, error)
+	Artifact(ctx context.Context, intentID int64, path string) (delivery.Blob, delivery.Artifact, error)
 	Archive(ctx context.Context, intentID int64, w io.Writer) (string, error)
 }
 

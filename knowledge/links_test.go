@@ -13,6 +13,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/request"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
@@ -47,7 +48,7 @@ func openLinkStores(t testing.TB) *linkStores {
 func (s *linkStores) taskRan(t *testing.T, runID string, locks ...string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := app.NewService(s.intents, s.root, s.now).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+	if _, err := app.NewService(s.intents, s.root, s.now, workspace.Repositories{Now: s.now}).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
 		t.Fatal(err)
 	}
 	backlog := s.backlog
@@ -221,7 +222,7 @@ func join(lines []string) string {
 func (s *linkStores) twoTasks(t *testing.T) (first, second int64) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := app.NewService(s.intents, s.root, s.now).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
+	if _, err := app.NewService(s.intents, s.root, s.now, workspace.Repositories{Now: s.now}).CreateFromTemplate(ctx, "notes", "Notes", "static"); err != nil {
 		t.Fatal(err)
 	}
 	in, err := s.backlog.OpenDraft(ctx, "notes", "Tags on notes.", intent.Analysis{Restated: []string{"Tags on notes."}})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"autoapp/executor/build"
-	"autoapp/intent/workspace"
+	"autoapp/intent/app"
 	"autoapp/intent/workspace/sandbox"
 )
 
@@ -40,7 +40,7 @@ func BenchmarkStage(b *testing.B) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			stages := []workspace.Stage{stage("true", time.Minute, "/bin/true")}
+			stages := []app.Stage{stage("true", time.Minute, "/bin/true")}
 			for b.Loop() {
 				if res := build.Run(context.Background(), g, dir, stages, "abc", time.Now); !res.OK {
 					b.Fatalf("Run = %+v", res)

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"autoapp/intent/workspace"
+	"autoapp/intent/app"
 	"autoapp/intent/workspace/sandbox"
 )
 
@@ -124,13 +124,13 @@ func (r Result) Summary() string {
 // the application's folder, see sandbox.ForApp), and stops at the first
 // that fails. revision names the commit being built; now stamps the
 // release.
-func Run(ctx context.Context, jail Starter, dir string, stages []workspace.Stage, revision string, now func() time.Time) Result {
+func Run(ctx context.Context, jail Starter, dir string, stages []app.Stage, revision string, now func() time.Time) Result {
 	return RunTelling(ctx, jail, dir, stages, revision, now, nil)
 }
 
 // RunTelling is Run that tells began each stage's name as it starts, for
 // a page that shows which stage runs; began may be nil.
-func RunTelling(ctx context.Context, jail Starter, dir string, stages []workspace.Stage, revision string, now func() time.Time, began func(stage string)) Result {
+func RunTelling(ctx context.Context, jail Starter, dir string, stages []app.Stage, revision string, now func() time.Time, began func(stage string)) Result {
 	r := Result{OK: true, StagesRun: []string{}, Stages: []StageResult{}}
 	fail := func(from int, ps ...Problem) Result {
 		r.OK = false
@@ -172,10 +172,10 @@ func RunTelling(ctx context.Context, jail Starter, dir string, stages []workspac
 
 // runStage runs one stage and returns the problems that fail it, none
 // when it passed.
-func runStage(ctx context.Context, jail Starter, policy sandbox.Policy, dir string, env []string, s workspace.Stage, now func() time.Time) (StageResult, []Problem) {
+func runStage(ctx context.Context, jail Starter, policy sandbox.Policy, dir string, env []string, s app.Stage, now func() time.Time) (StageResult, []Problem) {
 	timeout := s.Timeout.Duration
 	if timeout <= 0 {
-		timeout = workspace.MaxStageTimeout
+		timeout = app.MaxStageTimeout
 	}
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

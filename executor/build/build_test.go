@@ -15,16 +15,16 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/intent/app"
 	"autoapp/intent/timetest"
-	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
 )
 
 // clock is a fixed time, so release ids can be asserted.
 func clock() time.Time { return time.Date(2026, 11, 30, 7, 15, 2, 0, time.UTC) }
 
-func stage(name string, timeout time.Duration, command ...string) workspace.Stage {
-	return workspace.Stage{Name: name, Command: command, Timeout: workspace.Duration{Duration: timeout}}
+func stage(name string, timeout time.Duration, command ...string) app.Stage {
+	return app.Stage{Name: name, Command: command, Timeout: app.Duration{Duration: timeout}}
 }
 
 // jail confines every stage as the server does, on this machine's kernel.
@@ -32,13 +32,13 @@ func jail(t *testing.T) build.Starter {
 	return sandbox.NewGuard(t.TempDir(), sandbox.Probe())
 }
 
-func sh(name, script string) workspace.Stage {
+func sh(name, script string) app.Stage {
 	return stage(name, time.Minute, "sh", "-c", script)
 }
 
 func TestRunStagesInOrderAndStopsAtFirstFailure(t *testing.T) {
 	dir := t.TempDir()
-	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []app.Stage{
 		sh("fetch", "echo fetch >> order.txt"),
 		sh("compile", "echo compile >> order.txt; echo 'it broke' >&2; exit 3"),
 		sh("test", "echo test >> order.txt"),
@@ -76,7 +76,7 @@ func TestRunStagesInOrderAndStopsAtFirstFailure(t *testing.T) {
 }
 
 func TestRunSuccessMakesARelease(t *testing.T) {
-	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{
 		sh("one", "echo hello"),
 		sh("two", "true"),
 	}, "1a2b3c4d5e6f7a8b", clock)
@@ -131,7 +131,7 @@ func TestRunParsesProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{sh("check", tt.script)}, "abc", clock)
+			res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{sh("check", tt.script)}, "abc", clock)
 			if res.OK {
 				t.Fatal("OK = true, want false")
 			}
@@ -151,7 +151,7 @@ func TestRunParsesGoBuildErrors(t *testing.T) {
 	write(t, dir, "go.mod", "module tiny\n\ngo 1.22\n")
 	write(t, dir, "main.go", "package main\n\nfunc main() {\n\tundefinedThing()\n}\n")
 
-	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []app.Stage{
 		stage("compile", 2*time.Minute, "go", "build", "./..."),
 		stage("vet", time.Minute, "go", "vet", "./..."),
 	}, "abc", clock)
@@ -172,7 +172,7 @@ func TestRunParsesGoBuildErrors(t *testing.T) {
 }
 
 func TestRunFailureWithoutLocationsKeepsLastLines(t *testing.T) {
-	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{
 		sh("test", "for i in $(seq 1 30); do echo line $i; done; exit 1"),
 	}, "abc", clock)
 
@@ -187,7 +187,7 @@ func TestRunFailureWithoutLocationsKeepsLastLines(t *testing.T) {
 }
 
 func TestRunFailureWithoutOutput(t *testing.T) {
-	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{sh("test", "exit 4")}, "abc", clock)
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{sh("test", "exit 4")}, "abc", clock)
 	want := "stage test exited with status 4 and printed nothing"
 	if len(res.Problems) != 1 || res.Problems[0].Message != want {
 		t.Errorf("Problems = %+v, want %q", res.Problems, want)
@@ -195,7 +195,7 @@ func TestRunFailureWithoutOutput(t *testing.T) {
 }
 
 func TestRunCommandThatCannotStart(t *testing.T) {
-	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{
 		stage("compile", time.Minute, "no-such-program-autoapp"),
 		sh("test", "true"),
 	}, "abc", clock)
@@ -210,7 +210,7 @@ func TestRunCommandThatCannotStart(t *testing.T) {
 func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []app.Stage{
 		stage("test", 300*time.Millisecond, "sh", "-c", "sleep 30.5151 & echo waiting; wait"),
 		sh("package", "true"),
 	}, "abc", clock)
@@ -239,7 +239,7 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 func TestRunStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := build.Run(ctx, jail(t), t.TempDir(), []workspace.Stage{sh("one", "true"), sh("two", "true")}, "abc", clock)
+	res := build.Run(ctx, jail(t), t.TempDir(), []app.Stage{sh("one", "true"), sh("two", "true")}, "abc", clock)
 	if res.OK || len(res.StagesRun) != 0 || !slices.Equal(res.NotRun, []string{"one", "two"}) {
 		t.Errorf("Run = %+v, want nothing run", res)
 	}
@@ -253,7 +253,7 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{stage("env", time.Minute, "env")}, "abc", clock)
+	res := build.Run(context.Background(), jail(t), dir, []app.Stage{stage("env", time.Minute, "env")}, "abc", clock)
 	if !res.OK {
 		t.Fatalf("Run = %+v, want a pass", res)
 	}
@@ -299,7 +299,7 @@ func TestRunEnvironmentHoldsNoHostSecrets(t *testing.T) {
 }
 
 func TestRunCapsOutputKeepingTheTail(t *testing.T) {
-	res := build.Run(context.Background(), jail(t), t.TempDir(), []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), t.TempDir(), []app.Stage{
 		sh("noisy", "yes 0123456789 | head -c 300000; echo THE-END"),
 	}, "abc", clock)
 	st := res.Stages[0]
@@ -380,7 +380,7 @@ func TestAStageThatPassesALimitIsStoppedWithASentence(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{
+	res := build.Run(context.Background(), jail(t), dir, []app.Stage{
 		sh("test", "for i in $(seq 500); do sleep 30 & done; wait"),
 	}, "abc", time.Now)
 	want := "The build stage test started more than 256 processes and was stopped."
@@ -414,11 +414,11 @@ func TestAStageHasTheNetworkOnlyWhenItAsks(t *testing.T) {
 	}
 	connect := sh("fetch", "exec 3<>/dev/tcp/127.0.0.1/"+port)
 	connect.Command = []string{"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port}
-	if res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{connect}, "abc", time.Now); res.OK {
+	if res := build.Run(context.Background(), jail(t), dir, []app.Stage{connect}, "abc", time.Now); res.OK {
 		t.Errorf("a stage without the network reached the host's listener")
 	}
 	connect.Network = true
-	if res := build.Run(context.Background(), jail(t), dir, []workspace.Stage{connect}, "abc", time.Now); !res.OK {
+	if res := build.Run(context.Background(), jail(t), dir, []app.Stage{connect}, "abc", time.Now); !res.OK {
 		t.Errorf("a stage that asks for the network: %+v", res.Problems)
 	}
 }

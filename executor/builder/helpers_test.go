@@ -17,6 +17,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
 	"autoapp/migrations/migrationstest"
 )
@@ -39,7 +40,7 @@ func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	h := &host{apps: app.NewService(db, root, time.Now), previews: preview.NewManager(time.Now, nil, sandbox.NewGuard(root, sandbox.Probe()))}
+	h := &host{apps: app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), previews: preview.NewManager(time.Now, nil, sandbox.NewGuard(root, sandbox.Probe()))}
 	h.candidates = candidate.NewService(h.apps, h.previews, sandbox.NewGuard(root, sandbox.Probe()), time.Now)
 	t.Cleanup(func() {
 		h.previews.StopAll()

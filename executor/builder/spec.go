@@ -7,6 +7,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
+	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
 )
@@ -124,7 +125,7 @@ func (s *Session) manifestText(ctx context.Context) ([]byte, error) {
 
 // examples is the format and where this task's examples stand.
 func (s *Session) examples(manifest []byte) (examplesAnswer, error) {
-	m, _ := workspace.ParseManifest(manifest)
+	m, _ := app.ParseManifest(manifest)
 	a := examplesAnswer{Format: ExampleFormat, Folder: m.AcceptanceDir(), Present: []string{}}
 	present, err := acceptance.Load(s.ws.FS(), a.Folder)
 	if err != nil {

@@ -42,7 +42,7 @@ type job struct {
 	appID    string
 	dir      string
 	st       State
-	manifest workspace.Manifest
+	manifest app.Manifest
 	ws       *workspace.Workspace
 	unlock   func()
 	// heard, when set, is told what the job is doing.

@@ -108,7 +108,7 @@ type Apps interface {
 	Get(ctx context.Context, id string) (app.App, error)
 	Dir(id string) string
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
+	Manifest(id string) ([]byte, app.Manifest, refusal.Problems, error)
 	// RecordRelease keeps a build as a release and answers its id, which
 	// is the build's own even when one revision was built twice in a second.
 	RecordRelease(ctx context.Context, r app.Release) (string, error)

@@ -33,7 +33,7 @@ func newHost(t testing.TB, root string) *host {
 	t.Helper()
 	db := migrationstest.IntentsIn(t, root)
 	h := &host{root: root, db: db}
-	h.apps = app.NewService(db, root, time.Now)
+	h.apps = app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now})
 	jail := sandbox.NewGuard(root, sandbox.Probe())
 	h.previews = preview.NewManager(time.Now, nil, jail)
 	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now)

@@ -34,7 +34,6 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
-	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
 	"autoapp/migrations"
 )
@@ -91,7 +90,7 @@ type Apps interface {
 	List(ctx context.Context) ([]app.App, error)
 	Select(ctx context.Context, id string) error
 	WorkspaceDir(id string) string
-	Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error)
+	Manifest(id string) ([]byte, app.Manifest, refusal.Problems, error)
 }
 
 // Deps are what the chat turns work with.

@@ -22,6 +22,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
+	"autoapp/intent/workspace"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 
@@ -65,7 +66,7 @@ func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	h := &host{apps: app.NewService(db, root, time.Now), backlog: intent.NewService(db, root, time.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, log: &logBook{}}
+	h := &host{apps: app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), backlog: intent.NewService(db, root, time.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, log: &logBook{}}
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)
 	}

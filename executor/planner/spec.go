@@ -8,6 +8,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai"
+	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
@@ -135,11 +136,11 @@ func (s *Session) application(ctx context.Context) (Application, error) {
 	}
 	defer ws.Close()
 	var raw []byte
-	var m workspace.Manifest
+	var m app.Manifest
 	var ps refusal.Problems
 	if s.cfg.Manifest != nil {
 		if raw, err = s.cfg.Manifest(); err == nil {
-			m, ps = workspace.ParseManifest(raw)
+			m, ps = app.ParseManifest(raw)
 		}
 	} else {
 		raw, m, ps, err = ws.Manifest(ctx)

@@ -19,8 +19,8 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
 )
 
@@ -44,7 +44,7 @@ const (
 // of its own, in a network of its own when confined, and serves it on a
 // loopback listener of the host's, guarded by site; it waits until the
 // preview answers there.
-func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv workspace.Preview, release string) (*running, error) {
+func (m *Manager) startCommand(ctx context.Context, appID, dir string, pv app.Preview, release string) (*running, error) {
 	inner, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("preview: start: %w", err)

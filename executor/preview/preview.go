@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"autoapp/executor/build"
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 )
 
 func refuse(code refusal.Code, format string, args ...any) *refusal.Error {
@@ -98,7 +98,7 @@ func NewManager(now func() time.Time, log *slog.Logger, jail build.Starter) *Man
 // p says, after stopping the preview already running for it. It returns
 // once the preview answers an HTTP request, or fails with a sentence that
 // quotes the preview's last output.
-func (m *Manager) Start(ctx context.Context, appID, dir string, p workspace.Preview, release string) (Info, error) {
+func (m *Manager) Start(ctx context.Context, appID, dir string, p app.Preview, release string) (Info, error) {
 	switch {
 	case appID == "":
 		return Info{}, refuse(refusal.Invalid, "Name the application whose preview to start.")

@@ -20,9 +20,9 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/preview"
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 	"autoapp/intent/timetest"
-	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
 )
 
@@ -95,8 +95,8 @@ func newManager(t *testing.T) *preview.Manager {
 	return m
 }
 
-func command(argv ...string) workspace.Preview {
-	return workspace.Preview{Command: argv, StartTimeout: workspace.Duration{Duration: 20 * time.Second}}
+func command(argv ...string) app.Preview {
+	return app.Preview{Command: argv, StartTimeout: app.Duration{Duration: 20 * time.Second}}
 }
 
 // workspaceDir is a workspace folder inside a test folder of its own, so
@@ -180,9 +180,9 @@ func TestStatusForgetsAPreviewKilledFromOutside(t *testing.T) {
 func TestStartCommandThatNeverListensTimesOut(t *testing.T) {
 	m := newManager(t)
 	dir := workspaceDir(t)
-	p := workspace.Preview{
+	p := app.Preview{
 		Command:      []string{"sh", "-c", "sleep 30.4242 & echo warming up; wait"},
-		StartTimeout: workspace.Duration{Duration: 300 * time.Millisecond},
+		StartTimeout: app.Duration{Duration: 300 * time.Millisecond},
 	}
 	_, err := m.Start(context.Background(), "app1", dir, p, "r1")
 	if !hasCode(err, refusal.Failed) {
@@ -217,13 +217,13 @@ func TestStartCommandThatExitsSaysSo(t *testing.T) {
 func TestStartRefusesWhatCannotStart(t *testing.T) {
 	tests := []struct {
 		name string
-		p    workspace.Preview
+		p    app.Preview
 	}{
-		{"nothing to run", workspace.Preview{}},
-		{"both command and folder", workspace.Preview{Command: []string{"true"}, Static: "site"}},
+		{"nothing to run", app.Preview{}},
+		{"both command and folder", app.Preview{Command: []string{"true"}, Static: "site"}},
 		{"no such program", command("no-such-program-autoapp")},
-		{"no such folder", workspace.Preview{Static: "site"}},
-		{"folder outside the workspace", workspace.Preview{Static: "../elsewhere"}},
+		{"no such folder", app.Preview{Static: "site"}},
+		{"folder outside the workspace", app.Preview{Static: "../elsewhere"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,7 +281,7 @@ func TestStartStaticServesOnlyItsFolder(t *testing.T) {
 	}
 
 	m := newManager(t)
-	info, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "site"}, "r1")
+	info, err := m.Start(context.Background(), "app1", dir, app.Preview{Static: "site"}, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestAStaticPreviewServesOnlyRegularFiles(t *testing.T) {
 		paths = append(paths, "/zero.html")
 	}
 	m := newManager(t)
-	info, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "site"}, "r1")
+	info, err := m.Start(context.Background(), "app1", dir, app.Preview{Static: "site"}, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestStartReplacesTheRunningPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := m.Start(context.Background(), "app1", dir, workspace.Preview{Static: "."}, "r2")
+	next, err := m.Start(context.Background(), "app1", dir, app.Preview{Static: "."}, "r2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.Start(context.Background(), "b", staticDir, workspace.Preview{Static: "."}, "r1")
+	b, err := m.Start(context.Background(), "b", staticDir, app.Preview{Static: "."}, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 			t.Errorf("Status(%s) reports a preview after StopAll", info.AppID)
 		}
 	}
-	if _, err := m.Start(context.Background(), "a", staticDir, workspace.Preview{Static: "."}, "r2"); !hasCode(err, refusal.Failed) {
+	if _, err := m.Start(context.Background(), "a", staticDir, app.Preview{Static: "."}, "r2"); !hasCode(err, refusal.Failed) {
 		t.Errorf("Start after StopAll = %v, want %s", err, refusal.Failed)
 	}
 }
@@ -427,9 +427,9 @@ func TestStopAllStopsEveryPreview(t *testing.T) {
 func TestStopAllEndsAStartInProgress(t *testing.T) {
 	m := newManager(t)
 	dir := workspaceDir(t)
-	p := workspace.Preview{
+	p := app.Preview{
 		Command:      []string{"sh", "-c", "echo > started; exec sleep 30"},
-		StartTimeout: workspace.Duration{Duration: time.Minute},
+		StartTimeout: app.Duration{Duration: time.Minute},
 	}
 	done := make(chan error, 1)
 	go func() {

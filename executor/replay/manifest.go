@@ -223,7 +223,7 @@ func fileHashes(ctx context.Context, ws *workspace.Workspace, rev string) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("replay: the files at %s: %w", short(rev), err)
 	}
-	want := append([]string{workspace.ManifestFile}, lockFiles...)
+	want := append([]string{app.ManifestFile}, lockFiles...)
 	hashes := map[string]string{}
 	for entry := range bytes.SplitSeq(out, []byte{0}) {
 		// <mode> <type> <object>\t<path>
@@ -247,9 +247,9 @@ func fileHashes(ctx context.Context, ws *workspace.Workspace, rev string) (map[s
 // the revision the failure was met at, at the one that resolved it, and
 // then back through the file's history.
 func caseExample(ctx context.Context, ws *workspace.Workspace, c knowledge.Case, rev string) (acceptance.Example, string, error) {
-	dir := path.Clean(workspace.DefaultAcceptance)
-	if b, err := ws.Blob(ctx, rev, workspace.ManifestFile); err == nil {
-		if m, problems := workspace.ParseManifest(b.Data); len(problems) == 0 {
+	dir := path.Clean(app.DefaultAcceptance)
+	if b, err := ws.Blob(ctx, rev, app.ManifestFile); err == nil {
+		if m, problems := app.ParseManifest(b.Data); len(problems) == 0 {
 			dir = m.AcceptanceDir()
 		}
 	}

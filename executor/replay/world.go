@@ -75,8 +75,8 @@ func (a *runApps) Dir(string) string { return a.dir }
 
 func (a *runApps) WorkspaceDir(string) string { return filepath.Join(a.dir, "workspace") }
 
-func (a *runApps) Manifest(string) ([]byte, workspace.Manifest, refusal.Problems, error) {
-	return app.ReadManifest(a.WorkspaceDir(""), a.now)
+func (a *runApps) Manifest(string) ([]byte, app.Manifest, refusal.Problems, error) {
+	return workspace.Repositories{Now: a.now}.Manifest(context.Background(), a.WorkspaceDir(""))
 }
 
 func (a *runApps) RecordRelease(_ context.Context, r app.Release) (string, error) {

@@ -162,7 +162,7 @@ func staticWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	apps := app.NewService(db, root, time.Now)
+	apps := app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now})
 	if _, err := apps.CreateFromTemplate(context.Background(), "site", "Site", "static"); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"autoapp/executor/ai"
+	"autoapp/intent/app"
 	"autoapp/intent/plan"
 	"autoapp/intent/workspace"
 )
@@ -239,7 +240,7 @@ func acceptanceDir(ws *workspace.Workspace) string {
 	// are packed, by git within its own timeout.
 	_, m, _, err := ws.Manifest(context.Background())
 	if err != nil {
-		return path.Clean(workspace.DefaultAcceptance)
+		return path.Clean(app.DefaultAcceptance)
 	}
 	return m.AcceptanceDir()
 }

@@ -22,7 +22,6 @@ import (
 
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 	"autoapp/migrations"
 )
 
@@ -78,14 +77,36 @@ func CheckID(id string) error {
 
 // Service keeps the applications of one root.
 type Service struct {
-	db   *migrations.DB
-	root string
-	now  func() time.Time
+	db    *migrations.DB
+	root  string
+	now   func() time.Time
+	repos Repositories
 }
 
-// NewService builds the service over the intents store; root is the data folder.
-func NewService(db *migrations.DB, root string, now func() time.Time) *Service {
-	return &Service{db: db, root: root, now: now}
+// Repositories is what the applications need of git: a new workspace, a
+// clone, a committed file, the manifest the host obeys and the owner's
+// commit. The workspace package is one (workspace.Repositories), over the
+// one hardened runner; the launcher gives it to NewService.
+type Repositories interface {
+	// Init makes dir, which holds a template's files, a repository whose
+	// first commit, with message, holds them.
+	Init(ctx context.Context, dir, message string) error
+	// Clone clones the repository at source into dir.
+	Clone(ctx context.Context, source, dir string) error
+	// HeadFile is path as the HEAD of the repository at dir commits it.
+	HeadFile(ctx context.Context, dir, path string) ([]byte, error)
+	// Manifest reads the manifest the host obeys in the workspace at dir
+	// (Service.Manifest says which); a folder that is not there has none.
+	Manifest(ctx context.Context, dir string) ([]byte, Manifest, refusal.Problems, error)
+	// CommitOwnerFile commits, as the owner, what path in the workspace at
+	// dir now holds.
+	CommitOwnerFile(ctx context.Context, dir, path, message string) error
+}
+
+// NewService builds the service over the intents store; root is the data
+// folder, and repos the git its workspaces are kept with.
+func NewService(db *migrations.DB, root string, now func() time.Time, repos Repositories) *Service {
+	return &Service{db: db, root: root, now: now, repos: repos}
 }
 
 // Dir is the folder of an application: <root>/apps/<id>.
@@ -107,8 +128,7 @@ func (s *Service) CreateFromTemplate(ctx context.Context, id, name, template str
 		if err := WriteTemplate(template, dir); err != nil {
 			return err
 		}
-		_, err := workspace.InitRepository(ctx, dir, "Start from the "+template+" template", s.now)
-		return err
+		return s.repos.Init(ctx, dir, "Start from the "+template+" template")
 	})
 }
 
@@ -136,16 +156,16 @@ func (s *Service) Register(ctx context.Context, id, name, source string) (App, e
 	if fi, err := os.Stat(filepath.Join(source, ".git")); err != nil || !fi.IsDir() {
 		return App{}, refuse(refusal.Invalid, "%s is not a git repository (it has no .git folder).", source)
 	}
-	raw, err := workspace.Git(ctx, source, "show", "HEAD:"+workspace.ManifestFile)
+	raw, err := s.repos.HeadFile(ctx, source, ManifestFile)
 	if err != nil {
 		return App{}, refuse(refusal.Invalid, "%s has no committed autoapp.json: commit a manifest there first.", source)
 	}
-	if _, problems := workspace.ParseManifest(raw); len(problems) > 0 {
+	if _, problems := ParseManifest(raw); len(problems) > 0 {
 		return App{}, &refusal.Error{Code: refusal.Invalid, Problems: problems,
 			Message: "The autoapp.json in " + source + " has problems: " + problems.Error() + "."}
 	}
 	return s.create(ctx, id, name, source, func(dir string) error {
-		return workspace.Clone(ctx, source, dir)
+		return s.repos.Clone(ctx, source, dir)
 	})
 }
 
@@ -216,43 +236,29 @@ func (s *Service) Get(ctx context.Context, id string) (App, error) {
 // workspace's autoapp.json as HEAD commits it, the raw text, the parsed
 // manifest, and its problems (none when it can be used), among them a
 // working tree's autoapp.json that is not the committed one.
-func (s *Service) Manifest(id string) ([]byte, workspace.Manifest, refusal.Problems, error) {
-	return ReadManifest(s.WorkspaceDir(id), s.now)
-}
-
-// ReadManifest reads the manifest of the workspace in dir, as Manifest
-// does an application's. A folder that is not there has none.
-func ReadManifest(dir string, now func() time.Time) ([]byte, workspace.Manifest, refusal.Problems, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, workspace.Manifest{}, refusal.Problems{{Message: "the workspace has no autoapp.json"}}, nil
-	}
-	ws, err := workspace.Open(dir, now)
-	if err != nil {
-		return nil, workspace.Manifest{}, nil, fmt.Errorf("app: manifest: %w", err)
-	}
-	defer ws.Close()
+func (s *Service) Manifest(id string) ([]byte, Manifest, refusal.Problems, error) {
 	// No caller waits on this with a context of its own; git, when it is
 	// asked, is bounded by its own timeout.
-	raw, m, problems, err := ws.Manifest(context.Background())
+	raw, m, problems, err := s.repos.Manifest(context.Background(), s.WorkspaceDir(id))
 	if err != nil {
-		return nil, workspace.Manifest{}, nil, fmt.Errorf("app: manifest: %w", err)
+		return nil, Manifest{}, nil, fmt.Errorf("app: manifest: %w", err)
 	}
 	return raw, m, problems, nil
 }
 
 // TemplateManifest is the manifest of the built-in template, as the
 // binary holds it.
-func TemplateManifest(template string) (workspace.Manifest, error) {
+func TemplateManifest(template string) (Manifest, error) {
 	if !isTemplate(template) {
-		return workspace.Manifest{}, refuse(refusal.Invalid, "There is no template called %q.", template)
+		return Manifest{}, refuse(refusal.Invalid, "There is no template called %q.", template)
 	}
-	raw, err := fs.ReadFile(templates, "templates/"+template+"/"+workspace.ManifestFile)
+	raw, err := fs.ReadFile(templates, "templates/"+template+"/"+ManifestFile)
 	if err != nil {
-		return workspace.Manifest{}, fmt.Errorf("app: the %s template: %w", template, err)
+		return Manifest{}, fmt.Errorf("app: the %s template: %w", template, err)
 	}
-	m, problems := workspace.ParseManifest(raw)
+	m, problems := ParseManifest(raw)
 	if len(problems) > 0 {
-		return workspace.Manifest{}, fmt.Errorf("app: the %s template's manifest: %w", template, problems)
+		return Manifest{}, fmt.Errorf("app: the %s template's manifest: %w", template, problems)
 	}
 	return m, nil
 }
@@ -263,19 +269,14 @@ func (s *Service) SaveManifest(ctx context.Context, id string, raw []byte) error
 	if _, err := s.Get(ctx, id); err != nil {
 		return err
 	}
-	if _, problems := workspace.ParseManifest(raw); len(problems) > 0 {
+	if _, problems := ParseManifest(raw); len(problems) > 0 {
 		return &refusal.Error{Code: refusal.Invalid, Problems: problems, Message: "The manifest was not saved: " + problems.Error() + "."}
 	}
 	dir := s.WorkspaceDir(id)
-	if err := atomicfile.Write(filepath.Join(dir, workspace.ManifestFile), raw); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, ManifestFile), raw); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
-	ws, err := workspace.Open(dir, s.now)
-	if err != nil {
-		return fmt.Errorf("app: save manifest: %w", err)
-	}
-	defer ws.Close()
-	if err := ws.CommitOwnerFile(ctx, workspace.ManifestFile, "The owner edited autoapp.json"); err != nil {
+	if err := s.repos.CommitOwnerFile(ctx, dir, ManifestFile, "The owner edited autoapp.json"); err != nil {
 		return fmt.Errorf("app: save manifest: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"autoapp/intent/app"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 	"autoapp/migrations"
 	"autoapp/migrations/migrationstest"
 )
@@ -20,7 +21,7 @@ func newService(t *testing.T) (*app.Service, *migrations.DB, string) {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	return app.NewService(db, root, time.Now), db, root
+	return app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), db, root
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {

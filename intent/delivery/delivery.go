@@ -20,7 +20,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 	"autoapp/migrations"
 )
 
@@ -118,13 +117,38 @@ func (d Delivery) ArchiveName() string { return d.AppID + "-" + shortRev(d.Revis
 // Service records deliveries and serves their files.
 type Service struct {
 	db            *migrations.DB
-	openWorkspace func(appID string) (*workspace.Workspace, error)
+	openWorkspace func(appID string) (Workspace, error)
 	now           func() time.Time
+}
+
+// Blob is one regular file as a commit holds it: its bytes exactly as git
+// stores them, never as the working tree or any .gitattributes shows them.
+type Blob struct {
+	Path string
+	Data []byte
+	Size int64
+	// SHA256 is the hex SHA-256 of Data.
+	SHA256 string
+	// Mode is git's: "100644", or "100755" for an executable.
+	Mode string
+}
+
+// Workspace is what a delivery reads of an application's workspace: the
+// workspace package's git reads are one. A refusal for the person comes as
+// refusal.Problems.
+type Workspace interface {
+	// Commit is the full hash of the commit rev names.
+	Commit(ctx context.Context, rev string) (string, error)
+	// Blob is the regular file at path as the commit rev holds it.
+	Blob(ctx context.Context, rev, path string) (Blob, error)
+	// Archive writes the whole tree at rev to w as a tar.gz.
+	Archive(ctx context.Context, rev string, w io.Writer) error
+	Close() error
 }
 
 // NewService builds the service over the intents store; openWorkspace
 // opens an application's workspace (the service closes it after use).
-func NewService(db *migrations.DB, openWorkspace func(appID string) (*workspace.Workspace, error), now func() time.Time) *Service {
+func NewService(db *migrations.DB, openWorkspace func(appID string) (Workspace, error), now func() time.Time) *Service {
 	if now == nil {
 		panic("delivery: a clock is required")
 	}
@@ -194,7 +218,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	}
 	defer ws.Close()
 	commit, err := ws.Commit(ctx, in.Revision)
-	if _, ok := workspace.AsProblems(err); ok {
+	if _, ok := asProblems(err); ok {
 		return Delivery{}, refuse(refusal.Invalid, "%q is not a commit in the workspace of %s.", in.Revision, in.AppID)
 	}
 	if err != nil {
@@ -212,10 +236,10 @@ func (s *Service) Prepare(ctx context.Context, in Input) (Delivery, error) {
 	}
 	// A path named twice (by the manifest and a task's plan) is exported once.
 	exported, refused := map[string]bool{}, map[string]bool{}
-	var pages []workspace.Blob
+	var pages []Blob
 	for _, p := range in.Paths {
 		b, err := ws.Blob(ctx, commit, p)
-		if ps, ok := workspace.AsProblems(err); ok {
+		if ps, ok := asProblems(err); ok {
 			if !refused[p] {
 				refused[p] = true
 				d.Problems = append(d.Problems, Problem{Path: p, Message: sentences(ps)})
@@ -308,30 +332,30 @@ func (s *Service) Get(ctx context.Context, intentID int64) (Delivery, error) {
 // Artifact returns the artifact at p of an intent's delivery, read again
 // from git at the delivery's revision: the bytes are the blob's, and they
 // are refused unless their SHA-256 is still the one recorded.
-func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (workspace.Blob, Artifact, error) {
+func (s *Service) Artifact(ctx context.Context, intentID int64, p string) (Blob, Artifact, error) {
 	d, err := s.Get(ctx, intentID)
 	if err != nil {
-		return workspace.Blob{}, Artifact{}, err
+		return Blob{}, Artifact{}, err
 	}
 	a, ok := d.Artifact(p)
 	if !ok {
-		return workspace.Blob{}, Artifact{}, refuse(refusal.NotFound, "%s is not an artifact of the delivery of intent %d.", p, intentID)
+		return Blob{}, Artifact{}, refuse(refusal.NotFound, "%s is not an artifact of the delivery of intent %d.", p, intentID)
 	}
 	ws, err := s.openWorkspace(d.AppID)
 	if err != nil {
-		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
+		return Blob{}, Artifact{}, fmt.Errorf("delivery: open the workspace of %s: %w", d.AppID, err)
 	}
 	defer ws.Close()
 	b, err := ws.Blob(ctx, d.Revision, a.Path)
-	if ps, ok := workspace.AsProblems(err); ok {
-		return workspace.Blob{}, Artifact{}, refuse(refusal.Conflict, "%s can no longer be read at %s: %s",
+	if ps, ok := asProblems(err); ok {
+		return Blob{}, Artifact{}, refuse(refusal.Conflict, "%s can no longer be read at %s: %s",
 			a.Path, shortRev(d.Revision), sentences(ps))
 	}
 	if err != nil {
-		return workspace.Blob{}, Artifact{}, fmt.Errorf("delivery: read %s: %w", a.Path, err)
+		return Blob{}, Artifact{}, fmt.Errorf("delivery: read %s: %w", a.Path, err)
 	}
 	if b.SHA256 != a.SHA256 || b.Size != a.Size {
-		return workspace.Blob{}, Artifact{}, refuse(refusal.Conflict, "%s at %s is no longer the file that was delivered: its SHA-256 changed.",
+		return Blob{}, Artifact{}, refuse(refusal.Conflict, "%s at %s is no longer the file that was delivered: its SHA-256 changed.",
 			a.Path, shortRev(d.Revision))
 	}
 	return b, a, nil
@@ -351,7 +375,7 @@ func (s *Service) Archive(ctx context.Context, intentID int64, w io.Writer) (str
 	}
 	defer ws.Close()
 	err = ws.Archive(ctx, d.Revision, w)
-	if ps, ok := workspace.AsProblems(err); ok {
+	if ps, ok := asProblems(err); ok {
 		return "", refuse(refusal.Invalid, "%s", sentences(ps))
 	}
 	if err != nil {
@@ -462,4 +486,10 @@ func shortRev(commit string) string {
 func isNotFound(err error) bool {
 	var e *refusal.Error
 	return errors.As(err, &e) && e.Code == refusal.NotFound
+}
+
+// asProblems is the refusal for the person a workspace's read answered.
+func asProblems(err error) (refusal.Problems, bool) {
+	var ps refusal.Problems
+	return ps, errors.As(err, &ps)
 }

@@ -46,7 +46,7 @@ func mustOpen(t *testing.T) *env {
 	ctx := context.Background()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	apps := app.NewService(db, root, clock)
+	apps := app.NewService(db, root, clock, workspace.Repositories{Now: clock})
 	if _, err := apps.CreateFromTemplate(ctx, appID, "", "static"); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,13 @@ func mustOpen(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(id string) (*workspace.Workspace, error) { return workspace.Open(apps.WorkspaceDir(id), clock) }
+	open := func(id string) (delivery.Workspace, error) {
+		ws, err := workspace.Open(apps.WorkspaceDir(id), clock)
+		if err != nil {
+			return nil, err
+		}
+		return ws, nil
+	}
 	return &env{svc: delivery.NewService(db, open, clock), db: db, apps: apps, intentID: in.ID, dir: apps.WorkspaceDir(appID)}
 }
 

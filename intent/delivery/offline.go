@@ -9,15 +9,13 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
-
-	"autoapp/intent/workspace"
 )
 
 // needs says what the HTML page loads that the delivery does not carry:
 // a script, a style sheet, an icon, an image or a media file by a path
 // that no artifact has, or from the web. A link to another page is not a
 // load.
-func needs(page workspace.Blob, delivered map[string]bool) []string {
+func needs(page Blob, delivered map[string]bool) []string {
 	var out, seen []string
 	dir := path.Dir(page.Path)
 	for _, ref := range loads(page.Data) {

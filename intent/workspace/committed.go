@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 )
 
@@ -27,36 +28,36 @@ const obeyOnlyCommitted = "the host obeys only the committed manifest"
 // that nothing is built from it, and the text and the manifest answered
 // are still HEAD's: nothing the working tree holds is obeyed or shown. A
 // HEAD without autoapp.json has no manifest.
-func (w *Workspace) Manifest(ctx context.Context) ([]byte, Manifest, refusal.Problems, error) {
+func (w *Workspace) Manifest(ctx context.Context) ([]byte, app.Manifest, refusal.Problems, error) {
 	head, err := w.Head(ctx)
 	if err != nil {
-		return nil, Manifest{}, nil, err
+		return nil, app.Manifest{}, nil, err
 	}
 	c, err := w.committedManifest(ctx, head)
 	if err != nil {
-		return nil, Manifest{}, nil, err
+		return nil, app.Manifest{}, nil, err
 	}
-	working, rerr := w.ReadFile(ManifestFile, MaxManifestBytes)
+	working, rerr := w.ReadFile(app.ManifestFile, MaxManifestBytes)
 	var re *ReadError
 	if rerr != nil && !errors.As(rerr, &re) {
-		return nil, Manifest{}, nil, rerr
+		return nil, app.Manifest{}, nil, rerr
 	}
 	switch {
 	case c.absent && errors.Is(rerr, fs.ErrNotExist):
-		return nil, Manifest{}, refusal.Problems{{Message: "the workspace has no autoapp.json"}}, nil
+		return nil, app.Manifest{}, refusal.Problems{{Message: "the workspace has no autoapp.json"}}, nil
 	case c.absent:
-		return nil, Manifest{}, refusal.Problems{{Message: ManifestFile + " is not committed at HEAD; " + obeyOnlyCommitted}}, nil
+		return nil, app.Manifest{}, refusal.Problems{{Message: app.ManifestFile + " is not committed at HEAD; " + obeyOnlyCommitted}}, nil
 	case c.problem != "":
-		return nil, Manifest{}, refusal.Problems{{Message: c.problem}}, nil
+		return nil, app.Manifest{}, refusal.Problems{{Message: c.problem}}, nil
 	}
-	m, ps := ParseManifest(c.raw)
+	m, ps := app.ParseManifest(c.raw)
 	switch {
 	case errors.Is(rerr, fs.ErrNotExist):
-		ps = append(ps, refusal.Problem{Message: ManifestFile + " is not in the workspace, though HEAD commits one; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: app.ManifestFile + " is not in the workspace, though HEAD commits one; " + obeyOnlyCommitted})
 	case re != nil:
-		ps = append(ps, refusal.Problem{Message: ManifestFile + " in the workspace " + re.Reason + "; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: app.ManifestFile + " in the workspace " + re.Reason + "; " + obeyOnlyCommitted})
 	case !bytes.Equal(working, c.raw):
-		ps = append(ps, refusal.Problem{Message: ManifestFile + " in the workspace differs from the one committed at HEAD; " + obeyOnlyCommitted})
+		ps = append(ps, refusal.Problem{Message: app.ManifestFile + " in the workspace differs from the one committed at HEAD; " + obeyOnlyCommitted})
 	}
 	return c.raw, m, ps, nil
 }
@@ -109,7 +110,7 @@ func (w *Workspace) looseManifest(head string) (committedFile, bool) {
 	if !ok {
 		return c, false
 	}
-	i := slices.IndexFunc(items, func(it treeItem) bool { return it.name == ManifestFile })
+	i := slices.IndexFunc(items, func(it treeItem) bool { return it.name == app.ManifestFile })
 	if i < 0 {
 		c.absent = true
 		return c, true
@@ -125,7 +126,7 @@ func (w *Workspace) looseManifest(head string) (committedFile, bool) {
 			c.raw, c.problem = nil, committedTooLarge(int64(len(raw)))
 		}
 	default:
-		c.problem = ManifestFile + " is committed at HEAD as " + kindOfGitMode(it.mode) + ", not a file; " + obeyOnlyCommitted
+		c.problem = app.ManifestFile + " is committed at HEAD as " + kindOfGitMode(it.mode) + ", not a file; " + obeyOnlyCommitted
 	}
 	return c, true
 }
@@ -133,14 +134,14 @@ func (w *Workspace) looseManifest(head string) (committedFile, bool) {
 // gitManifest reads autoapp.json at head with git.
 func (w *Workspace) gitManifest(ctx context.Context, head string) (committedFile, error) {
 	c := committedFile{commit: head}
-	e, err := w.entryAt(ctx, head, ManifestFile)
+	e, err := w.entryAt(ctx, head, app.ManifestFile)
 	switch {
 	case err != nil:
 		return c, err
 	case e == nil:
 		c.absent = true
 	case e.kind != "blob" || (e.mode != modeFile && e.mode != modeExecutable):
-		c.problem = ManifestFile + " is committed at HEAD as " + kindOfGitEntry(*e) + ", not a file; " + obeyOnlyCommitted
+		c.problem = app.ManifestFile + " is committed at HEAD as " + kindOfGitEntry(*e) + ", not a file; " + obeyOnlyCommitted
 	case e.size > MaxManifestBytes:
 		c.problem = committedTooLarge(e.size)
 	default:
@@ -152,7 +153,7 @@ func (w *Workspace) gitManifest(ctx context.Context, head string) (committedFile
 }
 
 func committedTooLarge(n int64) string {
-	return fmt.Sprintf("%s is committed at HEAD as %s, and the host reads a manifest of at most %s", ManifestFile, sizeText(n), limitText(MaxManifestBytes))
+	return fmt.Sprintf("%s is committed at HEAD as %s, and the host reads a manifest of at most %s", app.ManifestFile, sizeText(n), limitText(MaxManifestBytes))
 }
 
 // kindOfGitMode names what a tree entry of mode is, for a sentence.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 
@@ -25,11 +26,11 @@ const rewrittenManifest = `{"name": "Notes", "build": [{"name": "check", "comman
 `
 
 // manifestOf reads w's manifest within a second.
-func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, workspace.Manifest, refusal.Problems) {
+func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, app.Manifest, refusal.Problems) {
 	t.Helper()
 	type answer struct {
 		raw []byte
-		m   workspace.Manifest
+		m   app.Manifest
 		ps  refusal.Problems
 		err error
 	}
@@ -47,7 +48,7 @@ func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, workspace.Manifes
 	case <-time.After(time.Second):
 		t.Fatal("Manifest did not answer within a second")
 	}
-	return nil, workspace.Manifest{}, nil
+	return nil, app.Manifest{}, nil
 }
 
 // TestTheHostObeysOnlyTheCommittedManifest: the manifest the host reads
@@ -57,9 +58,9 @@ func manifestOf(t *testing.T, w *workspace.Workspace) ([]byte, workspace.Manifes
 // nothing may be built from it; a commit of it makes it the manifest.
 func TestTheHostObeysOnlyTheCommittedManifest(t *testing.T) {
 	t.Parallel()
-	w := newWorkspace(t, map[string]string{workspace.ManifestFile: committedManifest, "site/index.html": "<h1>Notes</h1>\n"})
+	w := newWorkspace(t, map[string]string{app.ManifestFile: committedManifest, "site/index.html": "<h1>Notes</h1>\n"})
 	dir := w.Dir()
-	manifest := filepath.Join(dir, workspace.ManifestFile)
+	manifest := filepath.Join(dir, app.ManifestFile)
 	raw, m, ps := manifestOf(t, w)
 	if string(raw) != committedManifest || len(ps) != 0 || len(m.Build) != 1 {
 		t.Fatalf("the committed manifest reads %q, %v, %d stages", raw, ps, len(m.Build))
@@ -105,7 +106,7 @@ func TestTheHostObeysOnlyTheCommittedManifest(t *testing.T) {
 	}
 	// Committed, the new manifest is the one obeyed, packed or not.
 	os.WriteFile(manifest, []byte(rewrittenManifest), 0o644)
-	git(t, dir, "add", workspace.ManifestFile)
+	git(t, dir, "add", app.ManifestFile)
 	git(t, dir, "-c", "user.name=o", "-c", "user.email=o@o", "commit", "-q", "-m", "two stages")
 	if raw, m, ps := manifestOf(t, w); string(raw) != rewrittenManifest || len(ps) != 0 || len(m.Build) != 2 {
 		t.Fatalf("after the commit: %q, %v", raw, ps)
@@ -121,12 +122,12 @@ func TestTheHostObeysOnlyTheCommittedManifest(t *testing.T) {
 func TestAManifestHEADDoesNotHoldIsNone(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t, map[string]string{"site/index.html": "<h1>Notes</h1>\n"})
-	os.WriteFile(filepath.Join(w.Dir(), workspace.ManifestFile), []byte(committedManifest), 0o644)
+	os.WriteFile(filepath.Join(w.Dir(), app.ManifestFile), []byte(committedManifest), 0o644)
 	raw, _, ps := manifestOf(t, w)
 	if len(raw) != 0 || len(ps) != 1 || !strings.Contains(ps[0].Message, "not committed") {
 		t.Fatalf("an uncommitted manifest: %q, %q", raw, ps.Error())
 	}
-	os.Remove(filepath.Join(w.Dir(), workspace.ManifestFile))
+	os.Remove(filepath.Join(w.Dir(), app.ManifestFile))
 	if _, _, ps := manifestOf(t, w); len(ps) != 1 || ps[0].Message != "the workspace has no autoapp.json" {
 		t.Fatalf("no manifest: %q", ps.Error())
 	}

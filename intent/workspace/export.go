@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode"
 
+	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
 )
 
@@ -40,18 +41,6 @@ const (
 	modeSubmodule  = "160000"
 	modeTree       = "040000"
 )
-
-// Blob is one regular file as a commit holds it: its bytes exactly as git
-// stores them, never as the working tree or any .gitattributes shows them.
-type Blob struct {
-	Path string
-	Data []byte
-	Size int64
-	// SHA256 is the hex SHA-256 of Data.
-	SHA256 string
-	// Mode is git's: "100644", or "100755" for an executable.
-	Mode string
-}
 
 // treeEntry is one line of git ls-tree -l.
 type treeEntry struct {
@@ -75,21 +64,21 @@ func (w *Workspace) Commit(ctx context.Context, rev string) (string, error) {
 // Blob returns the file at p as the commit rev holds it. Only a regular
 // file committed there, inside the workspace, of at most MaxArtifactBytes
 // is returned; anything else is refused with a sentence for the person.
-func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
+func (w *Workspace) Blob(ctx context.Context, rev, p string) (delivery.Blob, error) {
 	clean, prob := cleanPath("path", p, forReading, false)
 	if prob != nil {
-		return Blob{}, refusal.Problems{{Field: "path", Message: asSentence(prob.Message)}}
+		return delivery.Blob{}, refusal.Problems{{Field: "path", Message: asSentence(prob.Message)}}
 	}
 	commit, err := w.Commit(ctx, rev)
 	if err != nil {
-		return Blob{}, err
+		return delivery.Blob{}, err
 	}
-	refuse := func(format string, args ...any) (Blob, error) {
-		return Blob{}, refusal.Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
+	refuse := func(format string, args ...any) (delivery.Blob, error) {
+		return delivery.Blob{}, refusal.Problems{{Field: "path", Message: fmt.Sprintf(format, args...)}}
 	}
 	e, err := w.entryAt(ctx, commit, clean)
 	if err != nil {
-		return Blob{}, err
+		return delivery.Blob{}, err
 	}
 	switch {
 	case e == nil:
@@ -107,10 +96,10 @@ func (w *Workspace) Blob(ctx context.Context, rev, p string) (Blob, error) {
 	}
 	data, err := w.blobContent(ctx, *e)
 	if err != nil {
-		return Blob{}, err
+		return delivery.Blob{}, err
 	}
 	sum := sha256.Sum256(data)
-	return Blob{Path: clean, Data: data, Size: e.size, SHA256: hex.EncodeToString(sum[:]), Mode: e.mode}, nil
+	return delivery.Blob{Path: clean, Data: data, Size: e.size, SHA256: hex.EncodeToString(sum[:]), Mode: e.mode}, nil
 }
 
 // entryAt is the entry of the cleaned path p in commit's tree, as git

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 )
 
@@ -56,8 +57,8 @@ func cleanPath(field, p string, use pathUse, allowTop bool) (string, *refusal.Pr
 		}
 	}
 	// EqualFold because on a case-insensitive disk AUTOAPP.JSON is the manifest.
-	if use == forWriting && strings.EqualFold(c, ManifestFile) {
-		return refuse("%s is the application's manifest; the engineer may read it, only the owner changes it", ManifestFile)
+	if use == forWriting && strings.EqualFold(c, app.ManifestFile) {
+		return refuse("%s is the application's manifest; the engineer may read it, only the owner changes it", app.ManifestFile)
 	}
 	return c, nil
 }

@@ -1,3 +1,8 @@
+// Package workspace is what the host does to an application's git
+// workspace: the source operations the engineer's tools call, the commits
+// that record every accepted change, and the reads of what a revision
+// holds. It implements what the domain asks of git (app.Repositories,
+// delivery.Workspace) over the one hardened runner.
 package workspace
 
 import (

@@ -161,7 +161,7 @@ func New(root string, now func() time.Time, log *slog.Logger, o Options) (*Launc
 func (l *Launcher) build(o Options) error {
 	now, log := l.Now, l.Log
 	l.Owners = owner.NewService(l.Intents, now, o.PasswordCost)
-	l.Apps = app.NewService(l.Intents, l.Root, now)
+	l.Apps = app.NewService(l.Intents, l.Root, now, workspace.Repositories{Now: now})
 	// Every build stage and preview command runs confined, or as the owner chose.
 	l.Sandbox = sandbox.NewGuard(l.Root, sandbox.Probe())
 	l.Previews = preview.NewManager(now, log, l.Sandbox)
@@ -181,8 +181,12 @@ func (l *Launcher) build(o Options) error {
 		return err
 	}
 	l.Providers = providers
-	l.Deliveries = delivery.NewService(l.Intents, func(id string) (*workspace.Workspace, error) {
-		return workspace.Open(l.Apps.WorkspaceDir(id), now)
+	l.Deliveries = delivery.NewService(l.Intents, func(id string) (delivery.Workspace, error) {
+		ws, err := workspace.Open(l.Apps.WorkspaceDir(id), now)
+		if err != nil {
+			return nil, err
+		}
+		return ws, nil
 	}, now)
 	l.Requests = request.NewService(l.Intents, l.Backlog, now)
 	// The turn limits of limits.json, read as each turn starts.

@@ -1,7 +1,4 @@
-// Package workspace is what the host does to an application's git
-// workspace: its manifest, the source operations the engineer's tools call,
-// and the commits that record every accepted change.
-package workspace
+package app
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package workspace_test
+package app_test
 
 import (
 	"slices"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/intent/app"
 	"autoapp/intent/refusal"
-	"autoapp/intent/workspace"
 )
 
 // notAManifest begins the sentence for a file that cannot be read as a manifest.
@@ -29,7 +29,7 @@ func TestAValidManifestHasNoProblems(t *testing.T) {
 				"artifacts": ["site/index.html", "site/style.css"]
 			}` + "\n\n",
 			acceptance: "acceptance",
-			wait:       workspace.DefaultStartWait,
+			wait:       app.DefaultStartWait,
 		},
 		{
 			name: "command preview",
@@ -49,7 +49,7 @@ func TestAValidManifestHasNoProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, problems := workspace.ParseManifest([]byte(tt.manifest))
+			m, problems := app.ParseManifest([]byte(tt.manifest))
 			if len(problems) > 0 {
 				t.Fatalf("a valid manifest has problems: %v", problems)
 			}
@@ -64,7 +64,7 @@ func TestAValidManifestHasNoProblems(t *testing.T) {
 }
 
 func TestTheAcceptanceFolderIsAcceptanceWhenTheManifestNamesNone(t *testing.T) {
-	m, problems := workspace.ParseManifest([]byte(`{
+	m, problems := app.ParseManifest([]byte(`{
 		"name": "Site",
 		"build": [{"name": "check", "command": ["true"], "timeout": "5s"}],
 		"preview": {"static": "site"}
@@ -179,7 +179,7 @@ func TestEveryManifestProblemIsNamedByItsField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := workspace.ParseManifest([]byte(tt.manifest))
+			_, got := app.ParseManifest([]byte(tt.manifest))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("problems:\n got  %q\n want %q", got, tt.want)
 			}
@@ -226,7 +226,7 @@ func TestWhatIsNotAManifestIsRefusedInOneSentence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, problems := workspace.ParseManifest([]byte(tt.manifest))
+			_, problems := app.ParseManifest([]byte(tt.manifest))
 			if len(problems) != 1 {
 				t.Fatalf("want one problem, got %q", problems)
 			}
@@ -283,7 +283,7 @@ func TestProblemsReadAsOneSentence(t *testing.T) {
 		})
 	}
 	t.Run("from a parsed manifest", func(t *testing.T) {
-		_, problems := workspace.ParseManifest([]byte(`{"build": [{"name": "check", "command": ["true"], "timeout": "31m"}], "preview": {"static": "site"}}`))
+		_, problems := app.ParseManifest([]byte(`{"build": [{"name": "check", "command": ["true"], "timeout": "31m"}], "preview": {"static": "site"}}`))
 		want := "name: give the application a name; build[0].timeout: at most 30m"
 		if got := problems.Error(); got != want {
 			t.Fatalf("Error() = %q, want %q", got, want)
