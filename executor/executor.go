@@ -56,7 +56,11 @@ type Apps interface {
 
 // Deps are what the executor works with.
 type Deps struct {
-	Backlog    *intent.Service
+	Backlog *intent.Service
+	// Interventions are applied at each safe boundary of a run.
+	Interventions *intent.Interventions
+	// Usage gets each turn's usage row.
+	Usage      UsageBook
 	Apps       Apps
 	Candidates *candidate.Service
 	Models     Models
@@ -211,6 +215,9 @@ func New(d Deps) *Executor {
 	}
 	if d.Now == nil {
 		panic("executor: Deps.Now, the clock, is required")
+	}
+	if d.Usage == nil {
+		panic("executor: Deps.Usage, where each turn's usage row goes, is required")
 	}
 	if d.Limits == nil {
 		d.Limits = func() ai.Limits { return ai.Limits{} }
@@ -515,7 +522,7 @@ func stopCause(ctx context.Context) string {
 func (e *Executor) boundary(ctx context.Context, r *run) bool {
 	// What was applied holds even when its acknowledgement failed: the run
 	// stops on it, and the next boundary (or start) acknowledges it.
-	a, err := e.d.Backlog.ApplyInterventions(ctx, r.intentID)
+	a, err := e.d.Interventions.ApplyInterventions(ctx, r.intentID)
 	if err != nil {
 		e.d.Log.Error("the interventions could not be applied or acknowledged", "intent", r.intentID, "err", err)
 	}

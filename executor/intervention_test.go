@@ -23,7 +23,7 @@ type submitDuring struct {
 
 func (s *submitDuring) send() {
 	ctx := context.Background()
-	_, _, s.err = s.h.backlog.SubmitIntervention(ctx, s.id, "during-the-turn", s.kind, s.text)
+	_, _, s.err = s.h.launcher.Interventions.SubmitIntervention(ctx, s.id, "during-the-turn", s.kind, s.text)
 	d, _ := s.h.backlog.Get(ctx, s.id)
 	s.status = d.Status
 }
@@ -32,7 +32,7 @@ func (s *submitDuring) send() {
 // call of the same turn.
 func pendingWhile(h *host, id int64, pending *int) func() {
 	return func() {
-		p, _, _ := h.backlog.Interventions(context.Background(), id)
+		p, _, _ := h.launcher.Interventions.Interventions(context.Background(), id)
 		*pending = len(p)
 	}
 }
@@ -59,7 +59,7 @@ func TestFeedbackSentMidTurnIsAppliedOnlyAfterTheTurnsVerdict(t *testing.T) {
 	heading := h.task(t, id, headingSlug)
 	wantTask(t, heading, intent.TaskCompleted, 1)
 	wantUntouched(t, h, h.task(t, id, aboutSlug))
-	pending, applied, err := h.backlog.Interventions(context.Background(), id)
+	pending, applied, err := h.launcher.Interventions.Interventions(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestAPauseDuringTheLastTasksTurnStillFinishesTheIntent(t *testing.T) {
 				t.Fatalf("the intent is %s (%q), want done: every task completed", d.Status, d.StopReason)
 			}
 			wantTask(t, h.task(t, id, headingSlug), intent.TaskCompleted, 1)
-			pending, applied, err := h.backlog.Interventions(context.Background(), id)
+			pending, applied, err := h.launcher.Interventions.Interventions(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestAPauseDuringTheLastTasksTurnStillFinishesTheIntent(t *testing.T) {
 				t.Fatalf("pending %+v, applied %+v; want it applied", pending, applied)
 			}
 			if kind == intent.InterventionFeedback {
-				fb, err := h.backlog.FeedbackForChat(context.Background(), d.AppID)
+				fb, err := h.launcher.Interventions.FeedbackForChat(context.Background(), d.AppID)
 				if err != nil || len(fb) != 1 || fb[0].Text != sub.text {
 					t.Fatalf("FeedbackForChat = %+v, %v; want the feedback for the next chat turn", fb, err)
 				}
@@ -181,10 +181,10 @@ func TestAPauseStopsTheRunEvenWhenItsAcknowledgementFails(t *testing.T) {
 	if _, err := db.Write.Exec(`DROP TRIGGER test_ack_fails`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.backlog.ApplyInterventions(context.Background(), id); err != nil {
+	if _, err := h.launcher.Interventions.ApplyInterventions(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	pending, applied, err := h.backlog.Interventions(context.Background(), id)
+	pending, applied, err := h.launcher.Interventions.Interventions(context.Background(), id)
 	if err != nil || len(pending) != 0 || len(applied) != 1 {
 		t.Fatalf("pending %+v, applied %+v, %v; want it applied and acknowledged", pending, applied, err)
 	}

@@ -320,7 +320,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	turnCtx = withCaseTurn(turnCtx, caseTurn{request: request, model: modelRef(turn.Endpoint)})
 	briefing.TellWhy(turnCtx, &turn, e.d.Log)
 	turnCtx = KeepContextAtDelivery(turnCtx, e.d.Turns, d.AppID, request, &turn, e.d.Log)
-	out.res = RunTurn(turnCtx, e.d.Backlog, d.AppID, turn)
+	out.res = RunTurn(turnCtx, e.d.Usage, d.AppID, turn)
 	// The row kept at delivery is answered again (one row a turn); a turn
 	// that ended before its documents were delivered gets it here.
 	contextID, err := RecordContext(turnCtx, e.d.Turns, d.AppID, request, turn, out.res)
@@ -630,7 +630,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
 		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil
-	if rerr := e.d.Backlog.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
+	if rerr := e.d.Usage.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
 		AppID: d.AppID, Model: ref, Input: u.Input, Output: u.Output, Partial: partial || u.Partial}); rerr != nil {
 		e.d.Log.ErrorContext(bg, "usage row not written", "err", rerr)
 	}

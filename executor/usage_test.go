@@ -16,7 +16,7 @@ import (
 
 func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 	db := migrationstest.Intents(t)
-	book := intent.NewService(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}})
+	book := intent.New(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}}).Usage
 	model := scripted.New(t)
 	echo := ai.Tool{Name: "note.write", Description: "Write a note.",
 		Schema:  []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
@@ -63,7 +63,7 @@ func TestEveryTurnLeavesOneUsageRow(t *testing.T) {
 // stays chat.
 func TestAChatTurnThatPlannedIsAPlanningTurnInItsUsage(t *testing.T) {
 	db := migrationstest.Intents(t)
-	book := intent.NewService(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}})
+	book := intent.New(db, t.TempDir(), time.Now, intent.Collaborators{Journal: request.Journal{}}).Usage
 	model := scripted.New(t)
 	plan := ai.Tool{Name: "intent.task", Description: "Add a task.",
 		Schema: []byte(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`),

@@ -82,16 +82,20 @@ type Deps struct {
 	Candidates Candidates
 	Actions    Actions
 	Backlog    Backlog
-	Providers  Providers
-	Runs       Runs
-	Deliveries Deliveries
-	Chats      Chats
-	Requests   Requests
-	Gate       Gate
-	Knowledge  Knowledge
-	Cases      Cases
-	Lessons    Lessons
-	Servings   Servings
+	// Attention and Interventions are the backlog's reads of its pages and
+	// the owner's interventions.
+	Attention     Attention
+	Interventions Interventions
+	Providers     Providers
+	Runs          Runs
+	Deliveries    Deliveries
+	Chats         Chats
+	Requests      Requests
+	Gate          Gate
+	Knowledge     Knowledge
+	Cases         Cases
+	Lessons       Lessons
+	Servings      Servings
 	// LessonReplays reads a lesson's page and replays it; nil shows no
 	// lesson's page.
 	LessonReplays LessonReplays
@@ -117,21 +121,23 @@ type Deps struct {
 
 // Handlers holds the dependencies of every route.
 type Handlers struct {
-	owners     Owners
-	apps       Apps
-	candidates Candidates
-	actions    Actions
-	backlog    Backlog
-	providers  Providers
-	runs       Runs
-	deliveries Deliveries
-	chats      Chats
-	requests   Requests
-	gate       Gate
-	knowledge  Knowledge
-	cases      Cases
-	lessons    Lessons
-	servings   Servings
+	owners        Owners
+	apps          Apps
+	candidates    Candidates
+	actions       Actions
+	backlog       Backlog
+	attention     Attention
+	interventions Interventions
+	providers     Providers
+	runs          Runs
+	deliveries    Deliveries
+	chats         Chats
+	requests      Requests
+	gate          Gate
+	knowledge     Knowledge
+	cases         Cases
+	lessons       Lessons
+	servings      Servings
 	// lessonReplays reads a lesson's page, with its replay.
 	lessonReplays LessonReplays
 	overview      Overview
@@ -150,7 +156,7 @@ type Handlers struct {
 
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, lessonReplays: d.LessonReplays, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
+	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, attention: d.Attention, interventions: d.Interventions, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, lessonReplays: d.LessonReplays, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

@@ -25,8 +25,6 @@ import (
 
 // Backlog is what the handlers need of the intents.
 type Backlog interface {
-	AnyIntent(ctx context.Context) (bool, error)
-	ListPage(ctx context.Context, appID string, before int64, limit int) ([]intent.IntentSummary, bool, error)
 	List(ctx context.Context, appID string) ([]intent.IntentSummary, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
@@ -35,6 +33,18 @@ type Backlog interface {
 	Withdraw(ctx context.Context, opID string, intentID int64) error
 	TierModels() (map[string]string, error)
 	SetTierModels(ctx context.Context, opID string, m map[string]string, known intent.ModelChecker) error
+}
+
+// Attention reads the pages of intents, and whether there is any
+// (*intent.Attention).
+type Attention interface {
+	AnyIntent(ctx context.Context) (bool, error)
+	ListPage(ctx context.Context, appID string, before int64, limit int) ([]intent.IntentSummary, bool, error)
+}
+
+// Interventions takes the owner's pause, stop and feedback for a running
+// intent (*intent.Interventions).
+type Interventions interface {
 	SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind intent.InterventionKind, text string) (intent.Receipt, bool, error)
 }
 
@@ -100,7 +110,7 @@ func (h *Handlers) renderBacklog(c *fiber.Ctx, r views.Refusal, notice string, t
 	p.FirstSteps = steps
 	if s.AppID != "" {
 		before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-		intents, more, err := h.backlog.ListPage(ctx, s.AppID, before, backlogPage)
+		intents, more, err := h.attention.ListPage(ctx, s.AppID, before, backlogPage)
 		if err != nil {
 			return err
 		}
@@ -437,7 +447,7 @@ func (h *Handlers) intentIntervene(c *fiber.Ctx) error {
 		return err
 	}
 	return h.intentAction(c, id, "intervention", func() error {
-		_, _, err := h.backlog.SubmitIntervention(c.UserContext(), id, c.FormValue("request_id"),
+		_, _, err := h.interventions.SubmitIntervention(c.UserContext(), id, c.FormValue("request_id"),
 			intent.InterventionKind(c.FormValue("kind")), c.FormValue("text"))
 		return err
 	})
@@ -549,7 +559,7 @@ func (h *Handlers) firstSteps(ctx context.Context) ([]views.FirstStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	asked, err := h.backlog.AnyIntent(ctx)
+	asked, err := h.attention.AnyIntent(ctx)
 	if err != nil {
 		return nil, err
 	}

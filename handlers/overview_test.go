@@ -28,7 +28,7 @@ func (s *server) turnOf(t testing.TB, in intent.Intent, task intent.Task, n int,
 		t.Fatal(err)
 	}
 	u.Kind, u.RunID, u.AppID = intent.KindBuilder, runID, in.AppID
-	if err := s.backlog.RecordUsage(ctx, u); err != nil {
+	if err := s.launcher.Usage.RecordUsage(ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.backlog.MoveTask(ctx, task.ID, to, intent.Move{Reason: "judged", RunID: runID, Actor: intent.ActorExecutor,
@@ -103,7 +103,7 @@ func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T)
 	in, tasks := s.running(t, "Add tags to notes")
 	s.turnOf(t, in, tasks[0], 1, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 200_000, Output: 10_000, At: s.clock.Now().AddDate(0, 0, -3)}, intent.TaskInQueue)
 	s.turnOf(t, in, tasks[0], 2, intent.Usage{Model: "openrouter:z-ai/glm-5.3", Input: 100_000, Output: 5_000}, intent.TaskCompleted)
-	if err := s.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindChat, AppID: appID, Model: "ollama:qwen3", Input: 900, Output: 90}); err != nil {
+	if err := s.launcher.Usage.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindChat, AppID: appID, Model: "ollama:qwen3", Input: 900, Output: 90}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -43,7 +43,7 @@ const waitingWhere = `FROM tasks t CROSS JOIN intents i ON i.id = t.intent_id
 // that failed, and how many of each wait: the list stays a screen however
 // many failures years of stopped intents hold. The answer is kept while
 // the backlog does not change.
-func (s *Service) WaitingTasks(ctx context.Context, each int) (Waitings, error) {
+func (s *Attention) WaitingTasks(ctx context.Context, each int) (Waitings, error) {
 	return KeptRead(ctx, s.kept, fmt.Sprintf("waiting tasks %d", each), Waitings.clone, func(ctx context.Context) (Waitings, error) {
 		return s.waitingTasks(ctx, each)
 	})
@@ -54,7 +54,7 @@ func (w Waitings) clone() Waitings {
 	return w
 }
 
-func (s *Service) waitingTasks(ctx context.Context, each int) (Waitings, error) {
+func (s *Attention) waitingTasks(ctx context.Context, each int) (Waitings, error) {
 	var out Waitings
 	var counts []struct {
 		Status TaskStatus `db:"status"`
@@ -91,7 +91,7 @@ func (s *Service) waitingTasks(ctx context.Context, each int) (Waitings, error) 
 // WaitingCount counts the tasks that wait for the person, for the rail's
 // mark: a walk of the index of the tasks that wait, kept while the
 // backlog does not change.
-func (s *Service) WaitingCount(ctx context.Context) (int, error) {
+func (s *Attention) WaitingCount(ctx context.Context) (int, error) {
 	return KeptRead(ctx, s.kept, "waiting count", same[int], func(ctx context.Context) (int, error) {
 		var n int
 		if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(*) `+waitingWhere); err != nil {
@@ -117,11 +117,11 @@ type Outlook struct {
 
 // Outlooks are the outlook of every application that has an intent, kept
 // while the backlog does not change.
-func (s *Service) Outlooks(ctx context.Context) (map[string]Outlook, error) {
+func (s *Attention) Outlooks(ctx context.Context) (map[string]Outlook, error) {
 	return KeptRead(ctx, s.kept, "outlooks", maps.Clone[map[string]Outlook], s.outlooks)
 }
 
-func (s *Service) outlooks(ctx context.Context) (map[string]Outlook, error) {
+func (s *Attention) outlooks(ctx context.Context) (map[string]Outlook, error) {
 	out := map[string]Outlook{}
 	var left []struct {
 		AppID string `db:"app_id"`
@@ -166,7 +166,7 @@ func (s *Service) outlooks(ctx context.Context) (map[string]Outlook, error) {
 
 // RunStartedAt is when the intent last moved to running; zero when it
 // never ran.
-func (s *Service) RunStartedAt(ctx context.Context, intentID int64) (time.Time, error) {
+func (s *Attention) RunStartedAt(ctx context.Context, intentID int64) (time.Time, error) {
 	var at sql.NullInt64
 	if err := s.db.Read.GetContext(ctx, &at,
 		`SELECT MAX(at) FROM intent_events WHERE intent_id = ? AND to_status = 'running'`, intentID); err != nil {
@@ -190,11 +190,11 @@ type Awaiting struct {
 // first: drafts with open questions, and submitted guided plans with a
 // proposed task, drafts or stopped. The answer is kept while the backlog
 // does not change.
-func (s *Service) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
+func (s *Attention) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
 	return KeptRead(ctx, s.kept, "awaiting the owner", slices.Clone[[]Awaiting], s.awaitingOwner)
 }
 
-func (s *Service) awaitingOwner(ctx context.Context) ([]Awaiting, error) {
+func (s *Attention) awaitingOwner(ctx context.Context) ([]Awaiting, error) {
 	var out []Awaiting
 	if err := s.db.Read.SelectContext(ctx, &out,
 		`SELECT i.id, i.app_id, i.mode, json_array_length(i.questions) AS questions FROM intents i

@@ -29,8 +29,8 @@ type Board struct {
 // intents, newest first and at most recent. It reads the live intents'
 // rows and recent rows only, so it costs the same however long the
 // application's history is.
-func (s *Service) Board(ctx context.Context, appID string, recent, intents int, only int64) (Board, error) {
-	tiers, err := s.TierModels()
+func (s *Attention) Board(ctx context.Context, appID string, recent, intents int, only int64) (Board, error) {
+	tiers, err := s.tiers()
 	if err != nil {
 		return Board{}, err
 	}
@@ -119,7 +119,7 @@ func (s *Service) Board(ctx context.Context, appID string, recent, intents int, 
 
 // AnyIntent says whether any application has an intent yet: a first run's
 // third step is done.
-func (s *Service) AnyIntent(ctx context.Context) (bool, error) {
+func (s *Attention) AnyIntent(ctx context.Context) (bool, error) {
 	var any bool
 	if err := s.db.Read.GetContext(ctx, &any, `SELECT EXISTS (SELECT 1 FROM intents)`); err != nil {
 		return false, fmt.Errorf("intent: any intent: %w", err)
@@ -133,7 +133,7 @@ func (s *Service) AnyIntent(ctx context.Context) (bool, error) {
 // — the request's start, the status, the count of questions and of tasks
 // by status — so a page costs the same however many intents there are; a
 // page is kept while the backlog does not change.
-func (s *Service) ListPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
+func (s *Attention) ListPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
 	p, err := KeptRead(ctx, s.kept, fmt.Sprintf("list %q %d %d", appID, before, limit), listPage.clone, func(ctx context.Context) (listPage, error) {
 		rows, more, err := s.listPage(ctx, appID, before, limit)
 		return listPage{rows: rows, more: more}, err
@@ -155,7 +155,7 @@ func (p listPage) clone() listPage {
 	return p
 }
 
-func (s *Service) listPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
+func (s *Attention) listPage(ctx context.Context, appID string, before int64, limit int) ([]IntentSummary, bool, error) {
 	tx, err := s.db.Read.BeginTxx(ctx, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("intent: list: %w", err)

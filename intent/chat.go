@@ -55,7 +55,7 @@ type ChatTurn struct {
 // the person's message; requestID is the request it belongs to, 0 for
 // none. It refuses an application that does not exist, and one whose turn
 // is still running (a row a launcher that stopped left running included).
-func (s *Service) StartChatTurn(ctx context.Context, appID string, requestID int64, message string) (ChatTurn, error) {
+func (s *ChatTurns) StartChatTurn(ctx context.Context, appID string, requestID int64, message string) (ChatTurn, error) {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return ChatTurn{}, fmt.Errorf("intent: start a chat turn: %w", err)
@@ -74,7 +74,7 @@ func (s *Service) StartChatTurn(ctx context.Context, appID string, requestID int
 // StartChatTurnIn is StartChatTurn inside the transaction of the request
 // that journals the words the turn answers: the turn's row holds only if
 // the entry does.
-func (s *Service) StartChatTurnIn(ctx context.Context, w migrations.Within, appID string, requestID int64, message string) (ChatTurn, error) {
+func (s *ChatTurns) StartChatTurnIn(ctx context.Context, w migrations.Within, appID string, requestID int64, message string) (ChatTurn, error) {
 	now := s.now()
 	var apps, busy int
 	if err := sqlx.GetContext(ctx, w, &apps, `SELECT count(*) FROM apps WHERE id = ?`, appID); err != nil {
@@ -106,7 +106,7 @@ func (s *Service) StartChatTurnIn(ctx context.Context, w migrations.Within, appI
 
 // AddChatLine adds one tool call's line to chat turn id while it runs; a
 // turn that has ended keeps its lines as they are.
-func (s *Service) AddChatLine(ctx context.Context, id int64, line string) error {
+func (s *ChatTurns) AddChatLine(ctx context.Context, id int64, line string) error {
 	if _, err := s.db.Write.ExecContext(ctx,
 		`UPDATE chat_turns SET lines = json_insert(lines, '$[#]', ?) WHERE id = ? AND status = 'running'`, line, id); err != nil {
 		return fmt.Errorf("intent: line of chat turn %d: %w", id, err)
@@ -117,7 +117,7 @@ func (s *Service) AddChatLine(ctx context.Context, id int64, line string) error 
 // EndChatTurn records how the running chat turn id ended: answered,
 // failed or stopped, with the engineer's reply and the sentence saying how
 // it ended when it did not answer.
-func (s *Service) EndChatTurn(ctx context.Context, id int64, to ChatStatus, reply, sentence string) error {
+func (s *ChatTurns) EndChatTurn(ctx context.Context, id int64, to ChatStatus, reply, sentence string) error {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("intent: end chat turn %d: %w", id, err)
@@ -135,7 +135,7 @@ func (s *Service) EndChatTurn(ctx context.Context, id int64, to ChatStatus, repl
 // StopChatTurns ends every chat turn still running as stopped, with
 // sentence: what serve does on start with the turns a launcher that
 // stopped left running. It answers how many there were.
-func (s *Service) StopChatTurns(ctx context.Context, sentence string) (int, error) {
+func (s *ChatTurns) StopChatTurns(ctx context.Context, sentence string) (int, error) {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("intent: stop chat turns: %w", err)
@@ -223,7 +223,7 @@ func (r chatTurnRow) turn() (ChatTurn, error) {
 }
 
 // ChatTurns are the application's last limit chat turns, oldest first.
-func (s *Service) ChatTurns(ctx context.Context, appID string, limit int) ([]ChatTurn, error) {
+func (s *ChatTurns) ChatTurns(ctx context.Context, appID string, limit int) ([]ChatTurn, error) {
 	var rows []chatTurnRow
 	if err := s.db.Read.SelectContext(ctx, &rows,
 		`SELECT `+chatTurnColumns+` FROM chat_turns WHERE app_id = ? ORDER BY id DESC LIMIT ?`, appID, limit); err != nil {
@@ -235,7 +235,7 @@ func (s *Service) ChatTurns(ctx context.Context, appID string, limit int) ([]Cha
 
 // EndedChatTurns are the application's last limit chat turns before turn
 // before that have ended, newest first: the conversation a turn is given.
-func (s *Service) EndedChatTurns(ctx context.Context, appID string, before int64, limit int) ([]ChatTurn, error) {
+func (s *ChatTurns) EndedChatTurns(ctx context.Context, appID string, before int64, limit int) ([]ChatTurn, error) {
 	var rows []chatTurnRow
 	if err := s.db.Read.SelectContext(ctx, &rows,
 		`SELECT `+chatTurnColumns+` FROM chat_turns

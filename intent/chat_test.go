@@ -18,16 +18,16 @@ func TestEndChatTurnEveryPair(t *testing.T) {
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
 				e := mustOpen(t)
 				e.app(t, "notes")
-				turn, err := e.svc.StartChatTurn(ctx, "notes", 0, "hello")
+				turn, err := e.all.Chats.StartChatTurn(ctx, "notes", 0, "hello")
 				if err != nil {
 					t.Fatal(err)
 				}
 				if from != intent.ChatRunning {
-					if err := e.svc.EndChatTurn(ctx, turn.ID, from, "before", ""); err != nil {
+					if err := e.all.Chats.EndChatTurn(ctx, turn.ID, from, "before", ""); err != nil {
 						t.Fatal(err)
 					}
 				}
-				err = e.svc.EndChatTurn(ctx, turn.ID, to, "the reply", "how it ended")
+				err = e.all.Chats.EndChatTurn(ctx, turn.ID, to, "the reply", "how it ended")
 				allowed := from == intent.ChatRunning && to != intent.ChatRunning
 				if !allowed {
 					wantRefusal(t, err, refusal.Conflict)
@@ -36,7 +36,7 @@ func TestEndChatTurnEveryPair(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				turns, err := e.svc.ChatTurns(ctx, "notes", 10)
+				turns, err := e.all.Chats.ChatTurns(ctx, "notes", 10)
 				if err != nil || len(turns) != 1 {
 					t.Fatalf("turns %+v, %v", turns, err)
 				}
@@ -51,19 +51,19 @@ func TestEndChatTurnEveryPair(t *testing.T) {
 func TestStartChatTurnRefusals(t *testing.T) {
 	ctx := context.Background()
 	e := mustOpen(t)
-	_, err := e.svc.StartChatTurn(ctx, "notes", 0, "hello")
+	_, err := e.all.Chats.StartChatTurn(ctx, "notes", 0, "hello")
 	if ie := wantRefusal(t, err, refusal.NotFound); ie.Message != `There is no application "notes".` {
 		t.Fatalf("sentence %q", ie.Message)
 	}
 	e.app(t, "notes")
-	if _, err := e.svc.StartChatTurn(ctx, "notes", 0, "hello"); err != nil {
+	if _, err := e.all.Chats.StartChatTurn(ctx, "notes", 0, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.StartChatTurn(ctx, "notes", 0, "again")
+	_, err = e.all.Chats.StartChatTurn(ctx, "notes", 0, "again")
 	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message != intent.ChatBusySentence {
 		t.Fatalf("sentence %q", ie.Message)
 	}
-	if err := e.svc.EndChatTurn(ctx, 99, intent.ChatAnswered, "", ""); err == nil {
+	if err := e.all.Chats.EndChatTurn(ctx, 99, intent.ChatAnswered, "", ""); err == nil {
 		t.Fatal("a turn that does not exist was ended")
 	}
 }
@@ -73,30 +73,30 @@ func TestStopChatTurnsStopsOnlyTheRunningOnes(t *testing.T) {
 	e := mustOpen(t)
 	e.app(t, "notes")
 	e.app(t, "shop")
-	answered, err := e.svc.StartChatTurn(ctx, "notes", 0, "first")
+	answered, err := e.all.Chats.StartChatTurn(ctx, "notes", 0, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.EndChatTurn(ctx, answered.ID, intent.ChatAnswered, "hi", ""); err != nil {
+	if err := e.all.Chats.EndChatTurn(ctx, answered.ID, intent.ChatAnswered, "hi", ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, app := range []string{"notes", "shop"} {
-		if _, err := e.svc.StartChatTurn(ctx, app, 0, "still going"); err != nil {
+		if _, err := e.all.Chats.StartChatTurn(ctx, app, 0, "still going"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := e.svc.StopChatTurns(ctx, intent.LauncherStopped)
+	n, err := e.all.Chats.StopChatTurns(ctx, intent.LauncherStopped)
 	if err != nil || n != 2 {
 		t.Fatalf("stopped %d, %v; want 2", n, err)
 	}
-	turns, err := e.svc.ChatTurns(ctx, "notes", 10)
+	turns, err := e.all.Chats.ChatTurns(ctx, "notes", 10)
 	if err != nil || len(turns) != 2 {
 		t.Fatalf("turns %+v, %v", turns, err)
 	}
 	if turns[0].Status != intent.ChatAnswered || turns[1].Status != intent.ChatStopped || turns[1].Sentence != intent.LauncherStopped {
 		t.Fatalf("after stopping: %+v", turns)
 	}
-	if n, err := e.svc.StopChatTurns(ctx, intent.LauncherStopped); err != nil || n != 0 {
+	if n, err := e.all.Chats.StopChatTurns(ctx, intent.LauncherStopped); err != nil || n != 0 {
 		t.Fatalf("a second stop: %d, %v", n, err)
 	}
 }

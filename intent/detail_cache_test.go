@@ -145,7 +145,7 @@ func TestAnIntentsInterventionsReadAgainShowEveryChangeSinceTheLast(t *testing.T
 	}
 	read() // the second read may be the kept one
 
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Tags should be lowercase."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Tags should be lowercase."); err != nil {
 		t.Fatal(err)
 	}
 	if p, a := read(); len(p) != 1 || p[0].Text != "Tags should be lowercase." || len(a) != 0 {
@@ -158,17 +158,17 @@ func TestAnIntentsInterventionsReadAgainShowEveryChangeSinceTheLast(t *testing.T
 	read()
 	// The read between applying and acknowledging sees it applied.
 	seen := false
-	intent.SetAfterApply(e.svc, func() {
+	intent.SetAfterApply(e.all.Interventions, func() {
 		p, a := read()
 		seen = len(p) == 0 && len(a) == 1 && a[0].ID == "f-1" && a[0].Held == reason
 		if !seen {
 			t.Errorf("once the feedback was applied the read says pending %+v, applied %+v", p, a)
 		}
 	})
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	intent.SetAfterApply(e.svc, nil)
+	intent.SetAfterApply(e.all.Interventions, nil)
 	if !seen {
 		t.Fatal("the read after applying was not made")
 	}

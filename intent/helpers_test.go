@@ -17,7 +17,9 @@ import (
 
 // env is a real intents store in a temporary root and the service over it.
 type env struct {
-	svc   *intent.Service
+	svc *intent.Service
+	// all are the backlog's services, svc among them.
+	all   intent.Services
 	db    *migrations.DB
 	root  string
 	clock *timetest.Clock
@@ -29,7 +31,8 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	return &env{svc: intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, root: root, clock: c}
+	all := intent.New(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}})
+	return &env{svc: all.Backlog, all: all, db: db, root: root, clock: c}
 }
 
 // app inserts an application row: intents only need it to exist.

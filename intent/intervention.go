@@ -129,7 +129,7 @@ func checkIntervention(requestID string, kind InterventionKind, text string) err
 // an identical retry returns the original receipt (replayed) and writes
 // nothing, even once the intent stopped; the same id with another kind or
 // text is refused as a conflict. Only a running intent takes a new one.
-func (s *Service) SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind InterventionKind, text string) (rc Receipt, replayed bool, err error) {
+func (s *Interventions) SubmitIntervention(ctx context.Context, intentID int64, requestID string, kind InterventionKind, text string) (rc Receipt, replayed bool, err error) {
 	if err := checkIntervention(requestID, kind, text); err != nil {
 		return Receipt{}, false, err
 	}
@@ -189,7 +189,7 @@ func acceptance(r Receipt) Receipt {
 
 // Interventions reads an intent's receipts, pending and applied, in order.
 // It writes nothing.
-func (s *Service) Interventions(ctx context.Context, intentID int64) (pending, applied []Receipt, err error) {
+func (s *Interventions) Interventions(ctx context.Context, intentID int64) (pending, applied []Receipt, err error) {
 	// One read says both whether the intent is there (a row) and its
 	// receipts (none: the one row has no order): an intent's page asks
 	// every two seconds.
@@ -256,7 +256,7 @@ type Applied struct {
 // second transaction: a crash between the two leaves receipts that are
 // applied but not acknowledged, and the next call only acknowledges them.
 // Call it only when no turn of the intent is in flight.
-func (s *Service) ApplyInterventions(ctx context.Context, intentID int64) (Applied, error) {
+func (s *Interventions) ApplyInterventions(ctx context.Context, intentID int64) (Applied, error) {
 	// An empty inbox, the usual case, costs one indexed read and no write.
 	var waiting int
 	if err := s.db.Read.GetContext(ctx, &waiting,
@@ -279,7 +279,7 @@ func (s *Service) ApplyInterventions(ctx context.Context, intentID int64) (Appli
 	return out, nil
 }
 
-func (s *Service) applyPending(ctx context.Context, intentID int64) (Applied, error) {
+func (s *Interventions) applyPending(ctx context.Context, intentID int64) (Applied, error) {
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return Applied{}, fmt.Errorf("intent: apply interventions: %w", err)
@@ -338,7 +338,7 @@ func (s *Service) applyPending(ctx context.Context, intentID int64) (Applied, er
 }
 
 // acknowledge marks done every receipt of the intent that is applied.
-func (s *Service) acknowledge(ctx context.Context, intentID int64) error {
+func (s *Interventions) acknowledge(ctx context.Context, intentID int64) error {
 	if _, err := s.db.Write.ExecContext(ctx, `UPDATE interventions SET done_at = ?
 		WHERE intent_id = ? AND done_at IS NULL AND ord IN (SELECT ord FROM intervention_applied WHERE intent_id = ?)`,
 		s.now().UnixMilli(), intentID, intentID); err != nil {
@@ -351,7 +351,7 @@ func (s *Service) acknowledge(ctx context.Context, intentID int64) error {
 // every intent are applied (a running intent stops; a stopped one keeps
 // its stop as held), and receipts applied before a crash are only
 // acknowledged. It answers how many receipts it applied.
-func (s *Service) ApplyAllInterventions(ctx context.Context) (int, error) {
+func (s *Interventions) ApplyAllInterventions(ctx context.Context) (int, error) {
 	var ids []int64
 	if err := s.db.Read.SelectContext(ctx, &ids,
 		`SELECT DISTINCT intent_id FROM interventions WHERE done_at IS NULL ORDER BY intent_id`); err != nil {
@@ -402,13 +402,13 @@ type Feedback struct {
 // FeedbackForChat is the applied feedback on the application's intents
 // that no chat turn has been given yet, oldest first; the answer is kept
 // while the backlog does not change.
-func (s *Service) FeedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
+func (s *Interventions) FeedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
 	return KeptRead(ctx, s.kept, "feedback for the chat "+appID, slices.Clone[[]Feedback], func(ctx context.Context) ([]Feedback, error) {
 		return s.feedbackForChat(ctx, appID)
 	})
 }
 
-func (s *Service) feedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
+func (s *Interventions) feedbackForChat(ctx context.Context, appID string) ([]Feedback, error) {
 	var out []Feedback
 	if err := s.db.Read.SelectContext(ctx, &out, `SELECT i.ord, i.intent_id, i.text
 		FROM intervention_applied a JOIN interventions i ON i.ord = a.ord JOIN intents n ON n.id = i.intent_id
@@ -421,11 +421,11 @@ func (s *Service) feedbackForChat(ctx context.Context, appID string) ([]Feedback
 // FeedbackWaiting counts the intents whose applied feedback waits for
 // the next chat turn about their application, for the rail's mark; the
 // count is kept while the backlog does not change.
-func (s *Service) FeedbackWaiting(ctx context.Context) (int, error) {
+func (s *Interventions) FeedbackWaiting(ctx context.Context) (int, error) {
 	return KeptRead(ctx, s.kept, "feedback waiting", same[int], s.feedbackWaiting)
 }
 
-func (s *Service) feedbackWaiting(ctx context.Context) (int, error) {
+func (s *Interventions) feedbackWaiting(ctx context.Context) (int, error) {
 	var n int
 	if err := s.db.Read.GetContext(ctx, &n, `SELECT COUNT(DISTINCT i.intent_id)
 		FROM intervention_applied a JOIN interventions i ON i.ord = a.ord
@@ -437,7 +437,7 @@ func (s *Service) feedbackWaiting(ctx context.Context) (int, error) {
 
 // FeedbackGiven records that a chat turn was given the feedback; feedback
 // given once is not given again.
-func (s *Service) FeedbackGiven(ctx context.Context, orders []int64, runID string) error {
+func (s *Interventions) FeedbackGiven(ctx context.Context, orders []int64, runID string) error {
 	for _, o := range orders {
 		if _, err := s.db.Write.ExecContext(ctx,
 			`UPDATE intervention_applied SET given_run = ? WHERE ord = ? AND given_run = ''`, runID, o); err != nil {

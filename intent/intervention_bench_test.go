@@ -16,11 +16,11 @@ func BenchmarkBoundary(b *testing.B) {
 	in, _ := e.running(b, "notes", "Add tags")
 	ctx := context.Background()
 	for i := range 10000 {
-		if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", i), intent.InterventionPause, ""); err != nil {
+		if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", i), intent.InterventionPause, ""); err != nil {
 			b.Fatal(err)
 		}
 		if i%1000 == 999 {
-			if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+			if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 				b.Fatal(err)
 			}
 			e.moveIntent(b, in.ID, intent.IntentRunning)
@@ -28,7 +28,7 @@ func BenchmarkBoundary(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		a, err := e.svc.ApplyInterventions(ctx, in.ID)
+		a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID)
 		if err != nil || a.Stopped {
 			b.Fatalf("%+v, %v", a, err)
 		}
@@ -43,7 +43,7 @@ func BenchmarkSubmitIntervention(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", n), intent.InterventionFeedback, "Smaller steps."); err != nil {
+		if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", n), intent.InterventionFeedback, "Smaller steps."); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -39,7 +39,7 @@ func TestAnIdenticalRetryReturnsTheOriginalReceiptAndWritesNothing(t *testing.T)
 	e := mustOpen(t)
 	in, _ := e.running(t, "notes", "Add tags")
 	ctx := context.Background()
-	first, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
+	first, replayed, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
 	if err != nil || replayed {
 		t.Fatalf("first submission: replayed %v, %v", replayed, err)
 	}
@@ -47,7 +47,7 @@ func TestAnIdenticalRetryReturnsTheOriginalReceiptAndWritesNothing(t *testing.T)
 		t.Fatalf("the receipt is not what was sent: %+v", first)
 	}
 	e.clock.Set(e.clock.Now().Add(time.Minute))
-	again, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
+	again, replayed, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
 	if err != nil || !replayed {
 		t.Fatalf("retry: replayed %v, %v", replayed, err)
 	}
@@ -58,10 +58,10 @@ func TestAnIdenticalRetryReturnsTheOriginalReceiptAndWritesNothing(t *testing.T)
 		t.Fatalf("%d receipts after a retry, want 1", n)
 	}
 	// Once applied, a retry still answers the original acceptance receipt.
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	late, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
+	late, replayed, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "request-123", intent.InterventionFeedback, "Keep the partial implementation")
 	if err != nil || !replayed || late.Order != first.Order || late.AppliedAt != nil {
 		t.Fatalf("a retry after application: %+v, replayed %v, %v", late, replayed, err)
 	}
@@ -71,15 +71,15 @@ func TestTheSameRequestIDWithOtherTextOrKindIsAConflict(t *testing.T) {
 	e := mustOpen(t)
 	in, _ := e.running(t, "notes", "Add tags")
 	ctx := context.Background()
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionFeedback, "Use blue."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionFeedback, "Use blue."); err != nil {
 		t.Fatal(err)
 	}
 	// The text is kept byte for byte: a trailing space is other text.
-	_, _, err := e.svc.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionFeedback, "Use blue. ")
+	_, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionFeedback, "Use blue. ")
 	if ie := wantRefusal(t, err, refusal.Conflict); ie.Message == "" {
 		t.Fatal("no sentence")
 	}
-	_, _, err = e.svc.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionPause, "Use blue.")
+	_, _, err = e.all.Interventions.SubmitIntervention(ctx, in.ID, "r-1", intent.InterventionPause, "Use blue.")
 	wantRefusal(t, err, refusal.Conflict)
 	if n := e.count(t, `SELECT count(*) FROM interventions`); n != 1 {
 		t.Fatalf("%d receipts, want 1", n)
@@ -98,7 +98,7 @@ func TestConcurrentSubmissionsGetDistinctIncreasingOrders(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rc, _, err := e.svc.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", i), intent.InterventionFeedback, "feedback "+strconv.Itoa(i))
+			rc, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, fmt.Sprintf("r-%d", i), intent.InterventionFeedback, "feedback "+strconv.Itoa(i))
 			orders[i], errs[i] = rc.Order, err
 		}()
 	}
@@ -113,7 +113,7 @@ func TestConcurrentSubmissionsGetDistinctIncreasingOrders(t *testing.T) {
 		}
 		seen[o] = true
 	}
-	pending, _, err := e.svc.Interventions(ctx, in.ID)
+	pending, _, err := e.all.Interventions.Interventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestConcurrentSubmissionsGetDistinctIncreasingOrders(t *testing.T) {
 		}
 	}
 	// Orders keep increasing across consumed batches.
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.moveIntent(t, in.ID, intent.IntentRunning)
-	next, _, err := e.svc.SubmitIntervention(ctx, in.ID, "after", intent.InterventionPause, "")
+	next, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "after", intent.InterventionPause, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestBadSubmissionsAreRefusedWithASentenceAndLeaveNoReceipt(t *testing.T) {
 		{"no such intent", 999, "d", intent.InterventionPause, "", refusal.NotFound},
 	}
 	for _, c := range cases {
-		_, _, err := e.svc.SubmitIntervention(ctx, c.intentID, c.id, c.kind, c.text)
+		_, _, err := e.all.Interventions.SubmitIntervention(ctx, c.intentID, c.id, c.kind, c.text)
 		if ie := wantRefusal(t, err, c.code); ie.Message == "" {
 			t.Fatalf("%s: no sentence", c.name)
 		}
@@ -176,7 +176,7 @@ func TestAPauseStopsTheRunAtTheBoundaryKeepingTheNextTask(t *testing.T) {
 	// The first task ran and completed: the verdict's boundary comes next.
 	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
 	e.move(t, tasks[0].ID, intent.TaskCompleted, "r1")
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Submitting changed nothing of the run.
@@ -184,7 +184,7 @@ func TestAPauseStopsTheRunAtTheBoundaryKeepingTheNextTask(t *testing.T) {
 		t.Fatalf("submitting moved the intent to %s", s)
 	}
 	e.clock.Set(e.clock.Now().Add(time.Second))
-	a, err := e.svc.ApplyInterventions(ctx, in.ID)
+	a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestAPauseStopsTheRunAtTheBoundaryKeepingTheNextTask(t *testing.T) {
 	if s := e.status(t, tasks[1].ID); s != intent.TaskInQueue {
 		t.Fatalf("the next task is %s after a pause, want it still queued", s)
 	}
-	pending, applied, err := e.svc.Interventions(ctx, in.ID)
+	pending, applied, err := e.all.Interventions.Interventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestAPauseOnAnIntentStoppedForAnotherReasonKeepsThatReason(t *testing.T) {
 	e := mustOpen(t)
 	in, tasks := e.running(t, "notes", "Add tags")
 	ctx := context.Background()
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, "after this"); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, "after this"); err != nil {
 		t.Fatal(err)
 	}
 	// The turn's verdict failed the task, and the run stopped for it.
@@ -227,7 +227,7 @@ func TestAPauseOnAnIntentStoppedForAnotherReasonKeepsThatReason(t *testing.T) {
 	if err := e.svc.MoveIntent(ctx, in.ID, intent.IntentStopped, "0001-add-tags failed."); err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.svc.ApplyInterventions(ctx, in.ID)
+	a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestFeedbackStopsTheRunAndWaitsForTheNextChatTurn(t *testing.T) {
 	in, tasks := e.running(t, "notes", "Add tags", "Filter by tag")
 	ctx := context.Background()
 	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Tags should be lowercase."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Tags should be lowercase."); err != nil {
 		t.Fatal(err)
 	}
 	// Pending feedback blocks Run until it is applied.
@@ -256,21 +256,21 @@ func TestFeedbackStopsTheRunAndWaitsForTheNextChatTurn(t *testing.T) {
 	e.moveIntent(t, in.ID, intent.IntentStopped)
 	wantRefusal(t, e.svc.BeginRun(ctx, in.ID), refusal.Conflict)
 
-	a, err := e.svc.ApplyInterventions(ctx, in.ID)
+	a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID)
 	if err != nil || len(a.Receipts) != 1 {
 		t.Fatalf("applied %+v, %v", a, err)
 	}
-	fb, err := e.svc.FeedbackForChat(ctx, "notes")
+	fb, err := e.all.Interventions.FeedbackForChat(ctx, "notes")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fb) != 1 || fb[0].Text != "Tags should be lowercase." || fb[0].IntentID != in.ID {
 		t.Fatalf("feedback for the chat: %+v", fb)
 	}
-	if err := e.svc.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-notes-1"); err != nil {
+	if err := e.all.Interventions.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-notes-1"); err != nil {
 		t.Fatal(err)
 	}
-	if fb, _ := e.svc.FeedbackForChat(ctx, "notes"); len(fb) != 0 {
+	if fb, _ := e.all.Interventions.FeedbackForChat(ctx, "notes"); len(fb) != 0 {
 		t.Fatalf("feedback given once is given again: %+v", fb)
 	}
 	// Applied, it no longer blocks Run.
@@ -283,9 +283,9 @@ func TestFeedbackStopsARunningIntentWithItsReason(t *testing.T) {
 	e := mustOpen(t)
 	in, _ := e.running(t, "notes", "Add tags")
 	ctx := context.Background()
-	e.svc.SubmitIntervention(ctx, in.ID, "p", intent.InterventionPause, "")
-	e.svc.SubmitIntervention(ctx, in.ID, "f", intent.InterventionFeedback, "Smaller steps.")
-	a, err := e.svc.ApplyInterventions(ctx, in.ID)
+	e.all.Interventions.SubmitIntervention(ctx, in.ID, "p", intent.InterventionPause, "")
+	e.all.Interventions.SubmitIntervention(ctx, in.ID, "f", intent.InterventionFeedback, "Smaller steps.")
+	a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +301,11 @@ func TestInterventionReceiptsCannotBeChangedOrDeleted(t *testing.T) {
 	e := mustOpen(t)
 	in, _ := e.running(t, "notes", "Add tags")
 	ctx := context.Background()
-	rc, _, err := e.svc.SubmitIntervention(ctx, in.ID, "f", intent.InterventionFeedback, "Smaller steps.")
+	rc, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "f", intent.InterventionFeedback, "Smaller steps.")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -357,7 +357,7 @@ func crashWhileApplying(spec string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	svc := intent.NewService(db, filepath.Dir(filepath.Dir(path)), time.Now, intent.Collaborators{Journal: request.Journal{}})
+	svc := intent.New(db, filepath.Dir(filepath.Dir(path)), time.Now, intent.Collaborators{Journal: request.Journal{}}).Interventions
 	intent.SetAfterApply(svc, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 	svc.ApplyInterventions(context.Background(), id)
 	fmt.Fprintln(os.Stderr, "the child was not killed")
@@ -380,10 +380,10 @@ func TestACrashBetweenApplyingAndAcknowledgingAppliesNothingTwice(t *testing.T) 
 	e := mustOpen(t)
 	in, tasks := e.running(t, "notes", "Add tags", "Filter by tag")
 	ctx := context.Background()
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Smaller steps."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Smaller steps."); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
 	feedback := 0
@@ -408,7 +408,7 @@ func TestACrashBetweenApplyingAndAcknowledgingAppliesNothingTwice(t *testing.T) 
 
 	// The restart: recovery applies what is pending, and only acknowledges
 	// what was applied.
-	restarted := intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: countingFeedback{n: &feedback}})
+	restarted := intent.New(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: countingFeedback{n: &feedback}}).Interventions
 	n, err := restarted.ApplyAllInterventions(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -443,20 +443,20 @@ func TestAppliedFeedbackHoldsRunUntilTheEngineerTookIt(t *testing.T) {
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "fb-1", intent.InterventionFeedback, "Sort them by date."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "fb-1", intent.InterventionFeedback, "Sort them by date."); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil || !a.Stopped {
+	if a, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil || !a.Stopped {
 		t.Fatalf("apply: %+v %v", a, err)
 	}
 	if err := e.svc.BeginRun(ctx, in.ID); err == nil || !strings.Contains(err.Error(), "waits for the engineer") {
 		t.Fatalf("Run before the engineer took the feedback: %v", err)
 	}
-	fb, err := e.svc.FeedbackForChat(ctx, "notes")
+	fb, err := e.all.Interventions.FeedbackForChat(ctx, "notes")
 	if err != nil || len(fb) != 1 {
 		t.Fatalf("feedback for the chat: %+v %v", fb, err)
 	}
-	if err := e.svc.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-notes-1"); err != nil {
+	if err := e.all.Interventions.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-notes-1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
@@ -470,14 +470,14 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 	ctx := context.Background()
 	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
 	e.move(t, tasks[0].ID, intent.TaskCompleted, "r1")
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Set(e.clock.Now().Add(time.Second))
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, applied, err := e.svc.Interventions(ctx, in.ID)
+	_, applied, err := e.all.Interventions.Interventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, applied, err = e.svc.Interventions(ctx, in.ID)
+	_, applied, err = e.all.Interventions.Interventions(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,24 +497,24 @@ func TestRunAfterAPauseAddsResumedAtToTheAppliedReceiptsAndARetryNeverShowsIt(t 
 		t.Fatalf("after Run: %+v, want resumed at %s", applied, resumed)
 	}
 	// A second Run later keeps the first continuation's time.
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-2", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-2", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Set(e.clock.Now().Add(time.Minute))
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Set(e.clock.Now().Add(time.Minute))
 	if err := e.svc.BeginRun(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, applied, _ = e.svc.Interventions(ctx, in.ID)
+	_, applied, _ = e.all.Interventions.Interventions(ctx, in.ID)
 	if len(applied) != 2 || !applied[0].ResumedAt.Equal(resumed.Truncate(time.Millisecond)) || applied[1].ResumedAt == nil || !applied[1].ResumedAt.After(resumed) {
 		t.Fatalf("after the second Run: %+v", applied)
 	}
 	// The submitter's retry answers the acceptance receipt: neither applied
 	// nor resumed.
-	rc, replayed, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, "")
+	rc, replayed, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, "")
 	if err != nil || !replayed {
 		t.Fatalf("retry: %v, replayed %v", err, replayed)
 	}
@@ -534,10 +534,10 @@ func TestRunRefusesAPausedIntentWhoseWaitingTaskWasRemoved(t *testing.T) {
 	ctx := context.Background()
 	e.move(t, tasks[0].ID, intent.TaskInProgress, "r1")
 	e.move(t, tasks[0].ID, intent.TaskCompleted, "r1")
-	if _, _, err := e.svc.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, in.ID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.svc.RemoveTask(ctx, "rm-1", tasks[1].ID); err != nil {

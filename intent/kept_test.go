@@ -23,7 +23,7 @@ type pageReads struct {
 	More            bool
 }
 
-func readPages(t *testing.T, svc *intent.Service) pageReads {
+func readPages(t *testing.T, svc intent.Services) pageReads {
 	t.Helper()
 	ctx := context.Background()
 	var r pageReads
@@ -33,19 +33,19 @@ func readPages(t *testing.T, svc *intent.Service) pageReads {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	r.Waiting, err = svc.WaitingTasks(ctx, 5)
+	r.Waiting, err = svc.Attention.WaitingTasks(ctx, 5)
 	check("waiting tasks")
-	r.WaitingCount, err = svc.WaitingCount(ctx)
+	r.WaitingCount, err = svc.Attention.WaitingCount(ctx)
 	check("waiting count")
-	r.Outlooks, err = svc.Outlooks(ctx)
+	r.Outlooks, err = svc.Attention.Outlooks(ctx)
 	check("outlooks")
-	r.Awaiting, err = svc.AwaitingOwner(ctx)
+	r.Awaiting, err = svc.Attention.AwaitingOwner(ctx)
 	check("awaiting the owner")
-	r.FeedbackForChat, err = svc.FeedbackForChat(ctx, "notes")
+	r.FeedbackForChat, err = svc.Interventions.FeedbackForChat(ctx, "notes")
 	check("feedback for the chat")
-	r.FeedbackWaiting, err = svc.FeedbackWaiting(ctx)
+	r.FeedbackWaiting, err = svc.Interventions.FeedbackWaiting(ctx)
 	check("feedback waiting")
-	r.List, r.More, err = svc.ListPage(ctx, "notes", 0, 2)
+	r.List, r.More, err = svc.Attention.ListPage(ctx, "notes", 0, 2)
 	check("list")
 	return r
 }
@@ -63,7 +63,8 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
+	besideAll := intent.New(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
+	beside := besideAll.Backlog
 	var in intent.Intent
 	var tasks []intent.Task
 	var fed []int64
@@ -108,18 +109,18 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 			move(t, tasks[1].ID, intent.TaskInQueue, intent.TaskInProgress, intent.TaskNeedsAnswer)
 		}},
 		{"feedback is applied", func(t *testing.T) {
-			_, _, err := beside.SubmitIntervention(ctx, in.ID, "op-1", intent.InterventionFeedback, "Tags are lower case.")
+			_, _, err := besideAll.Interventions.SubmitIntervention(ctx, in.ID, "op-1", intent.InterventionFeedback, "Tags are lower case.")
 			must(t, err)
-			_, err = beside.ApplyAllInterventions(ctx)
+			_, err = besideAll.Interventions.ApplyAllInterventions(ctx)
 			must(t, err)
 		}},
 		{"a chat turn is given the feedback", func(t *testing.T) {
-			fb, err := beside.FeedbackForChat(ctx, "notes")
+			fb, err := besideAll.Interventions.FeedbackForChat(ctx, "notes")
 			must(t, err)
 			for _, f := range fb {
 				fed = append(fed, f.Order)
 			}
-			must(t, beside.FeedbackGiven(ctx, fed, "chat-1"))
+			must(t, besideAll.Interventions.FeedbackGiven(ctx, fed, "chat-1"))
 		}},
 		{"a row is changed by hand", func(t *testing.T) {
 			_, err := db.Write.Exec(`UPDATE intents SET mode = 'guided' WHERE id = ?`, in.ID)
@@ -133,10 +134,10 @@ func TestTheReadsEveryPageMakesFollowEveryChangeAtOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(step.name, func(t *testing.T) {
-			before := readPages(t, e.svc)
+			before := readPages(t, e.all)
 			step.change(t)
-			got := readPages(t, e.svc)
-			want := readPages(t, intent.NewService(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}}))
+			got := readPages(t, e.all)
+			want := readPages(t, intent.New(e.db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}}))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after the change the server reads\n%+v\nwhere the store holds\n%+v", got, want)
 			}

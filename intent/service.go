@@ -19,8 +19,9 @@ import (
 	"autoapp/migrations"
 )
 
-// Service keeps the intents and tasks of the applications of one root.
-type Service struct {
+// store is what the backlog's services share over one intents store: the
+// clock, the collaborators and the caches of its reads.
+type store struct {
 	db   *migrations.DB
 	root string
 	now  func() time.Time
@@ -40,20 +41,55 @@ type Service struct {
 	tierModels *atomicfile.Kept[tierModels]
 }
 
-// NewService builds the service over the intents store; root is the data
-// folder, where launcher/intent-models.json holds the tier models. with is
-// what its writes write beside their own rows; it needs a Journal.
-func NewService(db *migrations.DB, root string, now func() time.Time, with Collaborators) *Service {
-	if with.Journal == nil {
-		panic("intent: NewService needs the requests' Journal")
-	}
-	s := &Service{db: db, root: root, now: now, journal: with.Journal, moved: with.Moved, details: newDetailCache(), kept: NewKept(db)}
-	path := s.tierModelsPath()
-	s.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
-	return s
+// Service keeps the intents and tasks of the applications of one root:
+// drafts, plans, runs and each task's moves.
+type Service struct{ *store }
+
+// Interventions are the owner's pause, stop and feedback sent to a running
+// intent, and their application at safe boundaries.
+type Interventions struct{ *store }
+
+// ChatTurns keeps the chat turns of the applications.
+type ChatTurns struct{ *store }
+
+// Attention is what the pages read of the backlog as a whole: what waits
+// for the owner, each application's outlook and board, and the pages of
+// intents.
+type Attention struct{ *store }
+
+// UsageBook keeps what each model turn cost in tokens.
+type UsageBook struct{ *store }
+
+// Services are the backlog's services over one intents store, sharing its
+// caches: the launcher builds them once.
+type Services struct {
+	Backlog       *Service
+	Interventions *Interventions
+	Chats         *ChatTurns
+	Attention     *Attention
+	Usage         *UsageBook
 }
 
-func (s *Service) tierModelsPath() string {
+// New builds the backlog's services over the intents store; root is the
+// data folder, where launcher/intent-models.json holds the tier models.
+// with is what their writes write beside their own rows; it needs a
+// Journal.
+func New(db *migrations.DB, root string, now func() time.Time, with Collaborators) Services {
+	if with.Journal == nil {
+		panic("intent: New needs the requests' Journal")
+	}
+	st := &store{db: db, root: root, now: now, journal: with.Journal, moved: with.Moved, details: newDetailCache(), kept: NewKept(db)}
+	path := st.tierModelsPath()
+	st.tierModels = atomicfile.NewKept(path, func(b []byte, err error) tierModels { return readTierModels(path, b, err) })
+	return Services{Backlog: &Service{st}, Interventions: &Interventions{st}, Chats: &ChatTurns{st}, Attention: &Attention{st}, Usage: &UsageBook{st}}
+}
+
+// NewService is New's Backlog, for a caller that needs no other.
+func NewService(db *migrations.DB, root string, now func() time.Time, with Collaborators) *Service {
+	return New(db, root, now, with).Backlog
+}
+
+func (s *store) tierModelsPath() string {
 	return filepath.Join(s.root, "launcher", "intent-models.json")
 }
 

@@ -22,7 +22,10 @@ import (
 // TierModels returns the model of each tier from intent-models.json, keyed
 // quick, standard and deep; "" (null in the file) leaves a tier to the
 // model chosen in Settings. A missing file sets no tier.
-func (s *Service) TierModels() (map[string]string, error) {
+func (s *Service) TierModels() (map[string]string, error) { return s.tiers() }
+
+// tiers is TierModels, for each of the services.
+func (s *store) tiers() (map[string]string, error) {
 	r := s.tierModels.Get()
 	return maps.Clone(r.m), r.err
 }

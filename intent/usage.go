@@ -31,7 +31,7 @@ type Usage struct {
 }
 
 // RecordUsage writes one turn's usage row. A zero At is stamped now.
-func (s *Service) RecordUsage(ctx context.Context, u Usage) error {
+func (s *UsageBook) RecordUsage(ctx context.Context, u Usage) error {
 	switch u.Kind {
 	case KindChat, KindPlanning, KindBuilder, KindAdvice, KindDistill:
 	default:
@@ -52,7 +52,7 @@ func (s *Service) RecordUsage(ctx context.Context, u Usage) error {
 }
 
 // UsageSince lists the usage rows written at or after since, oldest first.
-func (s *Service) UsageSince(ctx context.Context, since time.Time) ([]Usage, error) {
+func (s *UsageBook) UsageSince(ctx context.Context, since time.Time) ([]Usage, error) {
 	var rows []struct {
 		Usage
 		AtMs int64 `db:"at"`

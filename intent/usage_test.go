@@ -14,7 +14,7 @@ import (
 func TestUsageRowsKeepWhatATurnUsed(t *testing.T) {
 	db := migrationstest.Intents(t)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	svc := intent.NewService(db, t.TempDir(), func() time.Time { return at }, intent.Collaborators{Journal: request.Journal{}})
+	svc := intent.New(db, t.TempDir(), func() time.Time { return at }, intent.Collaborators{Journal: request.Journal{}}).Usage
 	ctx := context.Background()
 	rows := []intent.Usage{
 		{Kind: intent.KindBuilder, RunID: "intent-1-0001-a-a1", Model: "ollama:qwen3", Input: 1200, Output: 300},

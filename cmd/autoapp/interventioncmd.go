@@ -39,15 +39,15 @@ func interventionCmd(ctx context.Context, args []string, stdout, stderr io.Write
 	if !ok {
 		return code
 	}
-	backlog, closeDB, err := openInbox(o.root, c.verb == "inspect")
+	inbox, closeDB, err := openInbox(o.root, c.verb == "inspect")
 	if err != nil {
 		return c.fail(refusal.Unavailable, "%v", err)
 	}
 	defer closeDB()
 	if c.verb == "submit" {
-		return c.submit(ctx, backlog, o)
+		return c.submit(ctx, inbox, o)
 	}
-	return c.inspect(ctx, backlog, o.intentID)
+	return c.inspect(ctx, inbox, o.intentID)
 }
 
 // interventionCall is one `autoapp intervention VERB` run: the verb, where
@@ -122,8 +122,8 @@ func (c *interventionCall) refused(err error) int {
 }
 
 // submit queues the feedback or pause and prints its receipt.
-func (c *interventionCall) submit(ctx context.Context, backlog *intent.Service, o interventionOptions) int {
-	rc, replayed, err := backlog.SubmitIntervention(ctx, o.intentID, o.requestID, intent.InterventionKind(o.kind), o.text)
+func (c *interventionCall) submit(ctx context.Context, inbox *intent.Interventions, o interventionOptions) int {
+	rc, replayed, err := inbox.SubmitIntervention(ctx, o.intentID, o.requestID, intent.InterventionKind(o.kind), o.text)
 	if err != nil {
 		return c.refused(err)
 	}
@@ -145,8 +145,8 @@ func (c *interventionCall) submit(ctx context.Context, backlog *intent.Service, 
 
 // inspect prints what waits for the intent's next boundary, and what was
 // applied.
-func (c *interventionCall) inspect(ctx context.Context, backlog *intent.Service, intentID int64) int {
-	pending, applied, err := backlog.Interventions(ctx, intentID)
+func (c *interventionCall) inspect(ctx context.Context, inbox *intent.Interventions, intentID int64) int {
+	pending, applied, err := inbox.Interventions(ctx, intentID)
 	if err != nil {
 		return c.refused(err)
 	}
@@ -197,7 +197,7 @@ func writeApplied(w io.Writer, intentID int64, applied []intent.Receipt) {
 // openInbox opens the intents store of root, which must exist: the
 // terminal never creates a launcher's data to queue an intervention.
 // inspect opens it read-only, migrating nothing.
-func openInbox(root string, readOnly bool) (*intent.Service, func(), error) {
+func openInbox(root string, readOnly bool) (*intent.Interventions, func(), error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the data folder %q is not a usable path: %v", root, err)
@@ -214,7 +214,7 @@ func openInbox(root string, readOnly bool) (*intent.Service, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the inbox could not be opened: %v", err)
 	}
-	return intent.NewService(db, abs, clock, intent.Collaborators{Journal: request.Journal{}}), func() { db.Close() }, nil
+	return intent.New(db, abs, clock, intent.Collaborators{Journal: request.Journal{}}).Interventions, func() { db.Close() }, nil
 }
 
 // wantsJSON says the arguments ask for JSON, whether or not the flags

@@ -175,7 +175,7 @@ func TestInterventionInspectShowsAppliedReceiptsWithWhenTheyWereAppliedAndResume
 	}
 	l := st
 	ctx := context.Background()
-	if _, err := l.Backlog.ApplyInterventions(ctx, id); err != nil {
+	if _, err := l.Interventions.ApplyInterventions(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Backlog.BeginRun(ctx, id); err != nil {

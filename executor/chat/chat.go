@@ -34,6 +34,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
+	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
 	"autoapp/migrations"
 )
@@ -96,11 +97,15 @@ type Apps interface {
 // Deps are what the chat turns work with.
 type Deps struct {
 	Backlog *intent.Service
+	// ChatTurns keeps the chat turns' rows.
+	ChatTurns *intent.ChatTurns
+	// Interventions give a turn the owner's feedback and hear it was given.
+	Interventions *intent.Interventions
 	// Requests journal the owner's words (Say); nil takes none.
 	Requests *request.Service
 	Models   executor.Models
 	Apps     Apps
-	// Usage gets each turn's usage row; nil is Backlog.
+	// Usage gets each turn's usage row.
 	Usage executor.UsageBook
 	Log   *slog.Logger
 	Now   func() time.Time
@@ -176,16 +181,13 @@ var (
 	errShutdown = errors.New(LauncherStopped)
 )
 
-// NewService builds the chat turns, kept by d.Backlog.
+// NewService builds the chat turns, kept by d.ChatTurns.
 func NewService(d Deps) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
 		panic("chat: Deps.Now, the clock, is required")
-	}
-	if d.Usage == nil && d.Backlog != nil {
-		d.Usage = d.Backlog
 	}
 	return &Service{d: d, turns: map[string]*running{}}
 }
@@ -202,7 +204,7 @@ func (s *Service) Send(ctx context.Context, appID string, requestID int64, messa
 		if about != appID {
 			requestID = 0
 		}
-		t, err := s.d.Backlog.StartChatTurn(ctx, about, requestID, message)
+		t, err := s.d.ChatTurns.StartChatTurn(ctx, about, requestID, message)
 		return t, err == nil, err
 	})
 }
@@ -260,7 +262,7 @@ func (s *Service) Say(ctx context.Context, appID string, w request.Say) (request
 		w.AppID = about
 		st, replayed, err = s.d.Requests.Say(ctx, w, func(ctx context.Context, within migrations.Within, requestID int64) error {
 			var err error
-			turn, err = s.d.Backlog.StartChatTurnIn(ctx, within, about, requestID, w.Text)
+			turn, err = s.d.ChatTurns.StartChatTurnIn(ctx, within, about, requestID, w.Text)
 			return err
 		})
 		return turn, err == nil && !replayed, err
@@ -399,7 +401,7 @@ func (s *Service) Shutdown() {
 // that stopped is marked stopped ("The launcher stopped."). It returns how
 // many were.
 func (s *Service) Recover(ctx context.Context) (int, error) {
-	n, err := s.d.Backlog.StopChatTurns(ctx, LauncherStopped)
+	n, err := s.d.ChatTurns.StopChatTurns(ctx, LauncherStopped)
 	if err != nil {
 		return 0, fmt.Errorf("chat: recover: %w", err)
 	}
@@ -413,9 +415,17 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	bg := context.WithoutCancel(ctx)
 	log := s.d.Log.With("app", turn.AppID, "run", turn.RunID)
 
+	// The turn's workspace, opened once: every read of its tools goes
+	// through it.
+	ws, err := workspace.Open(s.d.Apps.WorkspaceDir(turn.AppID), s.d.Now)
+	if err != nil {
+		log.Error("the workspace could not be opened for the turn", "err", err)
+	} else {
+		defer ws.Close()
+	}
 	session := planner.NewSession(planner.Config{
 		AppID: turn.AppID, RequestText: turn.Message, Backlog: s.d.Backlog,
-		WorkspaceDir: s.d.Apps.WorkspaceDir(turn.AppID),
+		Workspace: ws,
 		Manifest: func() ([]byte, error) {
 			raw, _, _, err := s.d.Apps.Manifest(turn.AppID)
 			return raw, err
@@ -448,7 +458,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	if err != nil {
 		log.ErrorContext(bg, "the intent document could not be made; the turn goes without it", "err", err)
 	}
-	feedback, err := s.d.Backlog.FeedbackForChat(bg, turn.AppID)
+	feedback, err := s.d.Interventions.FeedbackForChat(bg, turn.AppID)
 	if err != nil {
 		log.ErrorContext(bg, "the person's feedback could not be read; the turn goes without it", "err", err)
 	}
@@ -487,7 +497,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		OnStep: func(c ai.Call) {
 			// A planning call the schema refused still makes this a turn that planned.
 			session.Observe(c)
-			if err := s.d.Backlog.AddChatLine(bg, turn.ID, planner.Line(c)); err != nil {
+			if err := s.d.ChatTurns.AddChatLine(bg, turn.ID, planner.Line(c)); err != nil {
 				log.ErrorContext(bg, "a tool call's line could not be kept", "err", err)
 			}
 		},
@@ -519,7 +529,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		for n, f := range feedback {
 			orders[n] = f.Order
 		}
-		if err := s.d.Backlog.FeedbackGiven(bg, orders, turn.RunID); err != nil {
+		if err := s.d.Interventions.FeedbackGiven(bg, orders, turn.RunID); err != nil {
 			log.ErrorContext(bg, "the feedback given to the turn could not be recorded", "err", err)
 		}
 	}
@@ -527,7 +537,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	if res.Ended == ai.EndProvider && res.Err != nil {
 		log.WarnContext(bg, "the provider failed a chat turn", "detail", res.Err.Detail())
 	}
-	if err := s.d.Backlog.EndChatTurn(bg, turn.ID, status, res.Text, sentence); err != nil {
+	if err := s.d.ChatTurns.EndChatTurn(bg, turn.ID, status, res.Text, sentence); err != nil {
 		log.ErrorContext(bg, "the turn's end could not be kept", "err", err)
 	}
 	if s.d.AfterTurn != nil {
@@ -614,7 +624,7 @@ func feedbackDocument(appID string, feedback []intent.Feedback) ai.Document {
 // HistoryTurns turns that ended, each the person's message and the
 // engineer's reply, within HistoryChars (the oldest go first).
 func (s *Service) history(ctx context.Context, appID string, before int64) ([]ai.Message, error) {
-	rows, err := s.d.Backlog.EndedChatTurns(ctx, appID, before, HistoryTurns)
+	rows, err := s.d.ChatTurns.EndedChatTurns(ctx, appID, before, HistoryTurns)
 	if err != nil {
 		return nil, fmt.Errorf("chat: history: %w", err)
 	}
@@ -642,7 +652,7 @@ func (s *Service) Turns(ctx context.Context, appID string, limit int) ([]Turn, e
 	if limit <= 0 {
 		limit = DefaultTurns
 	}
-	turns, err := s.d.Backlog.ChatTurns(ctx, appID, limit)
+	turns, err := s.d.ChatTurns.ChatTurns(ctx, appID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("chat: %w", err)
 	}

@@ -39,7 +39,7 @@ func TestTheNextChatTurnIsGivenAppliedFeedbackOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const feedback = "Make the timer 50 minutes, not 25."
-	if _, _, err := h.backlog.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, feedback); err != nil {
+	if _, _, err := h.launcher.Interventions.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, feedback); err != nil {
 		t.Fatal(err)
 	}
 	h.model.On(scripted.Any(), scripted.Reply{Text: "I will revise the plan."}, scripted.Reply{Text: "Nothing new."})
@@ -52,7 +52,7 @@ func TestTheNextChatTurnIsGivenAppliedFeedbackOnce(t *testing.T) {
 	if strings.Contains(allText(h.chats()[0]), feedback) {
 		t.Fatal("a chat turn was given feedback the run had not applied")
 	}
-	if _, err := h.backlog.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := h.launcher.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.model.On(scripted.Any(), scripted.Reply{Text: "Revised."}, scripted.Reply{Text: "Nothing new."})

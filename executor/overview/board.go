@@ -94,7 +94,7 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 	if q.AppID == "" {
 		return b, nil
 	}
-	rows, err := s.d.Board.Board(ctx, q.AppID, BoardRecent, BoardIntents, q.Intent)
+	rows, err := s.d.Attention.Board(ctx, q.AppID, BoardRecent, BoardIntents, q.Intent)
 	if err != nil {
 		return b, err
 	}

@@ -127,7 +127,7 @@ func TestOneReadIsTheIntentPage(t *testing.T) {
 		// This run's builder read a file and waits on the model.
 		e.run(t, in, fmt.Sprintf("intent-%d-%s-a1", in.ID, tasks[1].Slug),
 			scripted.Reply{ToolCalls: []scripted.Call{call("source.read", map[string]any{"path": "site/index.html"})}, Usage: scripted.Usage{Input: 300, Output: 30}})
-		if _, _, err := e.backlog.SubmitIntervention(ctx, in.ID, "pause-1", intent.InterventionPause, ""); err != nil {
+		if _, _, err := e.launcher.Interventions.SubmitIntervention(ctx, in.ID, "pause-1", intent.InterventionPause, ""); err != nil {
 			t.Fatal(err)
 		}
 

@@ -26,22 +26,27 @@ import (
 
 // Backlog is what the overview reads of the intents (*intent.Service).
 type Backlog interface {
-	WaitingTasks(ctx context.Context, each int) (intent.Waitings, error)
-	WaitingCount(ctx context.Context) (int, error)
-	FeedbackWaiting(ctx context.Context) (int, error)
-	Outlooks(ctx context.Context) (map[string]intent.Outlook, error)
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
-	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
-	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
-	AwaitingOwner(ctx context.Context) ([]intent.Awaiting, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	GetWithInterventions(ctx context.Context, intentID int64) (d intent.IntentDetail, pending, applied []intent.Receipt, err error)
 }
 
-// BoardReader reads an application's live intents and recent completed
-// tasks (*intent.Service).
-type BoardReader interface {
+// Attention is what waits for the owner, each application's outlook and
+// its board (*intent.Attention).
+type Attention interface {
+	WaitingTasks(ctx context.Context, each int) (intent.Waitings, error)
+	WaitingCount(ctx context.Context) (int, error)
+	Outlooks(ctx context.Context) (map[string]intent.Outlook, error)
+	RunStartedAt(ctx context.Context, intentID int64) (time.Time, error)
+	AwaitingOwner(ctx context.Context) ([]intent.Awaiting, error)
 	Board(ctx context.Context, appID string, recent, intents int, only int64) (intent.Board, error)
+}
+
+// Feedback is the owner's feedback that waits for a chat turn
+// (*intent.Interventions).
+type Feedback interface {
+	FeedbackWaiting(ctx context.Context) (int, error)
+	FeedbackForChat(ctx context.Context, appID string) ([]intent.Feedback, error)
 }
 
 // Apps lists the applications (*app.Service).
@@ -69,14 +74,14 @@ type Questions interface {
 // Deps are what the overview reads.
 type Deps struct {
 	Backlog    Backlog
+	Attention  Attention
+	Feedback   Feedback
 	Apps       Apps
 	Candidates Candidates
 	Runs       Runs
 	// Questions may be nil: no question ever waits.
 	Questions Questions
 	Spend     *spend.Book
-	// Board reads an application's board (*intent.Service).
-	Board BoardReader
 	// ModelOf names the model a task's turn runs on as its usage row will
 	// (provider:model), from the task's own or tier model ("" when
 	// neither: the Settings model).
@@ -260,7 +265,7 @@ func (s *Service) Read(ctx context.Context) (Overview, error) {
 	if o.Today, o.Prices, err = s.d.Spend.Today(ctx, live); err != nil {
 		return o, err
 	}
-	outlooks, err := s.d.Backlog.Outlooks(ctx)
+	outlooks, err := s.d.Attention.Outlooks(ctx)
 	if err != nil {
 		return o, err
 	}
@@ -347,11 +352,11 @@ func (s *Service) NeedCount(ctx context.Context) (int, error) {
 			n += len(s.d.Questions.Pending(a.ID))
 		}
 	}
-	waiting, err := s.d.Backlog.WaitingCount(ctx)
+	waiting, err := s.d.Attention.WaitingCount(ctx)
 	if err != nil {
 		return 0, err
 	}
-	feedback, err := s.d.Backlog.FeedbackWaiting(ctx)
+	feedback, err := s.d.Feedback.FeedbackWaiting(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -374,7 +379,7 @@ func questions(n int) string {
 // task: a guided plan waiting for approval, and a draft whose engineer
 // asked questions.
 func (s *Service) awaiting(ctx context.Context) ([]Need, error) {
-	rows, err := s.d.Backlog.AwaitingOwner(ctx)
+	rows, err := s.d.Attention.AwaitingOwner(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +411,7 @@ func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
 			}
 		}
 	}
-	waiting, err := s.d.Backlog.WaitingTasks(ctx, NeedsShown)
+	waiting, err := s.d.Attention.WaitingTasks(ctx, NeedsShown)
 	if err != nil {
 		return out, err
 	}
@@ -433,7 +438,7 @@ func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
 	out.Count[NeedAnswer] = waiting.Asked
 	out.Count[NeedFailed] = waiting.Failed
 	for _, a := range apps {
-		fb, err := s.d.Backlog.FeedbackForChat(ctx, a.ID)
+		fb, err := s.d.Feedback.FeedbackForChat(ctx, a.ID)
 		if err != nil {
 			return out, err
 		}
@@ -540,7 +545,7 @@ func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
 	if err != nil {
 		return live, nil, err
 	}
-	started, err := s.d.Backlog.RunStartedAt(ctx, p.IntentID)
+	started, err := s.d.Attention.RunStartedAt(ctx, p.IntentID)
 	if err != nil {
 		return live, nil, err
 	}

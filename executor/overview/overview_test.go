@@ -146,7 +146,7 @@ func (e *env) turn(tb testing.TB, in intent.Intent, task intent.Task, n int, too
 	runID := fmt.Sprintf("intent-%d-%s-a%d", in.ID, task.Slug, n)
 	e.move(tb, task.ID, intent.TaskInProgress, intent.Move{RunID: runID})
 	e.clock.Advance(took)
-	if err := e.backlog.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: in.AppID,
+	if err := e.launcher.Usage.RecordUsage(context.Background(), intent.Usage{Kind: intent.KindBuilder, RunID: runID, AppID: in.AppID,
 		Model: "prov:m", Input: tokens, Output: tokens / 10, Partial: partial}); err != nil {
 		tb.Fatal(err)
 	}
@@ -457,14 +457,14 @@ func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T
 	ctx := context.Background()
 	e.app(t, "site")
 	in, _ := e.intent(t, "site", 1) // running
-	if _, _, err := e.backlog.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Smaller steps."); err != nil {
+	if _, _, err := e.launcher.Interventions.SubmitIntervention(ctx, in.ID, "f-1", intent.InterventionFeedback, "Smaller steps."); err != nil {
 		t.Fatal(err)
 	}
 	// Pending, it is the run's: nothing waits for the person yet.
 	if needs, err := e.needs(ctx); err != nil || len(kinds(needs)[overview.NeedFeedback]) != 0 {
 		t.Fatalf("pending feedback: %+v, %v", needs, err)
 	}
-	if _, err := e.backlog.ApplyInterventions(ctx, in.ID); err != nil {
+	if _, err := e.launcher.Interventions.ApplyInterventions(ctx, in.ID); err != nil {
 		t.Fatal(err)
 	}
 	needs, err := e.needs(ctx)
@@ -475,11 +475,11 @@ func TestFeedbackThatStoppedARunNeedsThePersonUntilAChatTurnTakesIt(t *testing.T
 	if len(f) != 1 || f[0].IntentID != in.ID || f[0].AppID != "site" {
 		t.Fatalf("applied feedback: %+v", needs)
 	}
-	fb, err := e.backlog.FeedbackForChat(ctx, "site")
+	fb, err := e.launcher.Interventions.FeedbackForChat(ctx, "site")
 	if err != nil || len(fb) != 1 {
 		t.Fatalf("%+v, %v", fb, err)
 	}
-	if err := e.backlog.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-site-1"); err != nil {
+	if err := e.launcher.Interventions.FeedbackGiven(ctx, []int64{fb[0].Order}, "chat-site-1"); err != nil {
 		t.Fatal(err)
 	}
 	if needs, _ := e.needs(ctx); len(kinds(needs)[overview.NeedFeedback]) != 0 {

@@ -26,6 +26,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/intent"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
 )
 
 // PlanOverLines is the estimate of changed lines above which a request is
@@ -47,9 +48,11 @@ type Config struct {
 	// a new draft keeps it as its request. It never comes from the model.
 	RequestText string
 	Backlog     *intent.Service
-	// WorkspaceDir is the application's git workspace, which spec.read and
-	// the source tools read and never write.
-	WorkspaceDir string
+	// Workspace is the application's git workspace, opened once by the
+	// turn that owns the session and closed by it: spec.read and the
+	// source tools read it and never write. nil (it could not be opened)
+	// makes each of them fail.
+	Workspace *workspace.Workspace
 	// Manifest returns the manifest the host obeys (autoapp.json as HEAD
 	// commits it); nil reads it from the workspace.
 	Manifest func() ([]byte, error)

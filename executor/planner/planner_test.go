@@ -56,6 +56,7 @@ func (b *logBook) messages() []string {
 // host is a data folder with the static template's application and the
 // backlog over a real store.
 type host struct {
+	t       testing.TB
 	apps    *app.Service
 	backlog *intent.Service
 	db      *migrations.DB
@@ -66,7 +67,7 @@ func newHost(t testing.TB) *host {
 	t.Helper()
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
-	h := &host{apps: app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), backlog: intent.NewService(db, root, time.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, log: &logBook{}}
+	h := &host{t: t, apps: app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), backlog: intent.NewService(db, root, time.Now, intent.Collaborators{Journal: request.Journal{}}), db: db, log: &logBook{}}
 	if _, err := h.apps.CreateFromTemplate(context.Background(), appID, "Site", "static"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +75,14 @@ func newHost(t testing.TB) *host {
 }
 
 func (h *host) session(request string) *planner.Session {
+	h.t.Helper()
+	ws, err := workspace.Open(h.apps.WorkspaceDir(appID), time.Now)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { ws.Close() })
 	return planner.NewSession(planner.Config{AppID: appID, RequestText: request, Backlog: h.backlog,
-		WorkspaceDir: h.apps.WorkspaceDir(appID), Log: slog.New(h.log), Now: time.Now})
+		Workspace: ws, Log: slog.New(h.log), Now: time.Now})
 }
 
 func tool(t testing.TB, s *planner.Session, name string) ai.Tool {

@@ -17,14 +17,13 @@ func (s *Session) SourceTools() []ai.Tool {
 	return []ai.Tool{s.sourceList(), s.sourceRead(), s.sourceSearch()}
 }
 
-// withWorkspace opens the workspace for one read; the workspace answers
-// an input it refuses with each field named.
+// withWorkspace is one read of the turn's workspace; the workspace
+// answers an input it refuses with each field named.
 func (s *Session) withWorkspace(read func(ws *workspace.Workspace) (any, error)) (any, error) {
-	ws, err := workspace.Open(s.cfg.WorkspaceDir, s.cfg.Now)
+	ws, err := s.workspace()
 	if err != nil {
-		return nil, fmt.Errorf("planner: %w", err)
+		return nil, err
 	}
-	defer ws.Close()
 	out, err := read(ws)
 	if ps, ok := workspace.AsProblems(err); ok {
 		return nil, ai.Refuse(ps...)
@@ -61,4 +60,12 @@ func (s *Session) sourceSearch() ai.Tool {
 	return source.Search(read(s, func(ws *workspace.Workspace, in source.SearchInput) (any, error) {
 		return ws.Search(in.Query, in.Regexp, in.Under)
 	}))
+}
+
+// workspace is the turn's workspace, or why there is none.
+func (s *Session) workspace() (*workspace.Workspace, error) {
+	if s.cfg.Workspace == nil {
+		return nil, fmt.Errorf("planner: the workspace of %s could not be opened for this turn", s.cfg.AppID)
+	}
+	return s.cfg.Workspace, nil
 }

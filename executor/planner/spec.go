@@ -130,11 +130,10 @@ func (s *Session) specRead() ai.Tool {
 // the host reads a workspace: the manifest HEAD commits, and no file
 // through a link.
 func (s *Session) application(ctx context.Context) (Application, error) {
-	ws, err := workspace.Open(s.cfg.WorkspaceDir, s.cfg.Now)
+	ws, err := s.workspace()
 	if err != nil {
-		return Application{}, fmt.Errorf("planner: %w", err)
+		return Application{}, err
 	}
-	defer ws.Close()
 	var raw []byte
 	var m app.Manifest
 	var ps refusal.Problems

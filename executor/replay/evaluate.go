@@ -356,7 +356,7 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 	w := h.newWorld(a, dir, cs)
 	defer w.close()
 
-	deps := executor.Deps{Backlog: h.d.Backlog, Apps: w.apps, Candidates: w.cands, Models: h.d.Models, Log: cs.log, Now: h.d.Now,
+	deps := executor.Deps{Backlog: h.d.Backlog, Usage: h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: h.d.Models, Log: cs.log, Now: h.d.Now,
 		Limits: func() ai.Limits { return e.limits }, Turns: cs.store, Cases: cs.cases}
 	if c == Learned && len(e.lessons) > 0 {
 		deps.Lessons = learned{corpus: e.lessons, hints: h.d.Lessons}

@@ -107,11 +107,12 @@ type Deps struct {
 	Replays   *knowledge.Replays
 	Cases     *knowledge.Cases
 	Lessons   *knowledge.Lessons
-	// Backlog finds the task a case's turn worked on, and records the
-	// turns' usage as any turn's.
+	// Backlog finds the task a case's turn worked on.
 	Backlog *intent.Service
-	Apps    *app.Service
-	Models  executor.Models
+	// Usage records the turns' usage as any turn's.
+	Usage  executor.UsageBook
+	Apps   *app.Service
+	Models executor.Models
 	// Jail starts every build stage and preview, as the owner chose.
 	Jail candidate.Jail
 	// Limits are the launcher's turn limits (limits.json); the step cap

@@ -92,7 +92,7 @@ func (r *replayRun) run(ctx context.Context, index int, st step) (knowledge.Repl
 	}
 	w := r.h.newWorld(st.pc.app, dir, cs)
 	defer w.close()
-	deps := executor.Deps{Backlog: r.h.d.Backlog, Apps: w.apps, Candidates: w.cands, Models: r.h.d.Models, Log: cs.log, Now: r.h.d.Now,
+	deps := executor.Deps{Backlog: r.h.d.Backlog, Usage: r.h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: r.h.d.Models, Log: cs.log, Now: r.h.d.Now,
 		Limits: func() ai.Limits { return r.limits }, Turns: cs.store, Cases: cs.cases,
 		TaskContext: filepath.Join(dir, executor.TaskContextFile)}
 	if len(st.given) > 0 {

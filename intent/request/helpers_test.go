@@ -21,6 +21,7 @@ import (
 type env struct {
 	db      *migrations.DB
 	backlog *intent.Service
+	all     intent.Services
 	svc     *request.Service
 	clock   *timetest.Clock
 	ops     int
@@ -32,8 +33,8 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	backlog := intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}})
-	return &env{db: db, backlog: backlog, svc: request.NewService(db, backlog, c.Now), clock: c}
+	all := intent.New(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}})
+	return &env{db: db, backlog: all.Backlog, all: all, svc: request.NewService(db, all.Backlog, c.Now), clock: c}
 }
 
 // op returns a fresh operation id.

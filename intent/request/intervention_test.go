@@ -24,10 +24,10 @@ func TestAPauseKeepsTheApprovalAndFeedbackVoidsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, _, err := e.backlog.SubmitIntervention(ctx, st.IntentID, "p-1", intent.InterventionPause, ""); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, st.IntentID, "p-1", intent.InterventionPause, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.backlog.ApplyInterventions(ctx, st.IntentID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.state(t, st.ID); !got.Approval.Valid {
@@ -40,14 +40,14 @@ func TestAPauseKeepsTheApprovalAndFeedbackVoidsIt(t *testing.T) {
 	if err := e.backlog.BeginRun(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.backlog.SubmitIntervention(ctx, st.IntentID, "f-1", intent.InterventionFeedback, "Tags are lowercase."); err != nil {
+	if _, _, err := e.all.Interventions.SubmitIntervention(ctx, st.IntentID, "f-1", intent.InterventionFeedback, "Tags are lowercase."); err != nil {
 		t.Fatal(err)
 	}
 	// Submitting changes nothing: the approval holds until the feedback is applied.
 	if got := e.state(t, st.ID); !got.Approval.Valid {
 		t.Fatal("submitting feedback voided the approval before a boundary")
 	}
-	if _, err := e.backlog.ApplyInterventions(ctx, st.IntentID); err != nil {
+	if _, err := e.all.Interventions.ApplyInterventions(ctx, st.IntentID); err != nil {
 		t.Fatal(err)
 	}
 	got := e.state(t, st.ID)

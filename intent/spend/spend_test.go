@@ -25,11 +25,12 @@ import (
 // env is a real intents store in a temporary root, the backlog over it
 // and the book that prices its usage rows.
 type env struct {
-	db      *migrations.DB
-	root    string
-	clock   *timetest.Clock
-	backlog *intent.Service
-	book    *spend.Book
+	db        *migrations.DB
+	root      string
+	clock     *timetest.Clock
+	backlog   *intent.Service
+	usageBook *intent.UsageBook
+	book      *spend.Book
 }
 
 func mustOpen(tb testing.TB) *env {
@@ -37,7 +38,8 @@ func mustOpen(tb testing.TB) *env {
 	root := tb.TempDir()
 	db := migrationstest.IntentsIn(tb, root)
 	c := timetest.NewClock(time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC))
-	return &env{db: db, root: root, clock: c, backlog: intent.NewService(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}}), book: spend.New(db, root, c.Now)}
+	all := intent.New(db, root, c.Now, intent.Collaborators{Journal: request.Journal{}})
+	return &env{db: db, root: root, clock: c, backlog: all.Backlog, usageBook: all.Usage, book: spend.New(db, root, c.Now)}
 }
 
 // prices writes prices.json by hand, as the person might.
@@ -50,7 +52,7 @@ func (e *env) prices(tb testing.TB, text string) {
 
 func (e *env) usage(tb testing.TB, u intent.Usage) {
 	tb.Helper()
-	if err := e.backlog.RecordUsage(context.Background(), u); err != nil {
+	if err := e.usageBook.RecordUsage(context.Background(), u); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -476,7 +478,7 @@ func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	beside := intent.NewService(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}})
+	beside := intent.New(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}}).Usage
 	want := func(turns int) {
 		t.Helper()
 		if got := e.today(t, nil); got.Turns != turns {

@@ -74,18 +74,24 @@ type Launcher struct {
 	Limits     *ai.LimitsFile
 	Previews   *preview.Manager
 	Candidates *candidate.Service
-	Backlog    *intent.Service
-	Providers  *provider.Registry
-	Runs       *executor.Executor
-	Deliveries *delivery.Service
-	Requests   *request.Service
-	Chats      *chat.Service
-	Gate       *gate.Gate
-	Cases      *knowledge.Cases
-	Lessons    *knowledge.Lessons
-	Servings   *knowledge.Servings
-	Spend      *spend.Book
-	Overview   *overview.Service
+	// Backlog, Interventions, ChatTurns, Attention and Usage are the
+	// backlog's services over the intents store (intent.New).
+	Backlog       *intent.Service
+	Interventions *intent.Interventions
+	ChatTurns     *intent.ChatTurns
+	Attention     *intent.Attention
+	Usage         *intent.UsageBook
+	Providers     *provider.Registry
+	Runs          *executor.Executor
+	Deliveries    *delivery.Service
+	Requests      *request.Service
+	Chats         *chat.Service
+	Gate          *gate.Gate
+	Cases         *knowledge.Cases
+	Lessons       *knowledge.Lessons
+	Servings      *knowledge.Servings
+	Spend         *spend.Book
+	Overview      *overview.Service
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
 	Replays *replay.Harness
@@ -175,7 +181,8 @@ func (l *Launcher) build(o Options) error {
 	// The backlog's writes keep the request each intent answers in their
 	// own transactions (request.Journal), and each committed move that
 	// ends an attempt feeds the relationship index (linksAfter).
-	l.Backlog = intent.NewService(l.Intents, l.Root, now, intent.Collaborators{Journal: request.Journal{}, Moved: l.linksAfter})
+	backlog := intent.New(l.Intents, l.Root, now, intent.Collaborators{Journal: request.Journal{}, Moved: l.linksAfter})
+	l.Backlog, l.Interventions, l.ChatTurns, l.Attention, l.Usage = backlog.Backlog, backlog.Interventions, backlog.Chats, backlog.Attention, backlog.Usage
 	providers, err := provider.NewRegistry(l.Root, now, nil, log)
 	if err != nil {
 		return err
@@ -195,7 +202,7 @@ func (l *Launcher) build(o Options) error {
 	if o.Limits != nil {
 		l.limits = o.Limits
 	}
-	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
+	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Usage, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
 		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Turns: l.Knowledge, Attempts: l.Knowledge,
 		Lessons: l.Lessons, Servings: l.Servings, Cases: l.Cases, AdviceTimeout: o.AdviceTimeout,
 		Distill: l.distill})
@@ -205,7 +212,7 @@ func (l *Launcher) build(o Options) error {
 	// A chat turn is told what a builder's turn is told: the orientation,
 	// the evidence for its words and their lessons, and hints beside a
 	// failed build; its servings are kept like a builder turn's.
-	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
+	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, ChatTurns: l.ChatTurns, Interventions: l.Interventions, Usage: l.Usage, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
 			Busy: l.Runs.Busy, Cases: l.Cases, Hints: l.Lessons, Hinted: l.Servings, Log: log, Now: now}),
 		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
@@ -223,14 +230,14 @@ func (l *Launcher) build(o Options) error {
 	// A replay runs builder turns as a run does, each in a clone of its
 	// own; the launcher's store keeps only its manifest and its rows.
 	l.Replays = replay.New(replay.Deps{Root: l.Root, Knowledge: l.Knowledge, Replays: knowledge.NewReplays(l.Knowledge.DB(), now),
-		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
+		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
 		Limits: l.limits, Now: now, Version: Version})
 	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
 	// What the turns cost, what needs the person and what an intent's
 	// page shows: reads only.
 	l.Spend = spend.New(l.Intents, l.Root, now)
-	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
-		Questions: l.Gate, Spend: l.Spend, Board: l.Backlog, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
+	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Attention: l.Attention, Feedback: l.Interventions, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
+		Questions: l.Gate, Spend: l.Spend, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
 		Models: providers, Requests: l.Requests, Deliveries: l.Deliveries, Chats: l.Chats})
 	return nil
 }
@@ -299,7 +306,7 @@ func (l *Launcher) Recover(ctx context.Context) error {
 	// Recovery is a safe boundary: interventions sent before the stop are
 	// applied (each intent keeps the stop it is in, as held), and those
 	// applied just before a crash are only acknowledged.
-	if n, err := l.Backlog.ApplyAllInterventions(ctx); err != nil {
+	if n, err := l.Interventions.ApplyAllInterventions(ctx); err != nil {
 		return fmt.Errorf("applying the interventions the last launcher left: %v", err)
 	} else if n > 0 {
 		log.Info("interventions sent before the stop were applied", "applied", n)
@@ -374,7 +381,7 @@ func (l *Launcher) distill(ctx context.Context) {
 		}
 		u, err := ai.Ask(ctx, l.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 			instructions, message, schema, knowledge.DistillTimeout, out)
-		if rerr := l.Backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
+		if rerr := l.Usage.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
 			Input: u.Input, Output: u.Output, Partial: err != nil || u.Partial}); rerr != nil {
 			l.Log.Error("usage row not written", "err", rerr)
 		}

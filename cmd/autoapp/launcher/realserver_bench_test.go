@@ -92,7 +92,7 @@ func seedBacklog(root string, n int) error {
 			if st == intent.TaskInProgress {
 				runs++
 				m.RunID = fmt.Sprintf("run-%d", runs)
-				if err := l.Backlog.RecordUsage(ctx, intent.Usage{Kind: intent.KindBuilder, RunID: m.RunID, AppID: benchApp,
+				if err := l.Usage.RecordUsage(ctx, intent.Usage{Kind: intent.KindBuilder, RunID: m.RunID, AppID: benchApp,
 					Model: "ollama:qwen3", Input: 12_000, Output: 900}); err != nil {
 					return err
 				}
