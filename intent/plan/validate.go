@@ -45,146 +45,186 @@ var hostWordings = []string{
 // ValidateTask checks one task's plan on its own and names the field of
 // each problem, with a sentence the engineer can act on. Indexes in field
 // names count from zero, as in the task's JSON. The graph across tasks is
-// ValidateGraph's.
+// ValidateGraph's. The checks run field by field, in the order of the
+// task's JSON.
 func ValidateTask(t Task) refusal.Problems {
-	var ps refusal.Problems
-	add := func(field, format string, args ...any) {
-		ps = append(ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	var ps problems
+	for _, check := range taskChecks {
+		check(t, &ps)
 	}
+	return refusal.Problems(ps)
+}
 
+// problems collects what the checks of a task find.
+type problems refusal.Problems
+
+func (ps *problems) add(field, format string, args ...any) {
+	*ps = append(*ps, refusal.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// taskChecks are ValidateTask's checks, one per field or pair of fields.
+var taskChecks = []func(Task, *problems){
+	checkSlug, checkTitle, checkPriority, checkLabels, checkBlockedBy, checkEstimate, checkLocks, checkRisk,
+	checkRepaidBy, checkReasoning, checkSummary, checkCriteria, checkNoFailurePath, checkItems,
+}
+
+func checkSlug(t Task, ps *problems) {
 	if t.Slug != "" && !IsSlug(t.Slug) {
-		add("slug", "%q is not a slug: write the number in four digits or more, then one to six lowercase words joined by dashes (0007-add-tags)", t.Slug)
+		ps.add("slug", "%q is not a slug: write the number in four digits or more, then one to six lowercase words joined by dashes (0007-add-tags)", t.Slug)
 	}
+}
 
+func checkTitle(t Task, ps *problems) {
 	switch {
 	case strings.TrimSpace(t.Title) == "":
-		add("title", "a title is required: one imperative line naming the change")
+		ps.add("title", "a title is required: one imperative line naming the change")
 	case !oneLine(t.Title):
-		add("title", "the title is one line of text, without line breaks or control characters")
+		ps.add("title", "the title is one line of text, without line breaks or control characters")
 	case utf8.RuneCountInString(t.Title) > MaxTitle:
-		add("title", "the title has %d characters; keep it to %d", utf8.RuneCountInString(t.Title), MaxTitle)
+		ps.add("title", "the title has %d characters; keep it to %d", utf8.RuneCountInString(t.Title), MaxTitle)
 	}
+}
 
+func checkPriority(t Task, ps *problems) {
 	if !slices.Contains(Priorities, t.Priority) {
-		add("priority", "%s; write one of %s", got(t.Priority), strings.Join(Priorities, ", "))
+		ps.add("priority", "%s; write one of %s", got(t.Priority), strings.Join(Priorities, ", "))
 	}
+}
 
+func checkLabels(t Task, ps *problems) {
 	switch {
 	case len(t.Labels) == 0:
-		add("labels", "a task has one to %d labels from %s", MaxLabels, strings.Join(Labels, ", "))
+		ps.add("labels", "a task has one to %d labels from %s", MaxLabels, strings.Join(Labels, ", "))
 	case len(t.Labels) > MaxLabels:
-		add("labels", "a task has at most %d labels, not %d; keep the ones that say what the change touches", MaxLabels, len(t.Labels))
+		ps.add("labels", "a task has at most %d labels, not %d; keep the ones that say what the change touches", MaxLabels, len(t.Labels))
 	}
 	for i, l := range t.Labels {
 		field := fmt.Sprintf("labels[%d]", i)
 		switch {
 		case !slices.Contains(Labels, l):
-			add(field, "%q is not a label; labels come from %s", l, strings.Join(Labels, ", "))
+			ps.add(field, "%q is not a label; labels come from %s", l, strings.Join(Labels, ", "))
 		case slices.Index(t.Labels, l) < i:
-			add(field, "%q is already labels[%d]; name each label once", l, slices.Index(t.Labels, l))
+			ps.add(field, "%q is already labels[%d]; name each label once", l, slices.Index(t.Labels, l))
 		}
 	}
+}
 
+func checkBlockedBy(t Task, ps *problems) {
 	for i, b := range t.BlockedBy {
 		field := fmt.Sprintf("blocked_by[%d]", i)
 		switch {
 		case !IsSlug(b):
-			add(field, "%q is not a slug; name the blocking task by its slug (0007-add-tags)", b)
+			ps.add(field, "%q is not a slug; name the blocking task by its slug (0007-add-tags)", b)
 		case t.Slug != "" && b == t.Slug:
-			add(field, "a task cannot be blocked by itself")
+			ps.add(field, "a task cannot be blocked by itself")
 		}
 	}
+}
 
+func checkEstimate(t Task, ps *problems) {
 	if t.EstimatedLines < 1 || t.EstimatedLines > MaxEstimatedLines {
-		add("estimated_lines", "estimate the changed lines as a number from 1 to %d, not %d; a bigger change is several tasks", MaxEstimatedLines, t.EstimatedLines)
+		ps.add("estimated_lines", "estimate the changed lines as a number from 1 to %d, not %d; a bigger change is several tasks", MaxEstimatedLines, t.EstimatedLines)
 	}
+}
 
+func checkLocks(t Task, ps *problems) {
 	for i, l := range t.Locks {
 		if strings.TrimSpace(l) == "" {
-			add(fmt.Sprintf("locks[%d]", i), "a lock is a non-empty name of what the task holds while it runs")
+			ps.add(fmt.Sprintf("locks[%d]", i), "a lock is a non-empty name of what the task holds while it runs")
 		}
 	}
+}
 
+func checkRisk(t Task, ps *problems) {
 	if !slices.Contains(Risks, t.Risk) {
-		add("risk", "%s; write one of %s", got(t.Risk), strings.Join(Risks, ", "))
+		ps.add("risk", "%s; write one of %s", got(t.Risk), strings.Join(Risks, ", "))
 	}
+}
 
+func checkRepaidBy(t Task, ps *problems) {
 	switch {
 	case !t.Stub && t.RepaidBy != "":
-		add("repaid_by", "only a stub is repaid; set stub: true or drop repaid_by")
+		ps.add("repaid_by", "only a stub is repaid; set stub: true or drop repaid_by")
 	case t.Stub && t.RepaidBy == "":
-		add("repaid_by", "a stub names the task that repays it in repaid_by")
+		ps.add("repaid_by", "a stub names the task that repays it in repaid_by")
 	case t.Stub && !IsSlug(t.RepaidBy):
-		add("repaid_by", "%q is not a slug; name the repaying task by its slug (0007-add-tags)", t.RepaidBy)
+		ps.add("repaid_by", "%q is not a slug; name the repaying task by its slug (0007-add-tags)", t.RepaidBy)
 	case t.Stub && t.Slug != "" && t.RepaidBy == t.Slug:
-		add("repaid_by", "a stub cannot repay itself; name the later task that replaces it")
+		ps.add("repaid_by", "a stub cannot repay itself; name the later task that replaces it")
 	}
+}
 
+func checkReasoning(t Task, ps *problems) {
 	if !slices.Contains(Reasoning, t.Reasoning) {
-		add("reasoning", "%s; write one of %s", got(t.Reasoning), strings.Join(Reasoning, ", "))
+		ps.add("reasoning", "%s; write one of %s", got(t.Reasoning), strings.Join(Reasoning, ", "))
 	}
+}
 
+func checkSummary(t Task, ps *problems) {
 	switch n := utf8.RuneCountInString(t.Summary); {
 	case strings.TrimSpace(t.Summary) == "":
-		add("summary", "a summary is required: one or two sentences saying what this is and why it exists")
+		ps.add("summary", "a summary is required: one or two sentences saying what this is and why it exists")
 	case n > MaxSummary:
-		add("summary", "the summary has %d characters; keep it to %d", n, MaxSummary)
+		ps.add("summary", "the summary has %d characters; keep it to %d", n, MaxSummary)
 	}
+}
 
+func checkCriteria(t Task, ps *problems) {
 	if len(t.Criteria) == 0 {
-		add("criteria", "write at least one acceptance criterion: an observable, testable outcome")
+		ps.add("criteria", "write at least one acceptance criterion: an observable, testable outcome")
 	}
-	failure := false
 	for i, c := range t.Criteria {
-		failure = failure || c.Failure
 		field := fmt.Sprintf("criteria[%d].text", i)
 		switch n := utf8.RuneCountInString(c.Text); {
 		case strings.TrimSpace(c.Text) == "":
-			add(field, "a criterion needs text: an observable, testable outcome")
+			ps.add(field, "a criterion needs text: an observable, testable outcome")
 		case !oneLine(c.Text):
-			add(field, "a criterion is one line of text, without line breaks or control characters")
+			ps.add(field, "a criterion is one line of text, without line breaks or control characters")
 		case n > MaxCriterion:
-			add(field, "the criterion has %d characters; keep it to %d, or split it in two", n, MaxCriterion)
+			ps.add(field, "the criterion has %d characters; keep it to %d, or split it in two", n, MaxCriterion)
 		case slices.Contains(hostWordings, normalCriterion(c.Text)):
-			add(field, "the host writes this criterion itself; drop it")
+			ps.add(field, "the host writes this criterion itself; drop it")
 		default:
 			if m := activationWording.FindString(c.Text); m != "" {
-				add(field, "a criterion is checked against a preview before anything is activated; say what the preview shows instead of %q",
+				ps.add(field, "a criterion is checked against a preview before anything is activated; say what the preview shows instead of %q",
 					strings.ToLower(strings.Join(strings.Fields(m), " ")))
 			}
 		}
 	}
+}
 
+func checkNoFailurePath(t Task, ps *problems) {
+	failure := slices.ContainsFunc(t.Criteria, func(c Criterion) bool { return c.Failure })
 	reason := strings.TrimSpace(t.NoFailurePath)
 	switch n := utf8.RuneCountInString(t.NoFailurePath); {
 	case !failure && reason == "":
-		add("criteria", "add a failure criterion (failure: true) naming the route that refuses and what the person is told, or say in no_failure_path why nothing can go wrong")
+		ps.add("criteria", "add a failure criterion (failure: true) naming the route that refuses and what the person is told, or say in no_failure_path why nothing can go wrong")
 	case failure && reason != "":
-		add("no_failure_path", "the task has a failure criterion, so it has a failure path; drop no_failure_path or the failure criterion")
+		ps.add("no_failure_path", "the task has a failure criterion, so it has a failure path; drop no_failure_path or the failure criterion")
 	case reason != "" && !oneLine(t.NoFailurePath):
-		add("no_failure_path", "the reason is one line of text, without line breaks or control characters")
+		ps.add("no_failure_path", "the reason is one line of text, without line breaks or control characters")
 	case n > MaxCriterion:
-		add("no_failure_path", "the reason has %d characters; keep it to %d", n, MaxCriterion)
+		ps.add("no_failure_path", "the reason has %d characters; keep it to %d", n, MaxCriterion)
 	}
+}
 
-	items := func(name string, list []string) {
-		for i, s := range list {
-			field := fmt.Sprintf("%s[%d]", name, i)
+func checkItems(t Task, ps *problems) {
+	for _, list := range []struct {
+		name  string
+		items []string
+	}{{"non_functional", t.NonFunctional}, {"test_notes", t.TestNotes}, {"runbook", t.Runbook}} {
+		for i, s := range list.items {
+			field := fmt.Sprintf("%s[%d]", list.name, i)
 			switch n := utf8.RuneCountInString(s); {
 			case strings.TrimSpace(s) == "":
-				add(field, "an item needs text; drop the empty one")
+				ps.add(field, "an item needs text; drop the empty one")
 			case !oneLine(s):
-				add(field, "an item is one line of text, without line breaks or control characters")
+				ps.add(field, "an item is one line of text, without line breaks or control characters")
 			case n > MaxItem:
-				add(field, "the item has %d characters; keep it to %d", n, MaxItem)
+				ps.add(field, "the item has %d characters; keep it to %d", n, MaxItem)
 			}
 		}
 	}
-	items("non_functional", t.NonFunctional)
-	items("test_notes", t.TestNotes)
-	items("runbook", t.Runbook)
-
-	return ps
 }
 
 // got names a value the engineer wrote, or says it is missing.
