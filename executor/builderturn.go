@@ -7,6 +7,7 @@ import (
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/builder"
 	"autoapp/intent"
+	"autoapp/intent/workspace"
 )
 
 // BuilderTurn is one builder turn run on its own, outside any intent's
@@ -53,7 +54,12 @@ func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOut
 	r := &run{intentID: t.Intent.ID, appID: t.Intent.AppID, done: make(chan struct{}), answer: t.Answer, given: t.Documents}
 	r.progress = Progress{IntentID: t.Intent.ID, TaskID: t.Task.ID, Slug: t.Task.Slug, Turn: 1, RunID: t.RunID,
 		Started: e.d.Now(), Stage: "reading", Total: len(t.Task.Criteria), LastEnded: t.LastAttempt}
-	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, e.d.Now)
+	// The turn's workspace, opened once, as a run's is.
+	if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(t.Intent.AppID), e.d.Now); err == nil {
+		r.ws = ws
+		defer ws.Close()
+	}
+	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, r.ws)
 	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos)
 	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt}
 }

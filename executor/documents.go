@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"autoapp/executor/ai"
@@ -52,7 +51,9 @@ type Sources struct {
 	// Lessons are matched for the lessons document; nil gives none.
 	Lessons LessonBook
 	Log     *slog.Logger
-	Now     func() time.Time
+	// Workspace is the turn's workspace, opened once by its run or chat
+	// turn; nil (it could not be opened) leaves out what reads it.
+	Workspace *workspace.Workspace
 }
 
 // Briefing is what a turn is given to read before it starts: its
@@ -172,11 +173,8 @@ func (s Sources) Orientation(ctx context.Context, appID string) (ai.Document, bo
 	if a, err := s.Apps.Get(ctx, appID); err == nil {
 		facts.CurrentRelease = a.CurrentRelease
 	}
-	if o.Edited && o.Build != nil {
-		if ws, err := workspace.Open(s.Apps.WorkspaceDir(appID), s.Now); err == nil {
-			facts.EditedFiles, _ = verdict.EditedSince(ctx, ws, o.Build.Revision)
-			ws.Close()
-		}
+	if o.Edited && o.Build != nil && s.Workspace != nil {
+		facts.EditedFiles, _ = verdict.EditedSince(ctx, s.Workspace, o.Build.Revision)
 	}
 	return verdict.Orientation(appID, o, facts), true
 }
@@ -184,13 +182,11 @@ func (s Sources) Orientation(ctx context.Context, appID string) (ai.Document, bo
 // Evidence is evidence:<appId> for the words of t: what in the workspace
 // they match.
 func (s Sources) Evidence(ctx context.Context, appID string, t plan.Task) (ai.Document, bool) {
-	ws, err := workspace.Open(s.Apps.WorkspaceDir(appID), s.Now)
-	if err != nil {
-		s.log().ErrorContext(ctx, "the task evidence could not be made; the turn goes without it", "app", appID, "err", err)
+	if s.Workspace == nil {
+		s.log().ErrorContext(ctx, "the task evidence could not be made without the workspace; the turn goes without it", "app", appID)
 		return ai.Document{}, false
 	}
-	defer ws.Close()
-	ev, err := verdict.Evidence(ws, t, 0)
+	ev, err := verdict.Evidence(s.Workspace, t, 0)
 	if err != nil {
 		s.log().ErrorContext(ctx, "the task evidence could not be made; the turn goes without it", "app", appID, "err", err)
 		return ai.Document{}, false

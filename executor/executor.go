@@ -172,6 +172,10 @@ type run struct {
 	// given, when set, is which documents a turn run on its own is given
 	// in place of task-context.json.
 	given *TurnDocuments
+	// ws is the application's workspace, opened once as the run starts
+	// and closed as it ends: every turn, verdict and document of the run
+	// reads and commits through it. nil when it could not be opened.
+	ws *workspace.Workspace
 
 	mu       sync.Mutex
 	progress Progress
@@ -278,8 +282,15 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 			}
 			e.mu.Unlock()
 		}()
+		ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now)
+		if err != nil {
+			e.d.Log.Error("the workspace could not be opened for the run", "app", d.AppID, "err", err)
+		} else {
+			r.ws = ws
+			defer ws.Close()
+		}
 		e.loop(runCtx, r)
-		e.maintain(d.AppID)
+		e.maintain(d.AppID, r.ws)
 	}()
 	return nil
 }
@@ -287,13 +298,11 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 // maintain lets git keep the application's repository in order once its
 // run has ended, before another can start: never during a turn, where a
 // commit would otherwise start it (see workspace.Maintain).
-func (e *Executor) maintain(appID string) {
-	ws, err := workspace.Open(e.d.Apps.WorkspaceDir(appID), e.d.Now)
-	if err == nil {
-		err = ws.Maintain(context.Background())
-		ws.Close()
+func (e *Executor) maintain(appID string, ws *workspace.Workspace) {
+	if ws == nil {
+		return
 	}
-	if err != nil {
+	if err := ws.Maintain(context.Background()); err != nil {
 		e.d.Log.Warn("git could not keep the repository in order after the run", "app", appID, "err", err)
 	}
 }
@@ -562,13 +571,11 @@ func stageOf(tool string) string {
 	return "working"
 }
 
-// headOf reads the workspace's revision.
-func headOf(ctx context.Context, dir string, now func() time.Time) (string, error) {
-	ws, err := workspace.Open(dir, now)
-	if err != nil {
-		return "", err
+// headOf reads the revision of the run's workspace.
+func headOf(ctx context.Context, ws *workspace.Workspace) (string, error) {
+	if ws == nil {
+		return "", errors.New("the workspace could not be opened for the run")
 	}
-	defer ws.Close()
 	return ws.Head(ctx)
 }
 

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"time"
 
 	"autoapp/intent/app"
 	"autoapp/intent/workspace"
@@ -25,15 +24,14 @@ const (
 // Places is what a turn's identity reads of an application (*app.Service).
 type Places interface {
 	Get(ctx context.Context, id string) (app.App, error)
-	WorkspaceDir(id string) string
 }
 
 // PositionAt is where appID stands as a turn starts: the release its
 // candidate holds (its last build that passed), else the application's
-// current release, and the revision its workspace's HEAD is at, or
-// knowledge.NoGit when the workspace is not a git repository of its own.
-// It asks git once; the turn's edits and builds move it on from there.
-func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID string, now func() time.Time) *origin.Position {
+// current release, and the revision its workspace ws is at, or
+// knowledge.NoGit when there is none (ws nil: it could not be opened).
+// It reads HEAD once; the turn's edits and builds move it on from there.
+func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID string, ws *workspace.Workspace) *origin.Position {
 	var release string
 	if cands != nil {
 		if st, err := cands.State(appID); err == nil && st.Build != nil && st.Build.Release != nil {
@@ -46,11 +44,10 @@ func PositionAt(ctx context.Context, cands CandidateStates, apps Places, appID s
 		}
 	}
 	revision := knowledge.NoGit
-	if ws, err := workspace.Open(apps.WorkspaceDir(appID), now); err == nil {
+	if ws != nil {
 		if head, err := ws.Head(ctx); err == nil {
 			revision = head
 		}
-		ws.Close()
 	}
 	return origin.NewPosition(release, revision)
 }

@@ -98,7 +98,7 @@ func TestEveryRowOfABuilderTurnCarriesItsIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The person built the site once: the turn starts with a release.
-	before, err := h.cands.Build(ctx, "site", nil)
+	before, err := h.cands.Build(ctx, "site", nil, nil)
 	if err != nil || before.Build == nil || before.Build.Release == nil {
 		t.Fatalf("the first build: %+v, %v", before, err)
 	}

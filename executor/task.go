@@ -37,8 +37,7 @@ const notAnAttempt = "not an attempt: "
 func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t intent.BacklogTask) string {
 	bg := context.WithoutCancel(ctx)
 	log := e.d.Log.With("intent", r.intentID, "task", t.Slug)
-	dir := e.d.Apps.WorkspaceDir(d.AppID)
-	revBefore, err := headOf(bg, dir, e.d.Now)
+	revBefore, err := headOf(bg, r.ws)
 	if err != nil {
 		log.Error("the workspace could not be read", "err", err)
 		return "The workspace of " + d.AppID + " could not be read; the launcher's log has the detail."
@@ -108,7 +107,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		// Every row the attempt writes carries its run, its call, the
 		// application and where the application stands, moved on by the
 		// turn's edits and builds: the rows of its verdict are <runId>:verdict.
-		pos := PositionAt(bg, e.d.Candidates, e.d.Apps, d.AppID, e.d.Now)
+		pos := PositionAt(bg, e.d.Candidates, e.d.Apps, d.AppID, r.ws)
 		vctx := attemptContext(bg, runID, d.AppID, VerdictCall, pos)
 		out := e.turn(ctx, r, d, task, runID, revBefore, ep, lastAttempt, pos)
 		switch {
@@ -171,7 +170,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			if observed.Build != nil && observed.Build.Release != nil {
 				c.ReleaseID = observed.Build.Release.ID
 			}
-			c.ActualLines = changedLines(bg, dir, revBefore, observed.Head, e)
+			c.ActualLines = changedLines(bg, r.ws, revBefore, observed.Head)
 			reason := "completed"
 			if v.HostBuilt {
 				reason = hostBuilt
@@ -238,7 +237,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	questions := len(task.Answers)
 	cfg := builder.Config{
 		AppID: d.AppID, IntentID: d.ID, RunID: runID, RevBefore: revBefore, Task: task.Task.Task, Position: pos,
-		WorkspaceDir: e.d.Apps.WorkspaceDir(d.AppID), Candidates: e.d.Candidates,
+		Workspace: r.ws, Candidates: e.d.Candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
 		PlanMarkdown: markdown,
 		Ask: func(ctx context.Context, question string) (string, error) {
@@ -284,7 +283,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		return out
 	}
 	defer session.Close()
-	briefing := e.documents(bg, d, task, r.given)
+	briefing := e.documents(bg, r, d, task)
 	turn := ai.Turn{
 		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 		Kind:         ai.KindBuilder,
@@ -355,7 +354,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		hostCtx := attemptContext(ctx, runID, d.AppID, HostBuildCall, pos)
 		e.d.Log.InfoContext(hostCtx, "the host builds what the turn left unbuilt", "run", runID, "request", runID+":"+HostBuildCall)
 		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
-		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}, Position: pos}); err != nil {
+		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}, Position: pos, Workspace: r.ws}); err != nil {
 			e.d.Log.ErrorContext(hostCtx, "the host build failed to run", "run", runID, "err", err)
 		} else {
 			out.hostBuilt = true
@@ -372,12 +371,12 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 // set, says which (a turn run on its own, as an evaluation's conditions);
 // otherwise task-context.json can leave out the attempts document and the
 // lessons.
-func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, given *TurnDocuments) Briefing {
+func (e *Executor) documents(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail) Briefing {
 	var b Briefing
-	src := e.sources()
+	src := e.sources(r.ws)
 	tc := readTaskContext(e.d.TaskContext)
-	if given != nil {
-		tc = *given
+	if r.given != nil {
+		tc = *r.given
 	}
 	if tc.Orientation {
 		if doc, ok := src.Orientation(ctx, d.AppID); ok {
@@ -385,7 +384,7 @@ func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task in
 		}
 	}
 	if len(task.RunIDs) > 0 && tc.Attempts {
-		b.Add(e.attemptsDocument(ctx, d, task), WhyAttempts)
+		b.Add(e.attemptsDocument(ctx, r.ws, d, task), WhyAttempts)
 	}
 	if tc.Intent {
 		b.Add(intentDocument(d), WhyBacklog)
@@ -396,14 +395,14 @@ func (e *Executor) documents(ctx context.Context, d intent.IntentDetail, task in
 		}
 	}
 	if tc.Lessons {
-		b.addLessons(src.lessons(ctx, d.AppID, task.Slug, e.lessonQuery(ctx, d, task, tc.Related)))
+		b.addLessons(src.lessons(ctx, d.AppID, task.Slug, e.lessonQuery(ctx, r.ws, d, task, tc.Related)))
 	}
 	return b
 }
 
 // sources are where the executor's turns read their documents from.
-func (e *Executor) sources() Sources {
-	return Sources{Apps: e.d.Apps, Candidates: e.d.Candidates, Lessons: e.d.Lessons, Log: e.d.Log, Now: e.d.Now}
+func (e *Executor) sources(ws *workspace.Workspace) Sources {
+	return Sources{Apps: e.d.Apps, Candidates: e.d.Candidates, Lessons: e.d.Lessons, Log: e.d.Log, Workspace: ws}
 }
 
 // TaskContextFile is the file in the launcher's folder that turns parts
@@ -464,7 +463,7 @@ const lessonsPreamble = "Lessons from earlier work in this launcher, each with i
 // (title, summary, criteria, never the builder's fixed sentences), with
 // lessons about the build stage its labels point at first, and, when
 // related is on, the files it locks or an earlier attempt changed.
-func (e *Executor) lessonQuery(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, related bool) knowledge.MatchQuery {
+func (e *Executor) lessonQuery(ctx context.Context, ws *workspace.Workspace, d intent.IntentDetail, task intent.TaskDetail, related bool) knowledge.MatchQuery {
 	words := []string{task.Title, task.Summary}
 	for _, c := range task.Criteria {
 		words = append(words, c.Text)
@@ -475,13 +474,10 @@ func (e *Executor) lessonQuery(ctx context.Context, d intent.IntentDetail, task 
 	}
 	if related {
 		q.Files = append(q.Files, task.Locks...)
-		if len(task.RunIDs) > 0 {
-			if ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now); err == nil {
-				for _, id := range task.RunIDs {
-					changed, _ := verdict.RunChanges(ctx, ws, id)
-					q.Files = append(q.Files, changed...)
-				}
-				ws.Close()
+		if len(task.RunIDs) > 0 && ws != nil {
+			for _, id := range task.RunIDs {
+				changed, _ := verdict.RunChanges(ctx, ws, id)
+				q.Files = append(q.Files, changed...)
 			}
 		}
 	}
@@ -539,7 +535,7 @@ type hintBook interface {
 // attemptsDocument tells a retry what each earlier attempt did. A move
 // marked not an attempt is left out entirely; one the person or the
 // launcher stopped says it stopped before it finished.
-func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail) ai.Document {
+func (e *Executor) attemptsDocument(ctx context.Context, ws *workspace.Workspace, d intent.IntentDetail, task intent.TaskDetail) ai.Document {
 	ends := map[string]intent.TaskEvent{}
 	for _, ev := range task.Events {
 		if ev.From == intent.TaskInProgress && ev.RunID != "" {
@@ -554,7 +550,6 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 		}
 	}
 	var earlier []verdict.AttemptRecord
-	ws, err := workspace.Open(e.d.Apps.WorkspaceDir(d.AppID), e.d.Now)
 	for _, id := range task.RunIDs {
 		end := ends[id]
 		if end.Outcome == intent.OutcomeNotAnAttempt {
@@ -563,13 +558,10 @@ func (e *Executor) attemptsDocument(ctx context.Context, d intent.IntentDetail, 
 		f := facts[id]
 		rec := verdict.AttemptRecord{RunID: id, Ended: end.Reason, Interrupted: end.Outcome == intent.OutcomeStopped,
 			StillWrong: f.StillWrong, Reads: f.Reads, Refused: f.Refused, Diagnosis: f.Diagnosis}
-		if err == nil {
+		if ws != nil {
 			rec.Changed, _ = verdict.RunChanges(ctx, ws, id)
 		}
 		earlier = append(earlier, rec)
-	}
-	if err == nil {
-		ws.Close()
 	}
 	doc := verdict.Attempts(task.Slug, earlier)
 	doc.Ref = "attempts:" + d.AppID
@@ -651,12 +643,10 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 }
 
 // changedLines counts the lines the task changed, from git diff --shortstat.
-func changedLines(ctx context.Context, dir, from, to string, e *Executor) int {
-	ws, err := workspace.Open(dir, e.d.Now)
-	if err != nil {
+func changedLines(ctx context.Context, ws *workspace.Workspace, from, to string) int {
+	if ws == nil {
 		return 0
 	}
-	defer ws.Close()
 	st, err := ws.ShortStat(ctx, from, to)
 	if err != nil {
 		return 0

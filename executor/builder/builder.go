@@ -56,10 +56,12 @@ type Config struct {
 	// RevBefore is the revision the task was judged from; every commit asks
 	// git to count the task's change since it as it commits (see
 	// workspace.CommitMeta.Since). "" counts nothing.
-	RevBefore    string
-	Task         plan.Task
-	WorkspaceDir string
-	Candidates   *candidate.Service
+	RevBefore string
+	Task      plan.Task
+	// Workspace is the application's workspace, opened once by the run or
+	// the chat turn the session serves, and closed by it.
+	Workspace  *workspace.Workspace
+	Candidates *candidate.Service
 	// ManifestText returns the manifest the host obeys (autoapp.json as
 	// HEAD commits it); nil reads it from the workspace.
 	ManifestText func() ([]byte, error)
@@ -133,7 +135,7 @@ type state struct {
 	hinted map[int64]bool
 }
 
-// NewSession opens the workspace for a builder turn.
+// NewSession prepares a builder turn's tools over the workspace it is given.
 func NewSession(cfg Config) (*Session, error) {
 	var missing []string
 	for _, f := range []struct {
@@ -141,7 +143,7 @@ func NewSession(cfg Config) (*Session, error) {
 		ok   bool
 	}{
 		{"AppID", cfg.AppID != ""}, {"RunID", cfg.RunID != ""}, {"Task.Slug", cfg.Task.Slug != ""},
-		{"WorkspaceDir", cfg.WorkspaceDir != ""}, {"Candidates", cfg.Candidates != nil}, {"Ask", cfg.Ask != nil}, {"Now", cfg.Now != nil},
+		{"Workspace", cfg.Workspace != nil}, {"Candidates", cfg.Candidates != nil}, {"Ask", cfg.Ask != nil}, {"Now", cfg.Now != nil},
 	} {
 		if !f.ok {
 			missing = append(missing, f.name)
@@ -153,19 +155,13 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.PlanMarkdown == "" {
 		cfg.PlanMarkdown = plan.Markdown(cfg.Task, nil)
 	}
-	ws, err := workspace.Open(cfg.WorkspaceDir, cfg.Now)
-	if err != nil {
-		return nil, fmt.Errorf("builder: %w", err)
-	}
-	return &Session{cfg: cfg, ws: ws, st: state{
+	return &Session{cfg: cfg, ws: cfg.Workspace, st: state{
 		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{}, hinted: map[int64]bool{},
 	}}, nil
 }
 
-// Close releases the workspace.
-func (s *Session) Close() error {
-	return s.ws.Close()
-}
+// Close ends the session; the workspace stays its opener's to close.
+func (s *Session) Close() error { return nil }
 
 // Tools are the builder's tools, in the order they are offered.
 func (s *Session) Tools() []ai.Tool {

@@ -527,7 +527,7 @@ func TestSpecReadHandsOverNothingTheEngineersCodePlanted(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := builder.Config{AppID: appID, IntentID: 1, RunID: runID, Task: task(),
-				WorkspaceDir: dir, Candidates: h.candidates, Ask: (&asker{}).ask, Now: time.Now}
+				Workspace: openWorkspace(t, dir), Candidates: h.candidates, Ask: (&asker{}).ask, Now: time.Now}
 			if from == "the service" {
 				cfg.ManifestText = func() ([]byte, error) { raw, _, _, err := h.apps.Manifest(appID); return raw, err }
 			}

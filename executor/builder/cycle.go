@@ -105,7 +105,7 @@ func (s *Session) candidateCycle() ai.Tool {
 			if len(ps) > 0 {
 				return nil, ai.Refuse(ps...)
 			}
-			res, err := s.cfg.Candidates.Cycle(ctx, s.cfg.AppID, candidate.Change{Path: in.Path, Hunks: in.Hunks, Files: in.Files, Meta: meta, Position: s.cfg.Position})
+			res, err := s.cfg.Candidates.Cycle(ctx, s.cfg.AppID, candidate.Change{Path: in.Path, Hunks: in.Hunks, Files: in.Files, Meta: meta, Position: s.cfg.Position, Workspace: s.ws})
 			if err != nil {
 				return nil, candidateRefusal(err)
 			}
@@ -141,7 +141,7 @@ func (s *Session) candidateBuild() ai.Tool {
 		Schema:  json.RawMessage(`{"type": "object", "additionalProperties": false, "properties": {}}`),
 		Example: json.RawMessage(`{}`),
 		Handler: handler(s, "candidate.build", func(ctx context.Context, _ workspace.CommitMeta, _ struct{}) (any, error) {
-			res, err := s.cfg.Candidates.Build(ctx, s.cfg.AppID, s.cfg.Position)
+			res, err := s.cfg.Candidates.Build(ctx, s.cfg.AppID, s.cfg.Position, s.ws)
 			if err != nil {
 				return nil, candidateRefusal(err)
 			}

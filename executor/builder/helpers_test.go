@@ -73,6 +73,18 @@ func (a *asker) ask(ctx context.Context, q string) (string, error) {
 	return "", nil
 }
 
+// openWorkspace opens the workspace at dir for the test, as a run opens
+// its application's once.
+func openWorkspace(t testing.TB, dir string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.Open(dir, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
 func newSession(t testing.TB, h *host, a *asker) *builder.Session {
 	t.Helper()
 	if a == nil {
@@ -80,7 +92,7 @@ func newSession(t testing.TB, h *host, a *asker) *builder.Session {
 	}
 	s, err := builder.NewSession(builder.Config{
 		AppID: appID, IntentID: 1, RunID: runID, Task: task(),
-		WorkspaceDir: h.apps.WorkspaceDir(appID), Candidates: h.candidates,
+		Workspace: openWorkspace(t, h.apps.WorkspaceDir(appID)), Candidates: h.candidates,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := h.apps.Manifest(appID); return raw, err },
 		Ask:          a.ask, Now: time.Now,
 	})

@@ -30,7 +30,7 @@ func TestKnowledgeShowReadsOneLesson(t *testing.T) {
 	}
 	s, err := builder.NewSession(builder.Config{
 		AppID: appID, IntentID: 1, RunID: runID, Task: task(),
-		WorkspaceDir: h.apps.WorkspaceDir(appID), Candidates: h.candidates,
+		Workspace: openWorkspace(t, h.apps.WorkspaceDir(appID)), Candidates: h.candidates,
 		Ask: (&asker{}).ask, Lessons: lessons, Now: time.Now,
 	})
 	if err != nil {

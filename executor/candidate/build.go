@@ -19,8 +19,10 @@ const BuiltNext = "Start the preview and run the checks."
 // preview, no checks. The build is recorded in candidate.json as a cycle's
 // is, with the failures' signatures and the next step, and a build that
 // passes records its release. It is the build step of Cycle on its own.
-func (s *Service) Build(ctx context.Context, appID string, pos *origin.Position) (Result, error) {
-	j, err := s.begin(ctx, appID)
+// ws is the caller's workspace (a run's or a chat turn's), which it keeps
+// open; nil opens the application's for this build alone.
+func (s *Service) Build(ctx context.Context, appID string, pos *origin.Position, ws *workspace.Workspace) (Result, error) {
+	j, err := s.begin(ctx, appID, ws)
 	if err != nil {
 		return Result{}, err
 	}
@@ -44,7 +46,9 @@ type job struct {
 	st       State
 	manifest app.Manifest
 	ws       *workspace.Workspace
-	unlock   func()
+	// opened says the job opened ws itself (an owner's action), and closes it.
+	opened bool
+	unlock func()
 	// heard, when set, is told what the job is doing.
 	heard func(Doing)
 	// pos is the turn's position, which a passing build moves to its
@@ -61,7 +65,7 @@ func (j *job) hear(d Doing) {
 
 // begin takes the application's turn and reads what a cycle or a build
 // needs; a manifest with problems builds nothing.
-func (s *Service) begin(ctx context.Context, appID string) (*job, error) {
+func (s *Service) begin(ctx context.Context, appID string, given *workspace.Workspace) (*job, error) {
 	if _, err := s.apps.Get(ctx, appID); err != nil {
 		return nil, err
 	}
@@ -88,15 +92,21 @@ func (s *Service) begin(ctx context.Context, appID string) (*job, error) {
 		return fail(&refusal.Error{Code: refusal.Invalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."})
 	}
 	j.manifest = manifest
+	if given != nil {
+		j.ws = given
+		return j, nil
+	}
 	if j.ws, err = workspace.Open(j.dir, s.now); err != nil {
 		return fail(fmt.Errorf("candidate: open workspace: %w", err))
 	}
+	j.opened = true
 	return j, nil
 }
 
-// end closes the workspace and gives the application's turn back.
+// end closes the workspace the job opened and gives the application's
+// turn back.
 func (j *job) end() {
-	if j.ws != nil {
+	if j.opened {
 		j.ws.Close()
 	}
 	j.unlock()

@@ -348,11 +348,11 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 func TestTwoBuildsOfOneRevisionAreTwoReleases(t *testing.T) {
 	h := newHost(t, t.TempDir())
 	h.create(t, "site", "static")
-	first, err := h.candidates.Build(context.Background(), "site", nil)
+	first, err := h.candidates.Build(context.Background(), "site", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.candidates.Build(context.Background(), "site", nil)
+	second, err := h.candidates.Build(context.Background(), "site", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestAManifestNotCommittedBuildsNothing(t *testing.T) {
 	}
 	want := "The manifest has problems, so nothing was built: autoapp.json in the workspace differs from the one committed at HEAD; " +
 		"the host obeys only the committed manifest."
-	if _, err := h.candidates.Build(context.Background(), "site", nil); err == nil || err.Error() != want {
+	if _, err := h.candidates.Build(context.Background(), "site", nil, nil); err == nil || err.Error() != want {
 		t.Fatalf("the build answered %v, want %q", err, want)
 	}
 	if _, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{}); err == nil || err.Error() != want {

@@ -24,6 +24,9 @@ type Change struct {
 	// Position is the turn's: the change's commit and a passing build's
 	// release move it; nil moves nothing.
 	Position *origin.Position
+	// Workspace is the caller's (a run's or a chat turn's), which the
+	// cycle keeps open; nil opens the application's for this cycle alone.
+	Workspace *workspace.Workspace
 }
 
 func (c Change) empty() bool { return len(c.Hunks) == 0 && len(c.Files) == 0 && c.Path == "" }
@@ -61,7 +64,7 @@ type Result struct {
 // acceptance example, recording each step in candidate.json with the next
 // step, and returns what to do next.
 func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Result, error) {
-	j, err := s.begin(ctx, appID)
+	j, err := s.begin(ctx, appID, change.Workspace)
 	if err != nil {
 		return Result{}, err
 	}

@@ -116,7 +116,7 @@ type Deps struct {
 	// run id, tools that edit or build (GatedEditTools); they are offered
 	// behind planner.GuardEdits, and done, when not nil, is called once the
 	// turn has ended. nil offers none.
-	EditTools func(appID, runID string, pos *origin.Position) (tools []ai.Tool, done func())
+	EditTools func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func())
 	// Start runs an intent as Run in the Backlog does (the executor's
 	// Start). With Gate, every turn is offered intent.start, which asks the
 	// person through Gate before it calls Start.
@@ -438,9 +438,9 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 	// Where the application stands as the turn starts; its edits and
 	// builds move it.
-	pos := s.position(bg, turn.AppID)
+	pos := s.position(bg, turn.AppID, ws)
 	if s.d.EditTools != nil {
-		edits, done := s.d.EditTools(turn.AppID, turn.RunID, pos)
+		edits, done := s.d.EditTools(ws, turn.AppID, turn.RunID, pos)
 		if done != nil {
 			defer done()
 		}
@@ -469,7 +469,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	// Told what a builder's turn is told: where the application stands,
 	// its backlog, what in the workspace the message's words match, and the
 	// lessons that share them.
-	briefing := s.sources().RequestBriefing(bg, turn.AppID, aboutWords(turn.Message), intentDoc, feedbackDoc, s.d.TaskContext)
+	briefing := s.sources(ws).RequestBriefing(bg, turn.AppID, aboutWords(turn.Message), intentDoc, feedbackDoc, s.d.TaskContext)
 	history, err := s.history(bg, turn.AppID, turn.ID)
 	if err != nil {
 		log.ErrorContext(bg, "the earlier turns could not be read; the turn goes without them", "err", err)
@@ -595,17 +595,17 @@ func (s *Service) intentDocument(ctx context.Context, appID string) (ai.Document
 
 // sources are where a turn's documents come from, as a builder's turn
 // reads them.
-func (s *Service) sources() executor.Sources {
-	return executor.Sources{Apps: s.d.Apps, Candidates: s.d.Candidates, Lessons: s.d.Lessons, Log: s.d.Log, Now: s.d.Now}
+func (s *Service) sources(ws *workspace.Workspace) executor.Sources {
+	return executor.Sources{Apps: s.d.Apps, Candidates: s.d.Candidates, Lessons: s.d.Lessons, Log: s.d.Log, Workspace: ws}
 }
 
 // position is where appID stands as a turn starts.
-func (s *Service) position(ctx context.Context, appID string) *origin.Position {
+func (s *Service) position(ctx context.Context, appID string, ws *workspace.Workspace) *origin.Position {
 	var cands executor.CandidateStates
 	if s.d.Candidates != nil {
 		cands = s.d.Candidates
 	}
-	return executor.PositionAt(ctx, cands, s.d.Apps, appID, s.d.Now)
+	return executor.PositionAt(ctx, cands, s.d.Apps, appID, ws)
 }
 
 // feedbackDocument gives a turn the feedback the person sent running

@@ -72,21 +72,22 @@ type HintBook interface {
 // application, and otherwise asks the person through the gate first
 // ("Edit site/index.html (2 hunks)?") and runs only when they approve.
 // Every commit carries the turn's run id, and every edit that lands is
-// kept by cfg.Cases. It is meant for Deps.EditTools; done closes the
-// workspace once the turn ended.
-func GatedEditTools(cfg EditConfig) func(appID, runID string, pos *origin.Position) (tools []ai.Tool, done func()) {
+// kept by cfg.Cases. It is meant for Deps.EditTools: ws is the turn's
+// workspace, which the turn closes; done ends the tools' session once the
+// turn ended.
+func GatedEditTools(cfg EditConfig) func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func()) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		panic("chat: EditConfig.Now, the clock, is required")
 	}
-	return func(appID, runID string, pos *origin.Position) ([]ai.Tool, func()) {
+	return func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) ([]ai.Tool, func()) {
 		session, err := builder.NewSession(builder.Config{
 			AppID: appID, RunID: runID, Position: pos,
 			Task:         plan.Task{Slug: directSlug, Title: "A small change asked for in the chat"},
 			PlanMarkdown: "A small change the person asked for in the chat; there is no plan.",
-			WorkspaceDir: cfg.Apps.WorkspaceDir(appID), Candidates: cfg.Candidates,
+			Workspace:    ws, Candidates: cfg.Candidates,
 			ManifestText: func() ([]byte, error) {
 				raw, _, _, err := cfg.Apps.Manifest(appID)
 				return raw, err

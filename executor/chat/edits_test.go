@@ -230,7 +230,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 		}
 	}
 
-	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(appID, "chat-site-9", nil)
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(openWorkspace(t, h.apps.WorkspaceDir(appID)), appID, "chat-site-9", nil)
 	defer done()
 	var names []string
 	for _, tl := range tools {
@@ -248,7 +248,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 func TestEditToolsNeedAWorkspace(t *testing.T) {
 	h := newHost(t)
 	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
-		Log: slog.New(h.log)})("nope", "chat-nope-1", nil)
+		Log: slog.New(h.log)})(nil, "nope", "chat-nope-1", nil)
 	done()
 	if len(tools) != 0 {
 		t.Fatalf("an application without a workspace was given edit tools: %d", len(tools))
@@ -297,4 +297,16 @@ func TestStoppingATurnDropsItsQuestion(t *testing.T) {
 	if h.file(t, "site/index.html") != before {
 		t.Fatal("the stopped turn's edit ran")
 	}
+}
+
+// openWorkspace opens the workspace at dir for the test, as a chat turn
+// opens its application's once.
+func openWorkspace(t testing.TB, dir string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.Open(dir, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }

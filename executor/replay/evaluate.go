@@ -261,7 +261,7 @@ func (h *Harness) warm(ctx context.Context, dir string) error {
 			return err
 		}
 		w := h.newWorld(a, folder, nil)
-		res, err := w.cands.Build(ctx, a.ID, nil)
+		res, err := w.cands.Build(ctx, a.ID, nil, nil)
 		w.close()
 		if isRefusal(err) {
 			return refuse(refusal.Conflict, "The %s template cannot be built here, so nothing was evaluated: %s", t.Template, err.Error())

@@ -147,7 +147,7 @@ func (w *world) judgeBuild(ctx context.Context, pc *prepared) (bool, string, err
 	}
 	rec := o.Build
 	if rec == nil || o.Edited {
-		res, err := w.cands.Build(ctx, appID, nil)
+		res, err := w.cands.Build(ctx, appID, nil, nil)
 		if isRefusal(err) {
 			return false, "Nothing was built of what the run left: " + err.Error(), nil
 		}
@@ -182,7 +182,7 @@ func (w *world) judgeCheck(ctx context.Context, pc *prepared) (bool, string, err
 // whose names the example in the judgement.
 func (w *world) judgeExample(ctx context.Context, appID string, ex acceptance.Example, whose string) (bool, string, error) {
 	lower := strings.ToLower(whose[:1]) + whose[1:]
-	res, err := w.cands.Build(ctx, appID, nil)
+	res, err := w.cands.Build(ctx, appID, nil, nil)
 	if isRefusal(err) {
 		return false, "Nothing was built of what the run left: " + err.Error(), nil
 	}
