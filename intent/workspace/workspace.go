@@ -56,24 +56,57 @@ type Workspace struct {
 
 	// writing serialises Edit and Change: each writes files, then commits
 	// them, and two at once would share git's index. It is the directory's,
-	// shared by every Workspace opened on it.
-	writing *sync.Mutex
+	// shared by every Workspace open on it (a run's and an owner's save).
+	writing *writeLock
+	closed  sync.Once
+}
+
+// writeLock is a directory's one lock for its writes, held by every
+// Workspace open on it and forgotten once the last of them closes.
+type writeLock struct {
+	sync.Mutex
+	real string
+	open int // guarded by writersMu
+}
+
+var (
+	writersMu sync.Mutex
+	writers   = map[string]*writeLock{} // real directory → its writes' lock, while a Workspace is open on it
+)
+
+// holdWriteLock is real's write lock, counted as held by one more Workspace.
+func holdWriteLock(real string) *writeLock {
+	writersMu.Lock()
+	defer writersMu.Unlock()
+	l := writers[real]
+	if l == nil {
+		l = &writeLock{real: real}
+		writers[real] = l
+	}
+	l.open++
+	return l
+}
+
+// release counts one Workspace fewer holding l; the last forgets it.
+func (l *writeLock) release() {
+	writersMu.Lock()
+	defer writersMu.Unlock()
+	if l.open--; l.open == 0 {
+		delete(writers, l.real)
+	}
 }
 
 // checked is what Open has checked of a directory: that it is the top of
 // a git repository, as it was then (the directory and its .git, compared
 // by identity, since every commit touches .git's time). Opening a
-// workspace again — every turn, cycle and page of an application does —
-// then costs a few system calls, not a git process.
+// workspace again — each run, chat turn and owner's action does, and a
+// page's read of HEAD at most once a second — then costs a few system
+// calls, not a git process. It holds one entry a folder ever opened.
 type checked struct {
 	dir, git os.FileInfo
 }
 
-var (
-	opened   sync.Map // real directory → checked
-	resolved sync.Map // absolute directory → the real one it was last
-	writers  sync.Map // real directory → *sync.Mutex, its writes' one lock
-)
+var opened sync.Map // real directory → checked
 
 // sameEntry says two looks at one path saw the same file or directory,
 // of the same type and mode: one removed and made again is another.
@@ -110,32 +143,20 @@ func Open(dir string, now func() time.Time) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	writing, _ := writers.LoadOrStore(real, &sync.Mutex{})
-	return &Workspace{dir: real, root: root, files: openFiles(real, root), now: now, writing: writing.(*sync.Mutex)}, nil
+	return &Workspace{dir: real, root: root, files: openFiles(real, root), now: now, writing: holdWriteLock(real)}, nil
 }
 
 // resolve is the directory abs names, with symbolic links resolved, and
-// what it is. The path found last is kept and checked to be the same
-// directory: resolving looks at every folder on the way, one system call
-// each, and a turn opens its workspace several times.
+// what it is.
 func resolve(abs string) (string, os.FileInfo, error) {
-	info, err := os.Stat(abs)
-	if err != nil {
-		return "", nil, err
-	}
-	if r, ok := resolved.Load(abs); ok {
-		if again, err := os.Stat(r.(string)); err == nil && sameEntry(again, info) {
-			return r.(string), again, nil
-		}
-	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", nil, err
 	}
-	if info, err = os.Stat(real); err != nil {
+	info, err := os.Stat(real)
+	if err != nil {
 		return "", nil, err
 	}
-	resolved.Store(abs, real)
 	return real, info, nil
 }
 
@@ -161,6 +182,7 @@ func (w *Workspace) Dir() string { return w.dir }
 
 // Close releases the workspace's directory handle.
 func (w *Workspace) Close() error {
+	w.closed.Do(w.writing.release)
 	w.files.close()
 	if err := w.root.Close(); err != nil {
 		return fmt.Errorf("workspace: %w", err)
