@@ -60,6 +60,7 @@ func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOut
 		defer ws.Close()
 	}
 	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, r.ws)
-	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos)
+	rec := e.record(t.RunID, t.Intent.AppID, t.Task.Slug+": "+t.Task.Title, ModelRef(endpointOf(t.Endpoint)))
+	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos, rec)
 	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt}
 }

@@ -27,9 +27,11 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 	}
 	t.Cleanup(func() { ks.Close() })
 	cases := knowledge.NewCases(ks.DB(), time.Now)
-	recorder := executor.CaseRecorder{Cases: cases, Version: "test"}
-
 	const run = "intent-1-0001-greet-a1"
+	const request = "0001-greet: Greet the readers"
+	rec := executor.NewTurnRecord(executor.Books{Turns: ks, Builds: executor.CaseRecorder{Cases: cases, Version: "test"}},
+		run, "site", request, "scripted:builder")
+
 	model := scripted.New(t)
 	model.On(scripted.RunID(run),
 		scripted.Reply{ToolCalls: []scripted.Call{{Name: "candidate_build", Args: `{}`}}},
@@ -42,8 +44,8 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 				return nil, err
 			}
 			rowsWhenBuilt = n
-			// What the candidate tells its observer of a failed build.
-			recorder.Built(ctx, "site", "rev-1", build.Result{StagesRun: []string{"compile"},
+			// What the candidate tells the turn's record of a failed build.
+			rec.Built(ctx, "site", "rev-1", "rev-0", build.Result{StagesRun: []string{"compile"},
 				Problems: []build.Problem{{Stage: "compile", File: "main.go", Line: 3, Message: "undefined: x"}}})
 			return map[string]bool{"ok": false}, nil
 		}}
@@ -54,15 +56,15 @@ func TestACaseOpenedDuringATurnNamesTheTurnsContext(t *testing.T) {
 		Tools:     []ai.Tool{buildTool},
 		Now:       time.Now,
 	}
-	const request = "0001-greet: Greet the readers"
 	turnCtx := origin.WithIdentity(ctx, origin.Identity{RunID: run, AppID: "site"})
-	turnCtx = executor.KeepContextAtDelivery(turnCtx, ks, "site", request, &turn, nil)
+	rec.KeepAtDelivery(turnCtx, &turn)
 	res := ai.Run(turnCtx, turn)
 	if res.Ended != ai.EndAnswered {
 		t.Fatalf("ended %s: %s", res.Ended, res.Sentence)
 	}
-	if _, err := executor.RecordContext(ctx, ks, "site", request, turn, res); err != nil {
-		t.Fatal(err)
+	rec.Context(ctx, turn, res)
+	if f := rec.Failures(); len(f) > 0 {
+		t.Fatalf("the record could not keep %v", f)
 	}
 
 	if rowsWhenBuilt != 1 {

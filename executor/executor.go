@@ -77,12 +77,10 @@ type Deps struct {
 	// Requests holds each request's journal and the guided gate; nil when
 	// intents are made without a request (fixtures).
 	Requests Requests
-	// Turns keeps each builder turn's context (its documents as
-	// delivered); nil keeps none.
-	Turns TurnBook
-	// Cases, when set, keeps every edit a builder turn lands in the
-	// application's open cases.
-	Cases CaseBook
+	// Books are where each turn's record writes its knowledge (its
+	// contexts row, the edits and cases, the servings, what the attempt
+	// left); a nil book keeps nothing of its kind.
+	Books Books
 	// Distill, when set, is called after each builder turn: the cases the
 	// turn resolved are asked about and their lessons kept.
 	Distill func(ctx context.Context)
@@ -90,14 +88,6 @@ type Deps struct {
 	// lessons:<appId> document, and read by its knowledge.show; nil gives
 	// none.
 	Lessons LessonBook
-	// Servings records the lessons a builder turn was going to give, each
-	// included or cut by the budget, and closes the included ones when the
-	// turn ends; nil records none.
-	Servings ServingBook
-	// Attempts keeps what each attempt at a task left (still wrong, reads,
-	// refusals, the planning model's diagnosis) for the next attempt's
-	// document; nil keeps nothing and the document says less.
-	Attempts AttemptBook
 	// TaskContext is the path of task-context.json, read for every
 	// builder turn; "" is <root>/launcher/task-context.json beside the
 	// applications' folder.

@@ -206,13 +206,8 @@ func TestATaskWhoseProviderIsOffFailsWithoutATurn(t *testing.T) {
 
 func TestACheckThatFailsThenPassesIsACaseOpenedAndResolvedUnderItsRun(t *testing.T) {
 	h := newHost(t)
-	ks, err := knowledge.Open(filepath.Join(t.TempDir(), "knowledge.sqlite"), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ks.Close()
-	cases := knowledge.NewCases(ks.DB(), time.Now)
-	h.cands.SetObserver(executor.CaseRecorder{Cases: cases, Version: "test"})
+	// The launcher's own store: the turn's record keeps the cases there.
+	cases := h.launcher.Cases
 	id := h.plan(t, heading())
 	run := runID(id, "0001-change-the-heading", 1)
 	h.model.On(scripted.RunID(run),

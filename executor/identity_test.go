@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
@@ -98,7 +99,7 @@ func TestEveryRowOfABuilderTurnCarriesItsIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The person built the site once: the turn starts with a release.
-	before, err := h.cands.Build(ctx, "site", nil, nil)
+	before, err := h.cands.Build(ctx, "site", candidate.By{})
 	if err != nil || before.Build == nil || before.Build.Release == nil {
 		t.Fatalf("the first build: %+v, %v", before, err)
 	}

@@ -109,7 +109,9 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 		// turn's edits and builds: the rows of its verdict are <runId>:verdict.
 		pos := PositionAt(bg, e.d.Candidates, e.d.Apps, d.AppID, r.ws)
 		vctx := attemptContext(bg, runID, d.AppID, VerdictCall, pos)
-		out := e.turn(ctx, r, d, task, runID, revBefore, ep, lastAttempt, pos)
+		// The attempt's knowledge, every row of it, is its record's.
+		rec := e.record(runID, d.AppID, task.Slug+": "+task.Title, ModelRef(endpointOf(ep)))
+		out := e.turn(ctx, r, d, task, runID, revBefore, ep, lastAttempt, pos, rec)
 		switch {
 		case out.question != "":
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskNeedsAnswer, intent.Move{Reason: "the builder asked", RunID: runID,
@@ -157,7 +159,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 			EditedAfterBuild: out.record.EditedAfterBuild, CompletedExamples: held, Ending: out.res.Ended,
 			EndingSentence: out.res.Sentence, NothingBuiltRefusals: builder.SummariseRefusals(out.record.Refused), HostBuilt: out.hostBuilt})
 		r.update(func(p *Progress) { p.Passed, p.Total = v.Passed, v.Total })
-		e.recordAttempt(vctx, runID, d.AppID, observed, out.record)
+		rec.Attempt(vctx, observed, out.record)
 		dec := verdict.Decide(attempts, turns, v)
 		attempts = append(attempts, verdict.Attempt{Passed: v.Passed, Counted: dec.Counted})
 		// The advice hears what the tools refused in the last attempt and
@@ -206,7 +208,7 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				log.WarnContext(vctx, "the task failed", "run", runID, "app", d.AppID, "reason", reasons)
 			}
 			// The advice is asked on the run's context: Stop cuts it.
-			e.advise(ctx, d, task, runID, v.Reasons, refused, pos)
+			e.advise(ctx, d, task, runID, v.Reasons, refused, pos, rec)
 			return t.Slug + " failed."
 		}
 	}
@@ -224,7 +226,7 @@ type turnOutcome struct {
 // nothing built, builds them once on the host. Its commits count the
 // task's change from revBefore, when given.
 func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task intent.TaskDetail, runID, revBefore string,
-	ep provider.Endpoint, lastAttempt string, pos *origin.Position) turnOutcome {
+	ep provider.Endpoint, lastAttempt string, pos *origin.Position, rec *TurnRecord) turnOutcome {
 	// What the turn and its tools write carries its identity, never one a
 	// model wrote: its run, its calls (the run loop names each), the
 	// application and where the application stands as each row is written.
@@ -233,11 +235,10 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	bg := context.WithoutCancel(turnCtx)
 	var out turnOutcome
 	markdown := plan.Markdown(task.Task.Task, task.Passed())
-	request := task.Slug + ": " + task.Title
 	questions := len(task.Answers)
 	cfg := builder.Config{
 		AppID: d.AppID, IntentID: d.ID, RunID: runID, RevBefore: revBefore, Task: task.Task.Task, Position: pos,
-		Workspace: r.ws, Candidates: e.d.Candidates,
+		Workspace: r.ws, Candidates: e.d.Candidates, Observer: rec, Edited: rec.Edited, Hinted: rec.Hinted,
 		ManifestText: func() ([]byte, error) { raw, _, _, err := e.d.Apps.Manifest(d.AppID); return raw, err },
 		PlanMarkdown: markdown,
 		Ask: func(ctx context.Context, question string) (string, error) {
@@ -261,21 +262,6 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 			cfg.Hints = h
 		}
 	}
-	if hb, ok := e.d.Servings.(hintBook); ok {
-		cfg.Hinted = func(ctx context.Context, hints []knowledge.Served) {
-			if err := hb.RecordHints(context.WithoutCancel(ctx), runID, hints); err != nil {
-				e.d.Log.ErrorContext(ctx, "the turn's hints could not be kept as servings", "run", runID, "err", err)
-			}
-		}
-	}
-	cfg.Edited = func(ctx context.Context, summary string) {
-		if e.d.Cases == nil {
-			return
-		}
-		if err := e.d.Cases.AppendEdit(context.WithoutCancel(ctx), d.AppID, runID, summary); err != nil {
-			e.d.Log.ErrorContext(ctx, "the open cases could not keep an edit", "run", runID, "err", err)
-		}
-	}
 	session, err := builder.NewSession(cfg)
 	if err != nil {
 		e.d.Log.ErrorContext(bg, "the builder's tools could not be prepared", "run", runID, "err", err)
@@ -285,7 +271,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	defer session.Close()
 	briefing := e.documents(bg, r, d, task)
 	turn := ai.Turn{
-		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+		Endpoint:     endpointOf(ep),
 		Kind:         ai.KindBuilder,
 		RunID:        runID,
 		Instructions: builder.Instructions,
@@ -316,29 +302,17 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	}
 	// The cases the turn's tools open record the request, the model and the
 	// turn's contexts row, written as soon as its documents are delivered.
-	turnCtx = withCaseTurn(turnCtx, caseTurn{request: request, model: modelRef(turn.Endpoint)})
 	briefing.TellWhy(turnCtx, &turn, e.d.Log)
-	turnCtx = KeepContextAtDelivery(turnCtx, e.d.Turns, d.AppID, request, &turn, e.d.Log)
+	rec.KeepAtDelivery(turnCtx, &turn)
 	out.res = RunTurn(turnCtx, e.d.Usage, d.AppID, turn)
 	// The row kept at delivery is answered again (one row a turn); a turn
 	// that ended before its documents were delivered gets it here.
-	contextID, err := RecordContext(turnCtx, e.d.Turns, d.AppID, request, turn, out.res)
-	if err != nil {
-		e.d.Log.ErrorContext(bg, "the turn's context could not be kept", "run", runID, "err", err)
-	}
-	if e.d.Servings != nil {
-		// Only now does the turn say what it delivered; its builds so far
-		// were heard by the servings and close what is recorded here as
-		// included. A lesson the budget cut is kept, never scored.
-		if err := e.d.Servings.Record(bg, runID, contextID, briefing.Served(out.res.Documents), briefing.Cut(out.res.Documents)); err != nil {
-			e.d.Log.ErrorContext(bg, "the turn's servings could not be kept", "run", runID, "err", err)
-		}
-		defer func() {
-			if err := e.d.Servings.End(bg, runID); err != nil {
-				e.d.Log.ErrorContext(bg, "the turn's servings could not be closed", "run", runID, "err", err)
-			}
-		}()
-	}
+	rec.Context(turnCtx, turn, out.res)
+	// Only now does the turn say what it delivered; its builds so far were
+	// heard by the servings and close what is recorded here as included. A
+	// lesson the budget cut is kept, never scored.
+	rec.Served(bg, briefing.Served(out.res.Documents), briefing.Cut(out.res.Documents))
+	defer rec.EndServings(bg)
 	out.record = session.Record()
 	if e.d.Distill != nil {
 		// On the run's context: Stop cuts a question in flight, and a
@@ -353,8 +327,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		// On the run's context: Stop cuts the host's build too.
 		hostCtx := attemptContext(ctx, runID, d.AppID, HostBuildCall, pos)
 		e.d.Log.InfoContext(hostCtx, "the host builds what the turn left unbuilt", "run", runID, "request", runID+":"+HostBuildCall)
-		hostCtx = withCaseTurn(hostCtx, caseTurn{request: request, model: modelRef(turn.Endpoint), contextID: contextID})
-		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall}, Position: pos, Workspace: r.ws}); err != nil {
+		if _, err := e.d.Candidates.Cycle(hostCtx, d.AppID, candidate.Change{Meta: workspace.CommitMeta{RunID: runID, CallID: runID + ":" + HostBuildCall},
+			By: candidate.By{Position: pos, Workspace: r.ws, Observer: rec}}); err != nil {
 			e.d.Log.ErrorContext(hostCtx, "the host build failed to run", "run", runID, "err", err)
 		} else {
 			out.hostBuilt = true
@@ -543,9 +517,9 @@ func (e *Executor) attemptsDocument(ctx context.Context, ws *workspace.Workspace
 		}
 	}
 	var facts map[string]knowledge.AttemptFacts
-	if e.d.Attempts != nil {
+	if e.d.Books.Attempts != nil {
 		var err error
-		if facts, err = e.d.Attempts.AttemptFacts(ctx, task.RunIDs); err != nil {
+		if facts, err = e.d.Books.Attempts.AttemptFacts(ctx, task.RunIDs); err != nil {
 			e.d.Log.ErrorContext(ctx, "what the earlier attempts left could not be read", "task", task.Slug, "err", err)
 		}
 	}
@@ -568,12 +542,10 @@ func (e *Executor) attemptsDocument(ctx context.Context, ws *workspace.Workspace
 	return doc
 }
 
-// recordAttempt keeps what the attempt runID left, for the next attempt's
-// document.
-func (e *Executor) recordAttempt(ctx context.Context, runID, appID string, observed candidate.Observed, rec builder.Record) {
-	if e.d.Attempts == nil {
-		return
-	}
+// attemptFacts are what an attempt left for the next attempt's document:
+// what was still wrong as it ended, what it read and what its tools
+// refused.
+func attemptFacts(observed candidate.Observed, rec builder.Record) knowledge.AttemptFacts {
 	f := knowledge.AttemptFacts{StillWrong: verdict.StillWrong(observed), Reads: rec.Reads}
 	for _, r := range rec.Refused {
 		s := r.Tool + " was refused"
@@ -583,9 +555,22 @@ func (e *Executor) recordAttempt(ctx context.Context, runID, appID string, obser
 		}
 		f.Refused = append(f.Refused, s)
 	}
-	if err := e.d.Attempts.RecordAttempt(ctx, runID, appID, f); err != nil {
-		e.d.Log.ErrorContext(ctx, "what the attempt left could not be kept", "run", runID, "err", err)
+	return f
+}
+
+// record is the knowledge of the turn runID at appID, working on request
+// with model: every row the turn writes there is its record's.
+func (e *Executor) record(runID, appID, request, model string) *TurnRecord {
+	books := e.d.Books
+	if books.Log == nil {
+		books.Log = e.d.Log
 	}
+	return NewTurnRecord(books, runID, appID, request, model)
+}
+
+// endpointOf is the AI layer's endpoint for the provider's.
+func endpointOf(ep provider.Endpoint) ai.Endpoint {
+	return ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens}
 }
 
 // intentDocument is intent:<appId> for this one intent.
@@ -605,7 +590,7 @@ func intentDocument(d intent.IntentDetail) ai.Document {
 // and keeps the answer; an answer that does not come stores nothing. Its
 // rows are the attempt's, named <runId>:advice.
 func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task intent.TaskDetail, runID string, reasons []string, refused []builder.Refused,
-	pos *origin.Position) {
+	pos *origin.Position, rec *TurnRecord) {
 	ref := e.d.Models.DefaultModel()
 	if ref == "" {
 		return
@@ -618,7 +603,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	}
 	bg := context.WithoutCancel(actx)
 	var a verdict.Advice
-	u, err := ai.Ask(ctx, e.d.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+	u, err := ai.Ask(ctx, e.d.Now, endpointOf(ep),
 		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
 		verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil
@@ -635,11 +620,7 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 	} else {
 		e.d.Log.InfoContext(bg, "the planning model advised", "run", runID, "app", d.AppID, "task", task.Slug, "advice", a.Advice)
 	}
-	if e.d.Attempts != nil {
-		if err := e.d.Attempts.RecordDiagnosis(bg, runID, d.AppID, a.Diagnosis); err != nil {
-			e.d.Log.ErrorContext(bg, "the diagnosis could not be kept for the next attempt", "run", runID, "err", err)
-		}
-	}
+	rec.Diagnosis(bg, a.Diagnosis)
 }
 
 // changedLines counts the lines the task changed, from git diff --shortstat.

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 
 	"autoapp/executor/ai"
 	"autoapp/intent"
@@ -25,7 +24,7 @@ func RunTurn(ctx context.Context, book UsageBook, appID string, t ai.Turn) ai.Re
 	if kind == ai.KindChat && planned(res.Calls) {
 		kind = ai.KindPlanning
 	}
-	u := intent.Usage{Kind: kind, RunID: t.RunID, AppID: appID, Model: modelRef(t.Endpoint),
+	u := intent.Usage{Kind: kind, RunID: t.RunID, AppID: appID, Model: ModelRef(t.Endpoint),
 		Input: res.Usage.Input, Output: res.Usage.Output, Partial: res.Usage.Partial}
 	// The row is written even when the turn's context was cancelled (Stop).
 	if err := book.RecordUsage(context.WithoutCancel(ctx), u); err != nil {
@@ -53,7 +52,9 @@ func planned(calls []ai.Call) bool {
 }
 
 // modelRef names the model as Settings would: provider:model.
-func modelRef(ep ai.Endpoint) string {
+// ModelRef names the model of ep as usage rows and cases do
+// (provider:model).
+func ModelRef(ep ai.Endpoint) string {
 	if ep.Provider == "" {
 		return ep.Model
 	}
@@ -91,43 +92,4 @@ func RecordContext(ctx context.Context, book TurnBook, appID, request string, t 
 			Cut: d.Delivery == ai.DeliveredCut})
 	}
 	return book.RecordTurn(context.WithoutCancel(ctx), turn)
-}
-
-// KeepContextAtDelivery makes turn write its contexts row into book as soon
-// as its documents are delivered, before the model is asked anything, and
-// returns ctx carrying what the cases its tools open record of the turn:
-// that row, and the request and model unless ctx names them already. So a
-// build or a check that fails during the turn opens a case naming the
-// turn that met it. Recording the turn again when it ends (RecordContext)
-// answers the same row. Whatever turn.OnDelivered did already it still
-// does. With no book, nothing is kept and ctx is returned as it is; a row that cannot be written is logged, and the turn goes on.
-func KeepContextAtDelivery(ctx context.Context, book TurnBook, appID, request string, turn *ai.Turn, log *slog.Logger) context.Context {
-	if book == nil {
-		return ctx
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	ct := caseTurnFrom(ctx)
-	if ct.request == "" {
-		ct.request = request
-	}
-	if ct.model == "" {
-		ct.model = modelRef(turn.Endpoint)
-	}
-	ct.delivered = new(atomic.Int64)
-	t := *turn
-	prev := turn.OnDelivered
-	turn.OnDelivered = func(docs []ai.DeliveredDocument) {
-		if prev != nil {
-			prev(docs)
-		}
-		id, err := RecordContext(ctx, book, appID, request, t, ai.Result{Documents: docs})
-		if err != nil {
-			log.ErrorContext(ctx, "the turn's context could not be kept as it started", "run", t.RunID, "err", err)
-			return
-		}
-		ct.delivered.Store(id)
-	}
-	return withCaseTurn(ctx, ct)
 }

@@ -60,7 +60,10 @@ type Config struct {
 	Task      plan.Task
 	// Workspace is the application's workspace, opened once by the run or
 	// the chat turn the session serves, and closed by it.
-	Workspace  *workspace.Workspace
+	Workspace *workspace.Workspace
+	// Observer hears of the builds and checks of the turn's calls: the
+	// turn's record (executor.TurnRecord); nil is the candidates' own.
+	Observer   candidate.Observer
 	Candidates *candidate.Service
 	// ManifestText returns the manifest the host obeys (autoapp.json as
 	// HEAD commits it); nil reads it from the workspace.

@@ -105,7 +105,7 @@ func (s *Session) candidateCycle() ai.Tool {
 			if len(ps) > 0 {
 				return nil, ai.Refuse(ps...)
 			}
-			res, err := s.cfg.Candidates.Cycle(ctx, s.cfg.AppID, candidate.Change{Path: in.Path, Hunks: in.Hunks, Files: in.Files, Meta: meta, Position: s.cfg.Position, Workspace: s.ws})
+			res, err := s.cfg.Candidates.Cycle(ctx, s.cfg.AppID, candidate.Change{Path: in.Path, Hunks: in.Hunks, Files: in.Files, Meta: meta, By: s.by()})
 			if err != nil {
 				return nil, candidateRefusal(err)
 			}
@@ -141,7 +141,7 @@ func (s *Session) candidateBuild() ai.Tool {
 		Schema:  json.RawMessage(`{"type": "object", "additionalProperties": false, "properties": {}}`),
 		Example: json.RawMessage(`{}`),
 		Handler: handler(s, "candidate.build", func(ctx context.Context, _ workspace.CommitMeta, _ struct{}) (any, error) {
-			res, err := s.cfg.Candidates.Build(ctx, s.cfg.AppID, s.cfg.Position, s.ws)
+			res, err := s.cfg.Candidates.Build(ctx, s.cfg.AppID, s.by())
 			if err != nil {
 				return nil, candidateRefusal(err)
 			}
@@ -229,4 +229,10 @@ func candidateRefusal(err error) error {
 		return ai.Refuse(refusal.Problem{Message: ce.Message})
 	}
 	return err
+}
+
+// by is whom the turn's builds and cycles are for: its position, its
+// workspace and its record.
+func (s *Session) by() candidate.By {
+	return candidate.By{Position: s.cfg.Position, Workspace: s.ws, Observer: s.cfg.Observer}
 }

@@ -50,7 +50,7 @@ type Begun struct {
 // application that does not exist, a sandbox that cannot run, a manifest
 // with problems, another build going) and takes the application's turn.
 func (s *Service) BeginCycle(ctx context.Context, appID string) (*Begun, error) {
-	j, err := s.begin(ctx, appID, nil)
+	j, err := s.begin(ctx, appID, By{})
 	if err != nil {
 		return nil, err
 	}

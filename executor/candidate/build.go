@@ -19,15 +19,13 @@ const BuiltNext = "Start the preview and run the checks."
 // preview, no checks. The build is recorded in candidate.json as a cycle's
 // is, with the failures' signatures and the next step, and a build that
 // passes records its release. It is the build step of Cycle on its own.
-// ws is the caller's workspace (a run's or a chat turn's), which it keeps
-// open; nil opens the application's for this build alone.
-func (s *Service) Build(ctx context.Context, appID string, pos *origin.Position, ws *workspace.Workspace) (Result, error) {
-	j, err := s.begin(ctx, appID, ws)
+// by says whom it is for: a turn's, or the zero value for the owner.
+func (s *Service) Build(ctx context.Context, appID string, by By) (Result, error) {
+	j, err := s.begin(ctx, appID, by)
 	if err != nil {
 		return Result{}, err
 	}
 	defer j.end()
-	j.pos = pos
 	var res Result
 	if res.Revision, err = j.ws.Head(ctx); err != nil {
 		return Result{}, fmt.Errorf("candidate: head: %w", err)
@@ -54,6 +52,23 @@ type job struct {
 	// pos is the turn's position, which a passing build moves to its
 	// release; nil moves nothing.
 	pos *origin.Position
+	// observer hears of the job's build and checks: the turn's record, or
+	// the owner's.
+	observer Observer
+}
+
+// By is whom a build or a cycle is for: a turn's position, workspace and
+// record, or, the zero value, the owner's action.
+type By struct {
+	// Position is the turn's: the change's commit and a passing build's
+	// release move it; nil moves nothing.
+	Position *origin.Position
+	// Workspace is the caller's (a run's or a chat turn's), which the job
+	// keeps open; nil opens the application's for this job alone.
+	Workspace *workspace.Workspace
+	// Observer hears of the job's build and checks (the turn's record);
+	// nil is the service's, the owner's.
+	Observer Observer
 }
 
 // hear tells the job's listener what it does now.
@@ -65,7 +80,7 @@ func (j *job) hear(d Doing) {
 
 // begin takes the application's turn and reads what a cycle or a build
 // needs; a manifest with problems builds nothing.
-func (s *Service) begin(ctx context.Context, appID string, given *workspace.Workspace) (*job, error) {
+func (s *Service) begin(ctx context.Context, appID string, by By) (*job, error) {
 	if _, err := s.apps.Get(ctx, appID); err != nil {
 		return nil, err
 	}
@@ -76,7 +91,10 @@ func (s *Service) begin(ctx context.Context, appID string, given *workspace.Work
 	if err != nil {
 		return nil, err
 	}
-	j := &job{appID: appID, dir: s.apps.WorkspaceDir(appID), unlock: unlock}
+	j := &job{appID: appID, dir: s.apps.WorkspaceDir(appID), unlock: unlock, pos: by.Position, observer: by.Observer}
+	if j.observer == nil {
+		j.observer = s.observer
+	}
 	fail := func(err error) (*job, error) {
 		j.end()
 		return nil, err
@@ -92,8 +110,8 @@ func (s *Service) begin(ctx context.Context, appID string, given *workspace.Work
 		return fail(&refusal.Error{Code: refusal.Invalid, Message: "The manifest has problems, so nothing was built: " + problems.Error() + "."})
 	}
 	j.manifest = manifest
-	if given != nil {
-		j.ws = given
+	if by.Workspace != nil {
+		j.ws = by.Workspace
 		return j, nil
 	}
 	if j.ws, err = workspace.Open(j.dir, s.now); err != nil {
@@ -130,8 +148,12 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	}
 	out := build.RunTelling(ctx, s.jail, j.dir, j.manifest.Build, res.Revision, s.now, began)
 	// A build cut short by a Stop says nothing about its stages.
-	if s.observer != nil && ctx.Err() == nil {
-		s.observer.Built(ctx, j.appID, res.Revision, out)
+	if j.observer != nil && ctx.Err() == nil {
+		before := res.Revision
+		if st.Build != nil && st.Build.Revision != "" {
+			before = st.Build.Revision
+		}
+		j.observer.Built(ctx, j.appID, res.Revision, before, out)
 	}
 	rec := &BuildRecord{Revision: res.Revision, At: s.now(), OK: out.OK, StagesRun: out.StagesRun,
 		NotRun: out.NotRun, Problems: out.Problems, Release: lastRelease}

@@ -135,7 +135,8 @@ type Service struct {
 	mu    sync.Mutex
 	busy  map[string]*sync.Mutex
 	heads map[string]headRead
-	// observer hears of every build and check, for the knowledge's cases.
+	// observer hears of the builds and checks of the owner's actions, for
+	// the knowledge's cases; a turn's calls name their own (By.Observer).
 	observer Observer
 }
 
@@ -143,12 +144,11 @@ type Service struct {
 // knowledge store opens and resolves its cases from it. The context
 // carries the identity of the turn that asked, if any.
 type Observer interface {
-	Built(ctx context.Context, appID, revision string, out build.Result)
+	// Built hears a build of revision; before is the revision the
+	// application's previous build built (revision itself when none did).
+	Built(ctx context.Context, appID, revision, before string, out build.Result)
 	Checked(ctx context.Context, appID, revision string, results []acceptance.Result)
 }
-
-// SetObserver sets who hears of builds and checks; call it before serving.
-func (s *Service) SetObserver(o Observer) { s.observer = o }
 
 type headRead struct {
 	at       time.Time
@@ -156,8 +156,10 @@ type headRead struct {
 }
 
 // NewService builds the service; jail starts every build stage.
-func NewService(apps Apps, previews *preview.Manager, jail Jail, now func() time.Time) *Service {
-	return &Service{apps: apps, previews: previews, jail: jail, now: now, started: now(),
+// NewService builds the candidates of the applications; observer, when
+// not nil, hears of the builds and checks of the owner's actions.
+func NewService(apps Apps, previews *preview.Manager, jail Jail, now func() time.Time, observer Observer) *Service {
+	return &Service{apps: apps, previews: previews, jail: jail, now: now, started: now(), observer: observer,
 		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
 }
 

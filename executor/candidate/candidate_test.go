@@ -36,7 +36,7 @@ func newHost(t testing.TB, root string) *host {
 	h.apps = app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now})
 	jail := sandbox.NewGuard(root, sandbox.Probe())
 	h.previews = preview.NewManager(time.Now, nil, jail)
-	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now)
+	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now, nil)
 	t.Cleanup(h.previews.StopAll)
 	return h
 }
@@ -320,7 +320,7 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 	root := t.TempDir()
 	h := newHost(t, root)
 	jail := sandbox.NewGuard(root, sandbox.Machine{Why: "this kernel has no Landlock (it needs Linux 5.13 or later)"})
-	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, time.Now)
+	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, time.Now, nil)
 	h.create(t, "site", "static")
 	_, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{})
 	r, ok := refusal.As(err)
@@ -348,11 +348,11 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 func TestTwoBuildsOfOneRevisionAreTwoReleases(t *testing.T) {
 	h := newHost(t, t.TempDir())
 	h.create(t, "site", "static")
-	first, err := h.candidates.Build(context.Background(), "site", nil, nil)
+	first, err := h.candidates.Build(context.Background(), "site", candidate.By{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.candidates.Build(context.Background(), "site", nil, nil)
+	second, err := h.candidates.Build(context.Background(), "site", candidate.By{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestAManifestNotCommittedBuildsNothing(t *testing.T) {
 	}
 	want := "The manifest has problems, so nothing was built: autoapp.json in the workspace differs from the one committed at HEAD; " +
 		"the host obeys only the committed manifest."
-	if _, err := h.candidates.Build(context.Background(), "site", nil, nil); err == nil || err.Error() != want {
+	if _, err := h.candidates.Build(context.Background(), "site", candidate.By{}); err == nil || err.Error() != want {
 		t.Fatalf("the build answered %v, want %q", err, want)
 	}
 	if _, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{}); err == nil || err.Error() != want {

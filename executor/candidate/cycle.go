@@ -21,12 +21,9 @@ type Change struct {
 	Hunks []workspace.Hunk
 	Files []workspace.FileChange
 	Meta  workspace.CommitMeta
-	// Position is the turn's: the change's commit and a passing build's
-	// release move it; nil moves nothing.
-	Position *origin.Position
-	// Workspace is the caller's (a run's or a chat turn's), which the
-	// cycle keeps open; nil opens the application's for this cycle alone.
-	Workspace *workspace.Workspace
+	// By is whom the cycle is for: a turn's position, workspace and
+	// record; the zero value is the owner's action.
+	By
 }
 
 func (c Change) empty() bool { return len(c.Hunks) == 0 && len(c.Files) == 0 && c.Path == "" }
@@ -64,12 +61,11 @@ type Result struct {
 // acceptance example, recording each step in candidate.json with the next
 // step, and returns what to do next.
 func (s *Service) Cycle(ctx context.Context, appID string, change Change) (Result, error) {
-	j, err := s.begin(ctx, appID, change.Workspace)
+	j, err := s.begin(ctx, appID, change.By)
 	if err != nil {
 		return Result{}, err
 	}
 	defer j.end()
-	j.pos = change.Position
 	return s.cycle(ctx, j, change)
 }
 
@@ -143,8 +139,8 @@ func (s *Service) cycle(ctx context.Context, j *job, change Change) (Result, err
 		return Result{}, fmt.Errorf("candidate: read the examples: %w", err)
 	}
 	results := acceptance.Run(ctx, info.URL, examples, nil)
-	if s.observer != nil && ctx.Err() == nil {
-		s.observer.Checked(ctx, appID, res.Revision, results)
+	if j.observer != nil && ctx.Err() == nil {
+		j.observer.Checked(ctx, appID, res.Revision, results)
 	}
 	checks := &ChecksRecord{Release: info.Release, PreviewSpawnedAt: info.SpawnedAt, At: s.now(), Results: results}
 	for _, r := range results {

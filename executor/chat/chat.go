@@ -116,7 +116,7 @@ type Deps struct {
 	// run id, tools that edit or build (GatedEditTools); they are offered
 	// behind planner.GuardEdits, and done, when not nil, is called once the
 	// turn has ended. nil offers none.
-	EditTools func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func())
+	EditTools func(ws *workspace.Workspace, rec *executor.TurnRecord, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func())
 	// Start runs an intent as Run in the Backlog does (the executor's
 	// Start). With Gate, every turn is offered intent.start, which asks the
 	// person through Gate before it calls Start.
@@ -124,18 +124,16 @@ type Deps struct {
 	// Gate holds intent.start's question until the person decides it in
 	// the page.
 	Gate *gate.Gate
-	// Turns, when set, keeps each chat turn's context (its documents as
-	// delivered).
-	Turns executor.TurnBook
+	// Books are where each turn's record writes its knowledge: its
+	// contexts row, the lessons served, the cases its edits and builds
+	// open (executor.TurnRecord).
+	Books executor.Books
 	// Candidates give each turn its orientation (digest:<appId>) and where
 	// the application stands as its rows are written; nil gives neither.
 	Candidates *candidate.Service
 	// Lessons are matched on the person's message for each turn's lessons
 	// document; nil gives none.
 	Lessons executor.LessonBook
-	// Servings records the lessons a turn was delivered and closes them when
-	// it ends; nil records none.
-	Servings executor.ServingBook
 	// TaskContext is the path of task-context.json, read for every turn:
 	// {"lessons": false} gives no lessons. "" reads none.
 	TaskContext string
@@ -439,8 +437,13 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	// Where the application stands as the turn starts; its edits and
 	// builds move it.
 	pos := s.position(bg, turn.AppID, ws)
+	// The turn's knowledge, every row of it, is its record's.
+	endpoint := ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens}
+	books := s.d.Books
+	books.Log = log
+	rec := executor.NewTurnRecord(books, turn.RunID, turn.AppID, turn.Message, executor.ModelRef(endpoint))
 	if s.d.EditTools != nil {
-		edits, done := s.d.EditTools(ws, turn.AppID, turn.RunID, pos)
+		edits, done := s.d.EditTools(ws, rec, turn.AppID, turn.RunID, pos)
 		if done != nil {
 			defer done()
 		}
@@ -476,7 +479,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 
 	aiTurn := ai.Turn{
-		Endpoint:     ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
+		Endpoint:     endpoint,
 		Kind:         ai.KindChat,
 		RunID:        turn.RunID,
 		Instructions: planner.Instructions,
@@ -506,23 +509,14 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	// contexts row is kept as the documents are delivered, so a case its
 	// edits' builds open names it.
 	briefing.TellWhy(turnCtx, &aiTurn, log)
-	turnCtx = executor.KeepContextAtDelivery(turnCtx, s.d.Turns, turn.AppID, turn.Message, &aiTurn, log)
+	rec.KeepAtDelivery(turnCtx, &aiTurn)
 	res := executor.RunTurn(turnCtx, s.d.Usage, turn.AppID, aiTurn)
-	contextID, err := executor.RecordContext(turnCtx, s.d.Turns, turn.AppID, turn.Message, aiTurn, res)
-	if err != nil {
-		log.ErrorContext(bg, "the turn's context could not be kept", "err", err)
-	}
-	if s.d.Servings != nil {
-		// The lessons whose line reached the model are served; the turn's
-		// builds so far were heard and close what is recorded here. Those
-		// the budget cut are kept as not included, never scored.
-		if err := s.d.Servings.Record(bg, turn.RunID, contextID, briefing.Served(res.Documents), briefing.Cut(res.Documents)); err != nil {
-			log.ErrorContext(bg, "the turn's servings could not be kept", "err", err)
-		}
-		if err := s.d.Servings.End(bg, turn.RunID); err != nil {
-			log.ErrorContext(bg, "the turn's servings could not be closed", "err", err)
-		}
-	}
+	rec.Context(turnCtx, aiTurn, res)
+	// The lessons whose line reached the model are served; the turn's
+	// builds so far were heard and close what is recorded here. Those the
+	// budget cut are kept as not included, never scored.
+	rec.Served(bg, briefing.Served(res.Documents), briefing.Cut(res.Documents))
+	rec.EndServings(bg)
 
 	if len(feedback) > 0 && res.Ended != ai.EndProvider {
 		orders := make([]int64, len(feedback))

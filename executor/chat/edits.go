@@ -20,7 +20,6 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
-	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
 )
 
@@ -45,14 +44,10 @@ type EditConfig struct {
 	// Busy refuses the edits while a run changes the application (the
 	// executor's Busy); nil refuses none.
 	Busy func(appID string) error
-	// Cases, when set, keeps every edit that lands as the run's work and in
-	// the application's open cases, as a builder turn's edits are kept.
-	Cases executor.CaseBook
 	// Hints, when set, give a failed build's answer the lessons that stand
-	// beside its problems, as a builder's turn gets them; Hinted records
-	// each as a serving of the turn's run.
-	Hints  builder.HintGetter
-	Hinted HintBook
+	// beside its problems, as a builder's turn gets them; the turn's record
+	// keeps each as a serving of the turn's run.
+	Hints builder.HintGetter
 	// Log gets why a turn goes without edit tools, and an edit the cases
 	// could not keep; nil discards.
 	Log *slog.Logger
@@ -60,34 +55,28 @@ type EditConfig struct {
 	Now func() time.Time
 }
 
-// HintBook records the hints a failed build's answer gave a turn
-// (*knowledge.Servings).
-type HintBook interface {
-	RecordHints(ctx context.Context, runID string, hints []knowledge.Served) error
-}
-
 // GatedEditTools gives a chat turn source.edit, source.change,
 // candidate.build and candidate.cycle, the builder's own, over the
 // application's workspace: each call is refused while a run changes the
 // application, and otherwise asks the person through the gate first
 // ("Edit site/index.html (2 hunks)?") and runs only when they approve.
-// Every commit carries the turn's run id, and every edit that lands is
-// kept by cfg.Cases. It is meant for Deps.EditTools: ws is the turn's
-// workspace, which the turn closes; done ends the tools' session once the
-// turn ended.
-func GatedEditTools(cfg EditConfig) func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func()) {
+// Every commit carries the turn's run id, and every edit that lands, the
+// hints and the cases of its builds are kept by the turn's record rec. It
+// is meant for Deps.EditTools: ws is the turn's workspace, which the turn
+// closes; done ends the tools' session once the turn ended.
+func GatedEditTools(cfg EditConfig) func(ws *workspace.Workspace, rec *executor.TurnRecord, appID, runID string, pos *origin.Position) (tools []ai.Tool, done func()) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		panic("chat: EditConfig.Now, the clock, is required")
 	}
-	return func(ws *workspace.Workspace, appID, runID string, pos *origin.Position) ([]ai.Tool, func()) {
+	return func(ws *workspace.Workspace, rec *executor.TurnRecord, appID, runID string, pos *origin.Position) ([]ai.Tool, func()) {
 		session, err := builder.NewSession(builder.Config{
 			AppID: appID, RunID: runID, Position: pos,
 			Task:         plan.Task{Slug: directSlug, Title: "A small change asked for in the chat"},
 			PlanMarkdown: "A small change the person asked for in the chat; there is no plan.",
-			Workspace:    ws, Candidates: cfg.Candidates,
+			Workspace:    ws, Candidates: cfg.Candidates, Observer: rec,
 			ManifestText: func() ([]byte, error) {
 				raw, _, _, err := cfg.Apps.Manifest(appID)
 				return raw, err
@@ -95,9 +84,9 @@ func GatedEditTools(cfg EditConfig) func(ws *workspace.Workspace, appID, runID s
 			// intent.ask is not offered: a chat turn asks in its reply.
 			Ask:    func(context.Context, string) (string, error) { return "Ask the person in your reply.", nil },
 			Now:    cfg.Now,
-			Edited: cfg.edited(appID, runID),
+			Edited: rec.Edited,
 			Hints:  cfg.Hints,
-			Hinted: cfg.hinted(runID),
+			Hinted: rec.Hinted,
 		})
 		if err != nil {
 			cfg.Log.Error("the workspace could not be opened for edits; the turn goes without them", "app", appID, "run", runID, "err", err)
@@ -113,32 +102,6 @@ func GatedEditTools(cfg EditConfig) func(ws *workspace.Workspace, appID, runID s
 			if err := session.Close(); err != nil {
 				cfg.Log.Warn("the workspace of a chat turn's edits did not close", "app", appID, "run", runID, "err", err)
 			}
-		}
-	}
-}
-
-// edited keeps an edit of the turn runID as a builder turn's is kept (up
-// to knowledge.MaxCaseEdits characters a case); nil without Cases.
-func (cfg EditConfig) edited(appID, runID string) func(ctx context.Context, summary string) {
-	if cfg.Cases == nil {
-		return nil
-	}
-	return func(ctx context.Context, summary string) {
-		if err := cfg.Cases.AppendEdit(context.WithoutCancel(ctx), appID, runID, summary); err != nil {
-			cfg.Log.ErrorContext(ctx, "the open cases could not keep a chat turn's edit", "app", appID, "run", runID, "err", err)
-		}
-	}
-}
-
-// hinted records the hints a build's answer gave the turn runID; nil
-// without Hinted.
-func (cfg EditConfig) hinted(runID string) func(ctx context.Context, hints []knowledge.Served) {
-	if cfg.Hinted == nil {
-		return nil
-	}
-	return func(ctx context.Context, hints []knowledge.Served) {
-		if err := cfg.Hinted.RecordHints(context.WithoutCancel(ctx), runID, hints); err != nil {
-			cfg.Log.ErrorContext(ctx, "a chat turn's hints could not be kept as servings", "run", runID, "err", err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
 	"autoapp/executor/chat"
@@ -230,7 +231,8 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 		}
 	}
 
-	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(openWorkspace(t, h.apps.WorkspaceDir(appID)), appID, "chat-site-9", nil)
+	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now})(openWorkspace(t, h.apps.WorkspaceDir(appID)),
+		executor.NewTurnRecord(executor.Books{}, "chat-site-9", appID, "Change the heading", "scripted:chat"), appID, "chat-site-9", nil)
 	defer done()
 	var names []string
 	for _, tl := range tools {
@@ -248,7 +250,7 @@ func TestAChatTurnIsOfferedEveryToolTheInstructionsName(t *testing.T) {
 func TestEditToolsNeedAWorkspace(t *testing.T) {
 	h := newHost(t)
 	tools, done := chat.GatedEditTools(chat.EditConfig{Gate: h.gate, Candidates: h.candidates, Apps: h.apps, Now: time.Now,
-		Log: slog.New(h.log)})(nil, "nope", "chat-nope-1", nil)
+		Log: slog.New(h.log)})(nil, executor.NewTurnRecord(executor.Books{}, "chat-nope-1", "nope", "Change it", "scripted:chat"), "nope", "chat-nope-1", nil)
 	done()
 	if len(tools) != 0 {
 		t.Fatalf("an application without a workspace was given edit tools: %d", len(tools))

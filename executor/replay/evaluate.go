@@ -16,6 +16,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/builder"
+	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/atomicfile"
@@ -261,7 +262,7 @@ func (h *Harness) warm(ctx context.Context, dir string) error {
 			return err
 		}
 		w := h.newWorld(a, folder, nil)
-		res, err := w.cands.Build(ctx, a.ID, nil, nil)
+		res, err := w.cands.Build(ctx, a.ID, candidate.By{})
 		w.close()
 		if isRefusal(err) {
 			return refuse(refusal.Conflict, "The %s template cannot be built here, so nothing was evaluated: %s", t.Template, err.Error())
@@ -357,7 +358,7 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 	defer w.close()
 
 	deps := executor.Deps{Backlog: h.d.Backlog, Usage: h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: h.d.Models, Log: cs.log, Now: h.d.Now,
-		Limits: func() ai.Limits { return e.limits }, Turns: cs.store, Cases: cs.cases}
+		Limits: func() ai.Limits { return e.limits }, Books: cs.books(h.d.Version)}
 	if c == Learned && len(e.lessons) > 0 {
 		deps.Lessons = learned{corpus: e.lessons, hints: h.d.Lessons}
 	}

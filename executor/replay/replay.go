@@ -359,6 +359,18 @@ type caseStore struct {
 	log   *slog.Logger
 }
 
+// builds opens and resolves the store's cases from a run's builds and
+// checks, as the launcher's own do.
+func (cs *caseStore) builds(version string) executor.CaseRecorder {
+	return executor.CaseRecorder{Cases: cs.cases, Version: version, Log: cs.log}
+}
+
+// books are where a replayed turn's record writes: the store's contexts
+// rows and cases, and nothing else (no servings, no attempts).
+func (cs *caseStore) books(version string) executor.Books {
+	return executor.Books{Turns: cs.store, Cases: cs.cases, Builds: cs.builds(version), Log: cs.log}
+}
+
 // openStore opens the store at path, a replay's case's
 // (<root>/replay/<caseId>/knowledge.sqlite) or an evaluation's run's;
 // every line logged there says where it came from: source replay or

@@ -13,6 +13,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/build"
+	"autoapp/executor/candidate"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
@@ -93,7 +94,7 @@ func (r *replayRun) run(ctx context.Context, index int, st step) (knowledge.Repl
 	w := r.h.newWorld(st.pc.app, dir, cs)
 	defer w.close()
 	deps := executor.Deps{Backlog: r.h.d.Backlog, Usage: r.h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: r.h.d.Models, Log: cs.log, Now: r.h.d.Now,
-		Limits: func() ai.Limits { return r.limits }, Turns: cs.store, Cases: cs.cases,
+		Limits: func() ai.Limits { return r.limits }, Books: cs.books(r.h.d.Version),
 		TaskContext: filepath.Join(dir, executor.TaskContextFile)}
 	if len(st.given) > 0 {
 		deps.Lessons = corpus(st.given)
@@ -147,7 +148,7 @@ func (w *world) judgeBuild(ctx context.Context, pc *prepared) (bool, string, err
 	}
 	rec := o.Build
 	if rec == nil || o.Edited {
-		res, err := w.cands.Build(ctx, appID, nil, nil)
+		res, err := w.cands.Build(ctx, appID, candidate.By{})
 		if isRefusal(err) {
 			return false, "Nothing was built of what the run left: " + err.Error(), nil
 		}
@@ -182,7 +183,7 @@ func (w *world) judgeCheck(ctx context.Context, pc *prepared) (bool, string, err
 // whose names the example in the judgement.
 func (w *world) judgeExample(ctx context.Context, appID string, ex acceptance.Example, whose string) (bool, string, error) {
 	lower := strings.ToLower(whose[:1]) + whose[1:]
-	res, err := w.cands.Build(ctx, appID, nil, nil)
+	res, err := w.cands.Build(ctx, appID, candidate.By{})
 	if isRefusal(err) {
 		return false, "Nothing was built of what the run left: " + err.Error(), nil
 	}

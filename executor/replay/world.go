@@ -41,10 +41,11 @@ func (h *Harness) newWorld(a app.App, dir string, cs *caseStore) *world {
 		log = cs.log
 	}
 	previews := preview.NewManager(h.d.Now, log, h.d.Jail)
-	cands := candidate.NewService(apps, previews, h.d.Jail, h.d.Now)
+	var observer candidate.Observer
 	if cs != nil {
-		cands.SetObserver(executor.CaseRecorder{Cases: cs.cases, Candidates: cands, Version: h.d.Version, Log: cs.log})
+		observer = cs.builds(h.d.Version)
 	}
+	cands := candidate.NewService(apps, previews, h.d.Jail, h.d.Now, observer)
 	return &world{apps: apps, previews: previews, cands: cands}
 }
 

@@ -171,13 +171,17 @@ func (l *Launcher) build(o Options) error {
 	// Every build stage and preview command runs confined, or as the owner chose.
 	l.Sandbox = sandbox.NewGuard(l.Root, sandbox.Probe())
 	l.Previews = preview.NewManager(now, log, l.Sandbox)
-	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, now)
 	l.Cases = knowledge.NewCases(l.Knowledge.DB(), now)
 	// Distilled lessons record the instructions and the version they were learned under.
 	l.Lessons = knowledge.NewLessons(l.Knowledge.DB(), now, knowledge.Running{InstructionsHash: builder.InstructionsHash(), ServerVersion: Version})
 	// One Servings for both: it remembers each run's first build and check.
 	l.Servings = knowledge.NewServings(l.Knowledge.DB(), now)
-	l.Candidates.SetObserver(executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Candidates: l.Candidates, Version: Version, Log: log})
+	// The cases of every build and check: the owner's are heard by the
+	// candidates' observer, each turn's through the turn's record.
+	builds := executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Version: Version, Log: log}
+	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, now, builds)
+	// What every turn's record writes to.
+	books := executor.Books{Turns: l.Knowledge, Cases: l.Cases, Servings: l.Servings, Attempts: l.Knowledge, Builds: builds, Log: log}
 	// The backlog's writes keep the request each intent answers in their
 	// own transactions (request.Journal), and each committed move that
 	// ends an attempt feeds the relationship index (linksAfter).
@@ -203,8 +207,8 @@ func (l *Launcher) build(o Options) error {
 		l.limits = o.Limits
 	}
 	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Usage, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
-		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Turns: l.Knowledge, Attempts: l.Knowledge,
-		Lessons: l.Lessons, Servings: l.Servings, Cases: l.Cases, AdviceTimeout: o.AdviceTimeout,
+		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Books: books,
+		Lessons: l.Lessons, AdviceTimeout: o.AdviceTimeout,
 		Distill: l.distill})
 	// A chat turn may make one small change directly, or start a run
 	// when the person says to go ahead: each asks the person first.
@@ -214,9 +218,9 @@ func (l *Launcher) build(o Options) error {
 	// failed build; its servings are kept like a builder turn's.
 	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, ChatTurns: l.ChatTurns, Interventions: l.Interventions, Usage: l.Usage, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
-			Busy: l.Runs.Busy, Cases: l.Cases, Hints: l.Lessons, Hinted: l.Servings, Log: log, Now: now}),
-		Start: l.Runs.Start, Gate: l.Gate, Turns: l.Knowledge,
-		Candidates: l.Candidates, Lessons: l.Lessons, Servings: l.Servings,
+			Busy: l.Runs.Busy, Hints: l.Lessons, Log: log, Now: now}),
+		Start: l.Runs.Start, Gate: l.Gate, Books: books,
+		Candidates: l.Candidates, Lessons: l.Lessons,
 		TaskContext: filepath.Join(l.Root, "launcher", executor.TaskContextFile),
 		// When a chat turn ends, its request's journal takes what the engineer did.
 		AfterTurn: func(ctx context.Context, appID string, requestID int64) {
