@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"autoapp/executor/ai"
+	"autoapp/executor/build"
 	"autoapp/executor/candidate"
 )
 
@@ -211,30 +212,38 @@ func groupRefusals(refused []string) []refusalGroup {
 }
 
 // cameBack are the problems still wrong at the end of two or more
-// attempts, with the attempts named, in the order first met.
+// attempts, with the attempts named, in the order first met. Two attempts
+// met the same problem when its signatures are the same (build.Signature:
+// a failure that moved to another line is the same failure); it is named
+// as the latest attempt met it.
 func cameBack(earlier []AttemptRecord) []string {
 	var order []string
 	in := map[string][]int{}
+	text := map[string]string{}
 	for i, a := range earlier {
 		if a.Interrupted {
 			continue
 		}
 		for _, s := range cleanList(a.StillWrong) {
-			if _, ok := in[s]; !ok {
-				order = append(order, s)
+			sig := build.Signature("", s)
+			if _, ok := in[sig]; !ok {
+				order = append(order, sig)
 			}
-			in[s] = append(in[s], i+1)
+			if n := in[sig]; len(n) == 0 || n[len(n)-1] != i+1 {
+				in[sig] = append(n, i+1)
+			}
+			text[sig] = s
 		}
 	}
 	var lines []string
-	for _, s := range order {
-		if len(in[s]) < 2 {
+	for _, sig := range order {
+		if len(in[sig]) < 2 {
 			continue
 		}
 		if len(lines) == maxCameBack {
 			break
 		}
-		lines = append(lines, clip("Came back: "+s, maxAttemptLine-40)+" (attempts "+numbers(in[s])+")")
+		lines = append(lines, clip("Came back: "+text[sig], maxAttemptLine-40)+" (attempts "+numbers(in[sig])+")")
 	}
 	return lines
 }

@@ -262,3 +262,22 @@ func TestRunChangesReadsTheRunsCommits(t *testing.T) {
 		})
 	}
 }
+
+// A failure that came back at another line is the same failure: "Came
+// back:" compares the failures' signatures, not their text, and names the
+// failure as the latest attempt met it.
+func TestAFailureThatMovedLinesCameBack(t *testing.T) {
+	at8 := "lint: src/notes.ts:8:3: 'unused' is declared but never used"
+	at9 := "lint: src/notes.ts:9:3: 'unused' is declared but never used"
+	other := "lint: src/notes.ts:12:1: missing semicolon"
+	d := verdict.Attempts("0003-lint", []verdict.AttemptRecord{
+		{RunID: "intent-1-0003-lint-a1", StillWrong: []string{at8}},
+		{RunID: "intent-1-0003-lint-a2", StillWrong: []string{at9, other}},
+	})
+	if want := "Came back: " + at9 + " (attempts 1 and 2)"; !strings.Contains(d.Text, want) {
+		t.Errorf("lacks %q:\n%s", want, d.Text)
+	}
+	if strings.Contains(d.Text, "Came back: "+other) || strings.Count(d.Text, "Came back:") != 1 {
+		t.Errorf("another failure, or the same one twice, came back:\n%s", d.Text)
+	}
+}
