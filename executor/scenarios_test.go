@@ -553,7 +553,8 @@ func TestTheIdleAndWallLimitsEndATurnAndCountIt(t *testing.T) {
 			wantStopped(t, d, headingSlug+" failed.")
 			task := h.task(t, id, headingSlug)
 			wantTask(t, task, intent.TaskFailed, 2)
-			reasons := "Nothing was built. " + tt.sentence
+			// The application was never built: the turn is told both facts.
+			reasons := "Nothing was built. The workspace did not change since the task began. " + tt.sentence
 			wantEnds(t, task,
 				"in-queue: another attempt: "+reasons,
 				"failed: 2 attempts in this run did not complete the task. "+reasons)

@@ -32,7 +32,8 @@ func TestARealSilenceLongerThanTheIdleLimitIsACountedAttempt(t *testing.T) {
 	wantStopped(t, d, headingSlug+" failed.")
 	task := h.task(t, id, headingSlug)
 	wantTask(t, task, intent.TaskFailed, 2)
-	reasons := "Nothing was built. The turn made no tool call for 1 second."
+	// The application was never built: the turn is told both facts.
+	reasons := "Nothing was built. The workspace did not change since the task began. The turn made no tool call for 1 second."
 	wantEnds(t, task, "in-queue: another attempt: "+reasons, "failed: 2 attempts in this run did not complete the task. "+reasons)
 }
 

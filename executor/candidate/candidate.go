@@ -266,14 +266,17 @@ func (s *Service) Observe(ctx context.Context, appID string) (Observed, error) {
 			o.ChecksNote = fmt.Sprintf("Passed %d of %d for an earlier preview; run the checks again.", c.Passed, len(c.Results))
 		}
 	}
-	if st.Build != nil {
-		head, err := s.head(ctx, appID)
-		if err != nil {
+	// HEAD is a fact of the workspace, built or not: a verdict on an
+	// application never built still says whether the turn changed it.
+	head, err := s.head(ctx, appID)
+	if err != nil {
+		if st.Build != nil {
 			return o, err
 		}
-		o.Head = head
-		o.Edited = head != st.Build.Revision
+		return o, nil
 	}
+	o.Head = head
+	o.Edited = st.Build != nil && head != st.Build.Revision
 	return o, nil
 }
 
