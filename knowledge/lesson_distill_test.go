@@ -326,3 +326,40 @@ func TestAWrittenLessonNamesTheFilesItAppliesTo(t *testing.T) {
 		}
 	}
 }
+
+// A case repaired through candidate.cycle alone (its hunks applied by the
+// cycle) keeps the files the cycle changed: the lesson it teaches is
+// served as related to a task that locks one of them.
+func TestALessonFromACycleEditedCaseAppliesToTheCyclesFiles(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	opened, _, err := s.cases.Build(ctx, failedBuild("notes", "r1", problem("compile", `"os" imported and not used`)))
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("open a case: %v, %v", opened, err)
+	}
+	for _, edit := range []string{"candidate.cycle src/notes.ts", "candidate.cycle src/tags.ts, src/notes.ts"} {
+		if err := s.cases.AppendEdit(ctx, "notes", "r1", edit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.cases.Build(ctx, passedBuild("notes", "r2")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.cases.Get(ctx, opened[0])
+	if err != nil || !c.Resolved() {
+		t.Fatalf("case %+v, %v", c, err)
+	}
+	a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "lesson",
+		"lesson": "Remove an import as soon as its last use goes.", "same_as": 0}`}
+	out, err := s.lessons.Distill(ctx, c, a.ask)
+	if err != nil || out.LessonID == 0 {
+		t.Fatalf("distill: %+v %v", out, err)
+	}
+	if got, want := s.get(out.LessonID).Applies.Files, []string{"src/notes.ts", "src/tags.ts"}; !slices.Equal(got, want) {
+		t.Fatalf("the lesson applies to %v, want the files the cycle changed %v", got, want)
+	}
+	served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "notes", Files: []string{"src/tags.ts"}})
+	if err != nil || len(served) != 1 || served[0].Reason != "related:src/tags.ts" {
+		t.Fatalf("served %+v %v", served, err)
+	}
+}

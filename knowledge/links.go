@@ -537,9 +537,10 @@ func (p *linkPass) caseLinks(cases []linkedCase) {
 
 // editedFiles reads one line of a case's edits, as Cases.AppendEdit writes
 // it ("<time> [<run id>] <summary>"), where the summary is a workspace
-// commit's subject: "source.edit <path> …" or "source.change <action>
+// commit's subject: "source.edit <path> …", "source.change <action>
 // <path>, <action> <path>[ and N more]", the builder's naming its action
-// once ("source.change change <path>, <path>"). A line of any other shape
+// once ("source.change change <path>, <path>"), or the files a cycle's
+// hunks changed ("candidate.cycle <path>, <path>"). A line of any other shape
 // names no file; the files a "N more" leaves out are not guessed at.
 func editedFiles(line string) (runID string, files []string) {
 	fields := strings.Fields(line)
@@ -557,6 +558,13 @@ func editedFiles(line string) (runID string, files []string) {
 	case "source.edit":
 		if p, ok := editedPath(rest[1]); ok {
 			files = append(files, p)
+		}
+	case "candidate.cycle":
+		// The files the cycle's hunks changed, as the builder names them.
+		for _, path := range strings.Split(strings.Join(rest[1:], " "), ", ") {
+			if p, ok := editedPath(path); ok {
+				files = append(files, p)
+			}
 		}
 	case "source.change":
 		summary := strings.Join(rest[1:], " ")
