@@ -134,6 +134,10 @@ type Deps struct {
 	// Lessons are matched on the person's message for each turn's lessons
 	// document; nil gives none.
 	Lessons executor.LessonBook
+	// Distill, when set, is called as each turn ends: the cases its
+	// approved edits and builds resolved are asked about then, not after a
+	// later builder turn.
+	Distill func(ctx context.Context)
 	// TaskContext is the path of task-context.json, read for every turn:
 	// {"lessons": false} gives no lessons. "" reads none.
 	TaskContext string
@@ -536,6 +540,11 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	}
 	if s.d.AfterTurn != nil {
 		s.d.AfterTurn(bg, turn.AppID, turn.RequestID)
+	}
+	if s.d.Distill != nil {
+		// On the turn's context: the launcher's stop cuts a question in
+		// flight, and one not answered is asked again after a later turn.
+		s.d.Distill(ctx)
 	}
 }
 

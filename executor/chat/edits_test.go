@@ -1,10 +1,12 @@
 package chat_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/scripted"
+	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
 	"autoapp/executor/gate"
 	"autoapp/executor/planner"
@@ -311,4 +314,43 @@ func openWorkspace(t testing.TB, dir string) *workspace.Workspace {
 	}
 	t.Cleanup(func() { ws.Close() })
 	return ws
+}
+
+// A case the chat turn's approved edit resolved (the owner's build failed;
+// the turn's cycle built and checked the repair) is asked about as the
+// chat turn ends, not after a later builder turn.
+func TestACaseResolvedInAChatTurnIsDistilledAsTheTurnEnds(t *testing.T) {
+	const distillAsked = "A failure the host saw has been resolved."
+	h := newHost(t)
+	h.model.Always(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The page was empty.","knowable":"specific","lesson":"","same_as":0}`})
+	// The owner empties the page and builds: the check stage fails, and a
+	// case opens.
+	dir := h.apps.WorkspaceDir(appID)
+	if err := os.WriteFile(filepath.Join(dir, "site/index.html"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "-c", "user.name=Owner", "-c", "user.email=owner@example.com",
+		"commit", "-qam", "Empty the page").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	if res, err := h.candidates.Build(context.Background(), appID, candidate.By{}); err != nil || res.Build == nil || res.Build.OK {
+		t.Fatalf("the owner's build of the empty page: %+v %v", res, err)
+	}
+	h.model.On(scripted.RunID("chat-site-1"),
+		calls(call("candidate.cycle", map[string]any{"files": []map[string]string{
+			{"path": "site/index.html", "action": "overwrite", "content": "<h1>Back</h1>\n"}}})),
+		scripted.Reply{Text: "The page is back."})
+	sent := h.send(t, "put the page back")
+	h.decide(t, "Overwrite site/index.html, then build, preview and check site?", true)
+	h.wait(t, sent.ID)
+
+	var asked int
+	for _, r := range h.model.Requests() {
+		if strings.Contains(string(r.Body), distillAsked) {
+			asked++
+		}
+	}
+	if asked != 1 {
+		t.Fatalf("the distiller was asked %d times as the chat turn ended, want once about the case it resolved", asked)
+	}
 }

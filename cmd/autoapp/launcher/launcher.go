@@ -219,7 +219,7 @@ func (l *Launcher) build(o Options) error {
 	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, ChatTurns: l.ChatTurns, Interventions: l.Interventions, Usage: l.Usage, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
 			Busy: l.Runs.Busy, Hints: l.Lessons, Log: log, Now: now}),
-		Start: l.Runs.Start, Gate: l.Gate, Books: books,
+		Start: l.Runs.Start, Gate: l.Gate, Books: books, Distill: l.distill,
 		Candidates: l.Candidates, Lessons: l.Lessons,
 		TaskContext: filepath.Join(l.Root, "launcher", executor.TaskContextFile),
 		// When a chat turn ends, its request's journal takes what the engineer did.
