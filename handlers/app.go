@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -64,7 +63,8 @@ type Actions interface {
 	OwnerAction(appID string) (executor.OwnerAction, bool)
 }
 
-// Deps are the services the routes call.
+// Deps are the services the routes call, listed once: New keeps the one
+// Deps it is given, and every page's handlers read it through frame.
 type Deps struct {
 	// Hosts are the "host:port" names this server answers at (see
 	// CanonicalHost); a request for any other Host is refused with 421.
@@ -119,57 +119,36 @@ type Deps struct {
 	Version string
 }
 
-// Handlers holds the dependencies of every route.
-type Handlers struct {
-	owners        Owners
-	apps          Apps
-	candidates    Candidates
-	actions       Actions
-	backlog       Backlog
-	attention     Attention
-	interventions Interventions
-	providers     Providers
-	runs          Runs
-	deliveries    Deliveries
-	chats         Chats
-	requests      Requests
-	gate          Gate
-	knowledge     Knowledge
-	cases         Cases
-	lessons       Lessons
-	servings      Servings
-	// lessonReplays reads a lesson's page, with its replay.
-	lessonReplays LessonReplays
-	overview      Overview
-	prices        Prices
-	sandbox       Sandbox
-	limits        Limits
-	now           func() time.Time
-	quit          func()
-	log           *slog.Logger
-	version       string
-	// intentPages reads an intent's page in one call.
-	intentPages IntentPages
-	// ownerExists is remembered once true: the owner is never deleted.
-	ownerExists atomic.Bool
-}
-
 // New builds the Fiber app with every route registered.
 func New(d Deps) *fiber.App {
-	h := &Handlers{owners: d.Owners, apps: d.Apps, candidates: d.Candidates, actions: d.Actions, backlog: d.Backlog, attention: d.Attention, interventions: d.Interventions, providers: d.Providers, runs: d.Runs, deliveries: d.Deliveries, chats: d.Chats, requests: d.Requests, gate: d.Gate, knowledge: d.Knowledge, cases: d.Cases, lessons: d.Lessons, servings: d.Servings, lessonReplays: d.LessonReplays, overview: d.Overview, intentPages: d.IntentPages, prices: d.Prices, sandbox: d.Sandbox, limits: d.Limits, now: d.Now, quit: d.Quit, log: d.Log, version: d.Version}
-	if h.log == nil {
-		h.log = slog.Default()
+	if d.Log == nil {
+		d.Log = slog.Default()
 	}
-	if h.now == nil {
+	if d.Now == nil {
 		panic("handlers: Deps.Now, the clock, is required")
 	}
-	if h.intentPages == nil {
+	if d.IntentPages == nil {
 		panic("handlers: Deps.IntentPages, the intent page's read, is required")
 	}
+	// Every page reads the one Deps; each page's handlers are built once.
+	f := frame{&d}
+	var (
+		owners    = &ownerPages{frame: f}
+		apps      = &appPages{f}
+		backlog   = &backlogPages{f}
+		board     = &boardPages{f}
+		overview  = &overviewPages{f}
+		intents   = &intentPages{f}
+		downloads = &deliveryDownloads{f}
+		requests  = &requestPages{f}
+		knowledge = &knowledgePages{f}
+		lessons   = &lessonPages{f}
+		settings  = &settingsPages{f}
+	)
 	app := fiber.New(fiber.Config{
 		AppName:               "autoapp",
 		DisableStartupMessage: true,
-		ErrorHandler:          h.errorHandler,
+		ErrorHandler:          f.errorHandler,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -187,100 +166,100 @@ func New(d Deps) *fiber.App {
 	// A handler that panics answers 500 with a sentence; the server stays up.
 	app.Use(recover.New())
 	app.Use(securityHeaders)
-	app.Get("/healthz", h.healthz)
+	app.Get("/healthz", f.healthz)
 	app.Get("/static/:name", staticFile)
 	app.Get("/favicon.ico", favicon)
-	app.Use(h.csrf)
-	app.Use(h.session)
+	app.Use(csrf)
+	app.Use(owners.session)
 
-	app.Get("/setup", h.setupForm)
-	app.Post("/setup", h.setup)
-	app.Get("/signin", h.signInForm)
-	app.Post("/signin", h.signIn)
-	app.Post("/signout", h.signOut)
+	app.Get("/setup", owners.setupForm)
+	app.Post("/setup", owners.setup)
+	app.Get("/signin", owners.signInForm)
+	app.Post("/signin", owners.signIn)
+	app.Post("/signout", owners.signOut)
 
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/backlog", fiber.StatusSeeOther) })
-	app.Get("/backlog", h.backlogList)
-	app.Get("/board", h.boardPage)
-	app.Get("/board/live", h.boardLive)
-	app.Get("/overview", h.overviewPage)
-	app.Get("/overview/live", h.overviewLive)
-	app.Post("/backlog/models", h.backlogModels)
-	app.Get("/backlog/intents/:id", h.intentPage)
-	app.Get("/backlog/intents/:id/live", h.intentLive)
-	app.Post("/backlog/intents/:id/withdraw", h.intentWithdraw)
-	app.Post("/backlog/intents/:id/run", h.intentRun)
-	app.Post("/backlog/intents/:id/stop", h.intentStop)
-	app.Post("/backlog/intents/:id/interventions", h.intentIntervene)
-	app.Get("/backlog/intents/:id/delivery/artifact", h.deliveryArtifact)
-	app.Get("/backlog/intents/:id/delivery/workspace.tar.gz", h.deliveryArchive)
-	app.Post("/backlog/tasks/:id/answer", h.taskAnswer)
-	app.Get("/backlog/tasks/:id", h.taskPage)
-	app.Post("/backlog/tasks/:id/model", h.taskModel)
-	app.Post("/backlog/tasks/:id/remove", h.taskRemove)
-	app.Get("/request", h.requestPage)
-	app.Get("/request/live", h.requestLive)
-	app.Post("/request", h.requestSend)
-	app.Post("/request/answer", h.requestAnswer)
-	app.Post("/request/select", h.requestSelect)
-	app.Post("/request/questions/:qid/approve", h.questionApprove)
-	app.Post("/request/questions/:qid/deny", h.questionDeny)
-	app.Post("/backlog/intents/:id/approve", h.intentApprove)
-	app.Post("/backlog/intents/:id/approval/withdraw", h.intentWithdrawApproval)
-	app.Post("/backlog/intents/:id/mode", h.intentMode)
-	app.Post("/request/mode", h.requestMode)
-	app.Get("/knowledge", h.knowledgeLog)
-	app.Get("/knowledge/log", h.knowledgeLogLines)
-	app.Get("/knowledge/turns", h.knowledgeTurns)
-	app.Get("/knowledge/turns/:id", h.knowledgeTurn)
-	app.Get("/knowledge/cases", h.knowledgeCases)
-	app.Get("/knowledge/cases/:id", h.knowledgeCase)
-	app.Get("/knowledge/lessons", h.knowledgeLessons)
-	app.Post("/knowledge/lessons", h.lessonNew)
-	app.Get("/knowledge/lessons/:id", h.lessonPage)
-	app.Get("/knowledge/lessons/:id/replay", h.lessonReplayLive)
-	app.Post("/knowledge/lessons/:id/replay", h.lessonReplay)
-	app.Post("/knowledge/lessons/:id/confirm", h.lessonConfirm)
-	app.Post("/knowledge/lessons/:id/retire", h.lessonRetire)
-	app.Post("/knowledge/lessons/:id/replace", h.lessonReplace)
-	app.Get("/settings", h.settingsPage)
-	app.Post("/settings/providers", h.providerSave)
-	app.Post("/settings/providers/:name/on", h.providerOn)
-	app.Post("/settings/providers/:name/test", h.providerTest)
-	app.Post("/settings/providers/:name/remove", h.providerRemove)
-	app.Post("/settings/model", h.settingsModel)
-	app.Post("/settings/tiers", h.settingsTiers)
-	app.Post("/settings/prices", h.pricesSave)
-	app.Post("/settings/sandbox", h.sandboxSave)
-	app.Post("/settings/limits", h.limitsSave)
-	app.Post("/quit", h.quitLauncher)
+	app.Get("/backlog", backlog.backlogList)
+	app.Get("/board", board.boardPage)
+	app.Get("/board/live", board.boardLive)
+	app.Get("/overview", overview.overviewPage)
+	app.Get("/overview/live", overview.overviewLive)
+	app.Post("/backlog/models", backlog.backlogModels)
+	app.Get("/backlog/intents/:id", intents.intentPage)
+	app.Get("/backlog/intents/:id/live", intents.intentLive)
+	app.Post("/backlog/intents/:id/withdraw", intents.intentWithdraw)
+	app.Post("/backlog/intents/:id/run", intents.intentRun)
+	app.Post("/backlog/intents/:id/stop", intents.intentStop)
+	app.Post("/backlog/intents/:id/interventions", intents.intentIntervene)
+	app.Get("/backlog/intents/:id/delivery/artifact", downloads.deliveryArtifact)
+	app.Get("/backlog/intents/:id/delivery/workspace.tar.gz", downloads.deliveryArchive)
+	app.Post("/backlog/tasks/:id/answer", intents.taskAnswer)
+	app.Get("/backlog/tasks/:id", intents.taskPage)
+	app.Post("/backlog/tasks/:id/model", intents.taskModel)
+	app.Post("/backlog/tasks/:id/remove", intents.taskRemove)
+	app.Get("/request", requests.requestPage)
+	app.Get("/request/live", requests.requestLive)
+	app.Post("/request", requests.requestSend)
+	app.Post("/request/answer", requests.requestAnswer)
+	app.Post("/request/select", requests.requestSelect)
+	app.Post("/request/questions/:qid/approve", requests.questionApprove)
+	app.Post("/request/questions/:qid/deny", requests.questionDeny)
+	app.Post("/backlog/intents/:id/approve", intents.intentApprove)
+	app.Post("/backlog/intents/:id/approval/withdraw", intents.intentWithdrawApproval)
+	app.Post("/backlog/intents/:id/mode", intents.intentMode)
+	app.Post("/request/mode", requests.requestMode)
+	app.Get("/knowledge", knowledge.knowledgeLog)
+	app.Get("/knowledge/log", knowledge.knowledgeLogLines)
+	app.Get("/knowledge/turns", knowledge.knowledgeTurns)
+	app.Get("/knowledge/turns/:id", knowledge.knowledgeTurn)
+	app.Get("/knowledge/cases", knowledge.knowledgeCases)
+	app.Get("/knowledge/cases/:id", knowledge.knowledgeCase)
+	app.Get("/knowledge/lessons", lessons.knowledgeLessons)
+	app.Post("/knowledge/lessons", lessons.lessonNew)
+	app.Get("/knowledge/lessons/:id", lessons.lessonPage)
+	app.Get("/knowledge/lessons/:id/replay", lessons.lessonReplayLive)
+	app.Post("/knowledge/lessons/:id/replay", lessons.lessonReplay)
+	app.Post("/knowledge/lessons/:id/confirm", lessons.lessonConfirm)
+	app.Post("/knowledge/lessons/:id/retire", lessons.lessonRetire)
+	app.Post("/knowledge/lessons/:id/replace", lessons.lessonReplace)
+	app.Get("/settings", settings.settingsPage)
+	app.Post("/settings/providers", settings.providerSave)
+	app.Post("/settings/providers/:name/on", settings.providerOn)
+	app.Post("/settings/providers/:name/test", settings.providerTest)
+	app.Post("/settings/providers/:name/remove", settings.providerRemove)
+	app.Post("/settings/model", settings.settingsModel)
+	app.Post("/settings/tiers", settings.settingsTiers)
+	app.Post("/settings/prices", settings.pricesSave)
+	app.Post("/settings/sandbox", settings.sandboxSave)
+	app.Post("/settings/limits", settings.limitsSave)
+	app.Post("/quit", settings.quitLauncher)
 
-	app.Get("/apps", h.appList)
-	app.Post("/apps", h.appCreate)
-	app.Post("/apps/register", h.appRegister)
-	app.Get("/apps/:id", h.appPage)
-	app.Post("/apps/:id/select", h.appSelect)
-	app.Get("/apps/:id/live", h.appLive)
-	app.Post("/apps/:id/manifest", h.appManifest)
-	app.Post("/apps/:id/cycle", h.appCycle)
-	app.Post("/apps/:id/preview/start", h.appPreviewStart)
-	app.Post("/apps/:id/preview/stop", h.appPreviewStop)
-	app.Post("/apps/:id/activate", h.appActivate)
+	app.Get("/apps", apps.appList)
+	app.Post("/apps", apps.appCreate)
+	app.Post("/apps/register", apps.appRegister)
+	app.Get("/apps/:id", apps.appPage)
+	app.Post("/apps/:id/select", apps.appSelect)
+	app.Get("/apps/:id/live", apps.appLive)
+	app.Post("/apps/:id/manifest", apps.appManifest)
+	app.Post("/apps/:id/cycle", apps.appCycle)
+	app.Post("/apps/:id/preview/start", apps.appPreviewStart)
+	app.Post("/apps/:id/preview/stop", apps.appPreviewStop)
+	app.Post("/apps/:id/activate", apps.appActivate)
 	app.Use(func(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusNotFound, "There is no page at this address.")
 	})
 	return app
 }
 
-func (h *Handlers) healthz(c *fiber.Ctx) error {
+func (f frame) healthz(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(fiber.Map{"ok": true, "version": h.version})
+	return c.JSON(fiber.Map{"ok": true, "version": f.Version})
 }
 
 // errorHandler turns every error into a status and a sentence: a refusal of
 // the owner service keeps its sentence, anything else is logged and told as
 // a plain failure.
-func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
+func (f frame) errorHandler(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
 	sentence := "Something went wrong on the server. The details are in its log."
 	var fe *fiber.Error
@@ -290,7 +269,7 @@ func (h *Handlers) errorHandler(c *fiber.Ctx, err error) error {
 	case isRefusal(err):
 		status, sentence, _ = refused(err)
 	default:
-		h.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		f.Log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	if c.Get("HX-Request") == "true" {
 		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)

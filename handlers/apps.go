@@ -30,24 +30,28 @@ func isRefusal(err error) bool {
 	return ok
 }
 
-func (h *Handlers) appList(c *fiber.Ctx) error {
+// appPages are the Applications list and an application's page with its
+// candidate, manifest and releases (Apps, Candidates, Actions, Sandbox).
+type appPages struct{ frame }
+
+func (h *appPages) appList(c *fiber.Ctx) error {
 	return h.renderApps(c, views.AppForm{})
 }
 
-func (h *Handlers) renderApps(c *fiber.Ctx, form views.AppForm) error {
+func (h *appPages) renderApps(c *fiber.Ctx, form views.AppForm) error {
 	ctx := c.UserContext()
 	s, err := h.page(c, "Applications", "apps")
 	if err != nil {
 		return err
 	}
-	apps, err := h.apps.List(ctx)
+	apps, err := h.Apps.List(ctx)
 	if err != nil {
 		return err
 	}
-	p := views.AppsPage{Form: form, Sandbox: h.sandboxView()}
+	p := views.AppsPage{Form: form, Sandbox: sandboxView(h.Sandbox)}
 	for _, a := range apps {
 		row := appRow(a, s.AppID)
-		row.PreviewURL, _ = h.candidates.PreviewURL(a.ID)
+		row.PreviewURL, _ = h.Candidates.PreviewURL(a.ID)
 		p.Apps = append(p.Apps, row)
 	}
 	for _, t := range app.Templates {
@@ -56,20 +60,20 @@ func (h *Handlers) renderApps(c *fiber.Ctx, form views.AppForm) error {
 	return render(c, views.ApplicationsPage(s, p))
 }
 
-func (h *Handlers) appCreate(c *fiber.Ctx) error {
+func (h *appPages) appCreate(c *fiber.Ctx) error {
 	form := views.AppForm{ID: strings.TrimSpace(c.FormValue("id")), Name: c.FormValue("name"), Template: c.FormValue("template")}
-	a, err := h.apps.CreateFromTemplate(c.UserContext(), form.ID, form.Name, form.Template)
+	a, err := h.Apps.CreateFromTemplate(c.UserContext(), form.ID, form.Name, form.Template)
 	return h.afterCreate(c, a, err, form)
 }
 
-func (h *Handlers) appRegister(c *fiber.Ctx) error {
+func (h *appPages) appRegister(c *fiber.Ctx) error {
 	form := views.AppForm{ID: strings.TrimSpace(c.FormValue("id")), Name: c.FormValue("name"),
 		Source: c.FormValue("source"), Register: true}
-	a, err := h.apps.Register(c.UserContext(), form.ID, form.Name, form.Source)
+	a, err := h.Apps.Register(c.UserContext(), form.ID, form.Name, form.Source)
 	return h.afterCreate(c, a, err, form)
 }
 
-func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.AppForm) error {
+func (h *appPages) afterCreate(c *fiber.Ctx, a app.App, err error, form views.AppForm) error {
 	if status, sentence, ok := refused(err); ok {
 		form.Problem = sentence
 		c.Status(status)
@@ -78,7 +82,7 @@ func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.Ap
 	if err != nil {
 		return err
 	}
-	if err := h.apps.Select(c.UserContext(), a.ID); err != nil {
+	if err := h.Apps.Select(c.UserContext(), a.ID); err != nil {
 		return err
 	}
 	if c.FormValue("back") == "request" {
@@ -89,15 +93,15 @@ func (h *Handlers) afterCreate(c *fiber.Ctx, a app.App, err error, form views.Ap
 
 // appPage shows one application; the rail names it, and the selection
 // stays as it was.
-func (h *Handlers) appPage(c *fiber.Ctx) error {
+func (h *appPages) appPage(c *fiber.Ctx) error {
 	return h.renderApp(c, c.Params("id"), appNotes{})
 }
 
 // appSelect is opening an application from the list: the person chose it,
 // so it is selected, and its page shown.
-func (h *Handlers) appSelect(c *fiber.Ctx) error {
+func (h *appPages) appSelect(c *fiber.Ctx) error {
 	id := c.Params("id")
-	if err := h.apps.Select(c.UserContext(), id); err != nil {
+	if err := h.Apps.Select(c.UserContext(), id); err != nil {
 		return err
 	}
 	return c.Redirect("/apps/"+id, fiber.StatusSeeOther)
@@ -113,16 +117,16 @@ type appNotes struct {
 	keepManifestDraft bool
 }
 
-func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
+func (h *appPages) renderApp(c *fiber.Ctx, id string, n appNotes) error {
 	ctx := c.UserContext()
-	a, err := h.apps.Get(ctx, id)
+	a, err := h.Apps.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	s := h.pageAbout(c, a.Name, "apps", a.ID, a.Name)
-	p := views.AppPage{App: appRow(a, s.AppID), Workspace: h.apps.WorkspaceDir(id),
+	p := views.AppPage{App: appRow(a, s.AppID), Workspace: h.Apps.WorkspaceDir(id),
 		Notice: n.notice, Problem: n.problem, ManifestNotice: n.manifestNotice, ManifestProblems: n.manifestProblems}
-	raw, _, problems, err := h.apps.Manifest(id)
+	raw, _, problems, err := h.Apps.Manifest(id)
 	if err != nil {
 		return err
 	}
@@ -145,8 +149,8 @@ func (h *Handlers) renderApp(c *fiber.Ctx, id string, n appNotes) error {
 
 // appLive is the polled part of an application's page: its candidate and
 // releases.
-func (h *Handlers) appLive(c *fiber.Ctx) error {
-	a, err := h.apps.Get(c.UserContext(), c.Params("id"))
+func (h *appPages) appLive(c *fiber.Ctx) error {
+	a, err := h.Apps.Get(c.UserContext(), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -159,12 +163,12 @@ func (h *Handlers) appLive(c *fiber.Ctx) error {
 
 // appLiveView fills what the polled part shows: the candidate, the
 // owner's action going or its problem, and the releases.
-func (h *Handlers) appLiveView(c *fiber.Ctx, p *views.AppPage) error {
+func (h *appPages) appLiveView(c *fiber.Ctx, p *views.AppPage) error {
 	ctx, id := c.UserContext(), p.App.ID
 	// The action first: one seen ended has written all it will, so the
 	// candidate read after it is final; one seen going is shown going.
-	act, acted := h.actions.OwnerAction(id)
-	o, err := h.candidates.Observe(ctx, id)
+	act, acted := h.Actions.OwnerAction(id)
+	o, err := h.Candidates.Observe(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -176,7 +180,7 @@ func (h *Handlers) appLiveView(c *fiber.Ctx, p *views.AppPage) error {
 			p.Candidate.Problem = act.Problem
 		}
 	}
-	releases, err := h.apps.Releases(ctx, id, 20)
+	releases, err := h.Apps.Releases(ctx, id, 20)
 	if err != nil {
 		return err
 	}
@@ -187,10 +191,10 @@ func (h *Handlers) appLiveView(c *fiber.Ctx, p *views.AppPage) error {
 	return nil
 }
 
-func (h *Handlers) appManifest(c *fiber.Ctx) error {
+func (h *appPages) appManifest(c *fiber.Ctx) error {
 	id := c.Params("id")
 	raw := c.FormValue("manifest")
-	err := h.actions.SaveManifest(c.UserContext(), id, []byte(raw))
+	err := h.Actions.SaveManifest(c.UserContext(), id, []byte(raw))
 	var ae *refusal.Error
 	if errors.As(err, &ae) && ae.Code == refusal.Invalid {
 		n := appNotes{manifest: raw, keepManifestDraft: true}
@@ -212,9 +216,9 @@ func (h *Handlers) appManifest(c *fiber.Ctx) error {
 // candidateAction starts a build and check or a preview start, or stops
 // the preview, and shows the page, with the action's refusal in the
 // candidate panel.
-func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, id string) error) error {
+func (h *appPages) candidateAction(c *fiber.Ctx, act func(ctx context.Context, id string) error) error {
 	id := c.Params("id")
-	if _, err := h.apps.Get(c.UserContext(), id); err != nil {
+	if _, err := h.Apps.Get(c.UserContext(), id); err != nil {
 		return err
 	}
 	err := act(c.UserContext(), id)
@@ -228,21 +232,21 @@ func (h *Handlers) candidateAction(c *fiber.Ctx, act func(ctx context.Context, i
 	return c.Redirect("/apps/"+id+"#candidate", fiber.StatusSeeOther)
 }
 
-func (h *Handlers) appCycle(c *fiber.Ctx) error {
-	return h.candidateAction(c, h.actions.BuildAndCheck)
+func (h *appPages) appCycle(c *fiber.Ctx) error {
+	return h.candidateAction(c, h.Actions.BuildAndCheck)
 }
 
-func (h *Handlers) appPreviewStart(c *fiber.Ctx) error {
-	return h.candidateAction(c, h.actions.StartPreview)
+func (h *appPages) appPreviewStart(c *fiber.Ctx) error {
+	return h.candidateAction(c, h.Actions.StartPreview)
 }
 
-func (h *Handlers) appPreviewStop(c *fiber.Ctx) error {
-	return h.candidateAction(c, h.actions.StopPreview)
+func (h *appPages) appPreviewStop(c *fiber.Ctx) error {
+	return h.candidateAction(c, h.Actions.StopPreview)
 }
 
-func (h *Handlers) appActivate(c *fiber.Ctx) error {
+func (h *appPages) appActivate(c *fiber.Ctx) error {
 	id := c.Params("id")
-	err := h.actions.Activate(c.UserContext(), id, c.FormValue("release"))
+	err := h.Actions.Activate(c.UserContext(), id, c.FormValue("release"))
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderApp(c, id, appNotes{problem: sentence})

@@ -11,8 +11,12 @@ import (
 	"autoapp/views"
 )
 
+// boardPages are the selected application's board and its polled columns
+// (Overview, Apps, Providers).
+type boardPages struct{ frame }
+
 // boardPage is the selected application's board.
-func (h *Handlers) boardPage(c *fiber.Ctx) error {
+func (h *boardPages) boardPage(c *fiber.Ctx) error {
 	b, err := h.board(c)
 	if err != nil {
 		return err
@@ -25,7 +29,7 @@ func (h *Handlers) boardPage(c *fiber.Ctx) error {
 }
 
 // boardLive is the polled columns.
-func (h *Handlers) boardLive(c *fiber.Ctx) error {
+func (h *boardPages) boardLive(c *fiber.Ctx) error {
 	b, err := h.board(c)
 	if err != nil {
 		return err
@@ -34,19 +38,19 @@ func (h *Handlers) boardLive(c *fiber.Ctx) error {
 }
 
 // board reads the board the query asks for: one call, then the view.
-func (h *Handlers) board(c *fiber.Ctx) (views.BoardView, error) {
+func (h *boardPages) board(c *fiber.Ctx) (views.BoardView, error) {
 	ctx := c.UserContext()
-	appID, err := h.apps.Selected(ctx)
+	appID, err := h.Apps.Selected(ctx)
 	if err != nil {
 		return views.BoardView{}, err
 	}
 	q := overview.BoardQuery{AppID: appID, Label: c.Query("label")}
 	q.Intent, _ = strconv.ParseInt(c.Query("intent"), 10, 64)
-	b, err := h.overview.Board(ctx, q)
+	b, err := h.Overview.Board(ctx, q)
 	if err != nil {
 		return views.BoardView{}, err
 	}
-	return boardView(b, q, h.providers.DefaultModel()), nil
+	return boardView(b, q, h.Providers.DefaultModel()), nil
 }
 
 func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) views.BoardView {

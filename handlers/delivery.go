@@ -3,14 +3,19 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
+	"autoapp/views"
 )
 
 // Deliveries is what the handlers need of the deliveries.
@@ -20,10 +25,14 @@ type Deliveries interface {
 	Archive(ctx context.Context, intentID int64, w io.Writer) (string, error)
 }
 
+// deliveryDownloads are the files of an intent's delivery, saved by the
+// browser and never rendered (Deliveries).
+type deliveryDownloads struct{ frame }
+
 // deliveryArtifact downloads one artifact of an intent's delivery: the git
 // blob's bytes at the delivery's revision, never shown in the page.
-func (h *Handlers) deliveryArtifact(c *fiber.Ctx) error {
-	if h.deliveries == nil {
+func (h *deliveryDownloads) deliveryArtifact(c *fiber.Ctx) error {
+	if h.Deliveries == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no deliveries.")
 	}
 	id, err := paramID(c, "id")
@@ -34,7 +43,7 @@ func (h *Handlers) deliveryArtifact(c *fiber.Ctx) error {
 	if p == "" {
 		return fiber.NewError(fiber.StatusBadRequest, "Name the artifact to download.")
 	}
-	blob, a, err := h.deliveries.Artifact(c.UserContext(), id, p)
+	blob, a, err := h.Deliveries.Artifact(c.UserContext(), id, p)
 	if err != nil {
 		return deliveryRefusal(err)
 	}
@@ -45,8 +54,8 @@ func (h *Handlers) deliveryArtifact(c *fiber.Ctx) error {
 // deliveryArchive downloads the whole workspace at the delivery's revision
 // as a tar.gz. It is made in full before anything is sent, so a failure
 // is told as an error page, never as a cut archive.
-func (h *Handlers) deliveryArchive(c *fiber.Ctx) error {
-	if h.deliveries == nil {
+func (h *deliveryDownloads) deliveryArchive(c *fiber.Ctx) error {
+	if h.Deliveries == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no deliveries.")
 	}
 	id, err := paramID(c, "id")
@@ -54,7 +63,7 @@ func (h *Handlers) deliveryArchive(c *fiber.Ctx) error {
 		return err
 	}
 	var buf bytes.Buffer
-	name, err := h.deliveries.Archive(c.UserContext(), id, &buf)
+	name, err := h.Deliveries.Archive(c.UserContext(), id, &buf)
 	if err != nil {
 		return deliveryRefusal(err)
 	}
@@ -120,4 +129,43 @@ func deliveryRefusal(err error) error {
 		return fiber.NewError(refusal.Status(de.Code), de.Message)
 	}
 	return err
+}
+
+func deliveryView(d delivery.Delivery) *views.DeliveryView {
+	v := &views.DeliveryView{At: clock(d.At), Revision: short(d.Revision), Release: d.ReleaseID,
+		ArchiveHref: fmt.Sprintf("/backlog/intents/%d/delivery/workspace.tar.gz", d.IntentID)}
+	for _, a := range d.Artifacts {
+		v.Artifacts = append(v.Artifacts, views.ArtifactRow{Path: a.Path, Size: byteSize(a.Size), SHA256: a.SHA256, Media: a.Media,
+			Href: fmt.Sprintf("/backlog/intents/%d/delivery/artifact?path=%s", d.IntentID, url.QueryEscape(a.Path))})
+	}
+	for _, p := range d.Problems {
+		v.Problems = append(v.Problems, p.Path+": "+p.Message)
+	}
+	v.Needs = d.Evidence.Needs
+	if d.Evidence.HeadAtDelivery != "" {
+		v.Moved = fmt.Sprintf("The workspace changed after the last verdict; the delivery is of %s, the revision the checks passed at.", short(d.Revision))
+	}
+	for _, t := range d.Evidence.Tasks {
+		row := views.DeliveredTask{Slug: t.Slug, Revision: short(t.Revision)}
+		if row.Revision == "" {
+			row.Revision = short(d.Revision)
+		}
+		for _, n := range slices.Sorted(maps.Keys(t.ExampleHashes)) {
+			id := fmt.Sprintf("%s-c%d", t.Slug, n)
+			row.Examples = append(row.Examples, views.DeliveredExample{ID: id, Hash: t.ExampleHashes[n]})
+		}
+		v.Evidence = append(v.Evidence, row)
+	}
+	return v
+}
+
+// byteSize is a size as people read it: "714 B", "1.2 kB", "3.4 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d\u00a0B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f\u00a0kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f\u00a0MB", float64(n)/(1000*1000))
 }

@@ -51,7 +51,7 @@ const (
 
 // csrf gives every visitor a token cookie and refuses any request that could
 // change something unless it comes from this origin and carries that token.
-func (h *Handlers) csrf(c *fiber.Ctx) error {
+func csrf(c *fiber.Ctx) error {
 	token := c.Cookies(csrfCookie)
 	if !validToken(token) {
 		token = ""
@@ -122,7 +122,7 @@ var publicPaths = map[string]bool{"/setup": true, "/signin": true}
 
 // session sends a fresh server to the setup page, and everyone without a
 // live owner session to the sign-in page.
-func (h *Handlers) session(c *fiber.Ctx) error {
+func (h *ownerPages) session(c *fiber.Ctx) error {
 	exists, err := h.ownerCreated(c)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 		return redirect(c, "/setup")
 	}
 	id := c.Cookies(sessionCookie)
-	o, err := h.owners.Session(c.UserContext(), id)
+	o, err := h.Owners.Session(c.UserContext(), id)
 	switch {
 	case err == nil:
 		c.Locals(localOwner, o.Name)
@@ -157,11 +157,11 @@ func (h *Handlers) session(c *fiber.Ctx) error {
 	return redirect(c, target)
 }
 
-func (h *Handlers) ownerCreated(c *fiber.Ctx) (bool, error) {
+func (h *ownerPages) ownerCreated(c *fiber.Ctx) (bool, error) {
 	if h.ownerExists.Load() {
 		return true, nil
 	}
-	exists, err := h.owners.Exists(c.UserContext())
+	exists, err := h.Owners.Exists(c.UserContext())
 	if err != nil {
 		return false, err
 	}

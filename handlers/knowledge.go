@@ -36,7 +36,11 @@ const logPage = 200
 // newest knowledge.DefaultWorkListed of each kind of its run's work.
 const turnsPage = 100
 
-func (h *Handlers) knowledgeLog(c *fiber.Ctx) error {
+// knowledgePages are the Knowledge page's log, turns and cases
+// (Knowledge, Cases, Apps).
+type knowledgePages struct{ frame }
+
+func (h *knowledgePages) knowledgeLog(c *fiber.Ctx) error {
 	l, err := h.logView(c)
 	if err != nil {
 		return err
@@ -45,7 +49,7 @@ func (h *Handlers) knowledgeLog(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	apps, err := h.apps.List(c.UserContext())
+	apps, err := h.Apps.List(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -56,7 +60,7 @@ func (h *Handlers) knowledgeLog(c *fiber.Ctx) error {
 }
 
 // knowledgeLogLines is the followed part of the Log view.
-func (h *Handlers) knowledgeLogLines(c *fiber.Ctx) error {
+func (h *knowledgePages) knowledgeLogLines(c *fiber.Ctx) error {
 	l, err := h.logView(c)
 	if err != nil {
 		return err
@@ -64,10 +68,10 @@ func (h *Handlers) knowledgeLogLines(c *fiber.Ctx) error {
 	return render(c, views.KnowledgeLogLines(l))
 }
 
-func (h *Handlers) logView(c *fiber.Ctx) (views.KnowledgeLog, error) {
+func (h *knowledgePages) logView(c *fiber.Ctx) (views.KnowledgeLog, error) {
 	l := views.KnowledgeLog{Level: c.Query("level"), AppID: c.Query("app"), Follow: c.Query("follow") == "1"}
 	before := int64(c.QueryInt("before"))
-	events, err := h.knowledge.Log(c.UserContext(), knowledge.LogQuery{Level: l.Level, AppID: l.AppID, Before: before, Limit: logPage})
+	events, err := h.Knowledge.Log(c.UserContext(), knowledge.LogQuery{Level: l.Level, AppID: l.AppID, Before: before, Limit: logPage})
 	if err != nil {
 		return l, err
 	}
@@ -111,12 +115,12 @@ func orDash(s string) string {
 	return s
 }
 
-func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
+func (h *knowledgePages) knowledgeTurns(c *fiber.Ctx) error {
 	s, err := h.page(c, "Knowledge", "knowledge")
 	if err != nil {
 		return err
 	}
-	rows, err := h.knowledge.Turns(c.UserContext(), knowledge.TurnQuery{Limit: turnsPage})
+	rows, err := h.Knowledge.Turns(c.UserContext(), knowledge.TurnQuery{Limit: turnsPage})
 	if err != nil {
 		return err
 	}
@@ -125,7 +129,7 @@ func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
 	for _, r := range rows {
 		runs = append(runs, r.RunID)
 	}
-	work, err := h.knowledge.Work(c.UserContext(), runs, knowledge.DefaultWorkListed)
+	work, err := h.Knowledge.Work(c.UserContext(), runs, knowledge.DefaultWorkListed)
 	if err != nil {
 		return err
 	}
@@ -136,12 +140,12 @@ func (h *Handlers) knowledgeTurns(c *fiber.Ctx) error {
 	return render(c, views.KnowledgePageView(s, v))
 }
 
-func (h *Handlers) knowledgeTurn(c *fiber.Ctx) error {
+func (h *knowledgePages) knowledgeTurn(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	row, docs, err := h.knowledge.Turn(c.UserContext(), id)
+	row, docs, err := h.Knowledge.Turn(c.UserContext(), id)
 	if err != nil {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such turn.")
 	}
@@ -149,7 +153,7 @@ func (h *Handlers) knowledgeTurn(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	work, err := h.knowledge.Work(c.UserContext(), []string{row.RunID}, knowledge.MaxWorkListed)
+	work, err := h.Knowledge.Work(c.UserContext(), []string{row.RunID}, knowledge.MaxWorkListed)
 	if err != nil {
 		return err
 	}
@@ -214,14 +218,14 @@ func counted(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
+func (h *knowledgePages) knowledgeCases(c *fiber.Ctx) error {
 	s, err := h.page(c, "Knowledge", "knowledge")
 	if err != nil {
 		return err
 	}
 	v := views.KnowledgeView{Tab: "cases"}
-	if h.cases != nil {
-		list, err := h.cases.List(c.UserContext(), knowledge.CaseQuery{Limit: 200})
+	if h.Cases != nil {
+		list, err := h.Cases.List(c.UserContext(), knowledge.CaseQuery{Limit: 200})
 		if err != nil {
 			return err
 		}
@@ -232,47 +236,15 @@ func (h *Handlers) knowledgeCases(c *fiber.Ctx) error {
 	return render(c, views.KnowledgePageView(s, v))
 }
 
-// Lessons is what the handlers need of the knowledge's lessons.
-type Lessons interface {
-	List(ctx context.Context, q knowledge.LessonQuery) ([]knowledge.Lesson, error)
-	Confirm(ctx context.Context, id int64, by string) error
-	Retire(ctx context.Context, id int64, by string) error
-	Write(ctx context.Context, text, by string, applies knowledge.Applies) (int64, error)
-	Replace(ctx context.Context, id int64, text, by string) (int64, error)
-}
-
-// Servings is what the handlers read of where lessons were served.
-type Servings interface {
-	ForRun(ctx context.Context, runID string) ([]knowledge.Serving, error)
-	ForLesson(ctx context.Context, lessonID int64) ([]knowledge.Serving, error)
-}
-
-func servingLine(sv knowledge.Serving) string {
-	return fmt.Sprintf("%s to %s (%s): %s", clock(sv.ServedAt), sv.RunID, sv.Reason, servingOutcome(sv))
-}
-
-// servingOutcome is what came of a serving in a word or two: its outcome,
-// open while it waits for one, or not included when the budget cut the
-// lesson's line and it is never scored.
-func servingOutcome(sv knowledge.Serving) string {
-	switch {
-	case !sv.Included:
-		return "not included"
-	case sv.Outcome == "":
-		return "open"
-	}
-	return sv.Outcome
-}
-
-func (h *Handlers) knowledgeCase(c *fiber.Ctx) error {
+func (h *knowledgePages) knowledgeCase(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	if h.cases == nil {
+	if h.Cases == nil {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such case.")
 	}
-	k, err := h.cases.Get(c.UserContext(), id)
+	k, err := h.Cases.Get(c.UserContext(), id)
 	if err != nil {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such case.")
 	}
@@ -296,130 +268,6 @@ func caseLine(k knowledge.Case) views.CaseLine {
 		line.Resolved = clock(k.ResolvedAt)
 	}
 	return line
-}
-
-// reviewer names who reviews: what "Reviewing as" holds, else the owner.
-func reviewer(c *fiber.Ctx) string {
-	if by := strings.TrimSpace(c.FormValue("by")); by != "" {
-		return by
-	}
-	if o, ok := c.Locals(localOwner).(string); ok {
-		return o
-	}
-	return "the owner"
-}
-
-func (h *Handlers) knowledgeLessons(c *fiber.Ctx) error {
-	return h.renderLessons(c, views.Refusal{})
-}
-
-func (h *Handlers) renderLessons(c *fiber.Ctx, r views.Refusal) error {
-	ctx := c.UserContext()
-	s, err := h.page(c, "Knowledge", "knowledge")
-	if err != nil {
-		return err
-	}
-	v := views.KnowledgeView{Tab: "lessons", LessonStatus: c.Query("status"), Review: c.Query("review") == "1", Refusal: r}
-	if h.lessons != nil {
-		list, err := h.lessons.List(ctx, knowledge.LessonQuery{Status: v.LessonStatus, NeedsReview: v.Review})
-		if err != nil {
-			return err
-		}
-		for _, l := range list {
-			line := lessonLine(l)
-			if l.CaseID != 0 && h.cases != nil {
-				if k, err := h.cases.Get(ctx, l.CaseID); err == nil {
-					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)
-				}
-			}
-			if h.servings != nil {
-				served, err := h.servings.ForLesson(ctx, l.ID)
-				if err != nil {
-					return err
-				}
-				for _, sv := range served {
-					line.Servings = append(line.Servings, servingLine(sv))
-					if sv.Included {
-						line.Served++
-					} else {
-						line.Cut++
-					}
-				}
-			}
-			v.Lessons = append(v.Lessons, line)
-		}
-	}
-	return render(c, views.KnowledgePageView(s, v))
-}
-
-// lessonWrite runs an owner's write on lesson id (0 for a new one) and
-// shows the lessons, with a refusal beside what it refused; a form sent
-// from the lesson's own page (from=lesson) comes back to it.
-func (h *Handlers) lessonWrite(c *fiber.Ctx, id int64, write func(ctx context.Context) error) error {
-	if h.lessons == nil {
-		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no lessons.")
-	}
-	at := "write"
-	if id != 0 {
-		at = fmt.Sprintf("lesson-%d", id)
-	}
-	back := id != 0 && c.FormValue("from") == "lesson"
-	err := write(c.UserContext())
-	if status, sentence, ok := refused(err); ok {
-		c.Status(status)
-		if back {
-			return h.renderLesson(c, id, views.Refusal{At: at, Sentence: sentence}, false)
-		}
-		return h.renderLessons(c, views.Refusal{At: at, Sentence: sentence})
-	}
-	if err != nil {
-		return err
-	}
-	if back {
-		return c.Redirect(lessonPath(id), fiber.StatusSeeOther)
-	}
-	return c.Redirect("/knowledge/lessons", fiber.StatusSeeOther)
-}
-
-func (h *Handlers) lessonNew(c *fiber.Ctx) error {
-	return h.lessonWrite(c, 0, func(ctx context.Context) error {
-		_, err := h.lessons.Write(ctx, c.FormValue("text"), reviewer(c),
-			knowledge.Applies{Stage: strings.TrimSpace(c.FormValue("stage")), Files: listed(c.FormValue("files"))})
-		return err
-	})
-}
-
-func (h *Handlers) lessonConfirm(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	return h.lessonWrite(c, id, func(ctx context.Context) error { return h.lessons.Confirm(ctx, id, reviewer(c)) })
-}
-
-func (h *Handlers) lessonRetire(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	return h.lessonWrite(c, id, func(ctx context.Context) error { return h.lessons.Retire(ctx, id, reviewer(c)) })
-}
-
-// listed are the entries of a field that lists them separated by commas
-// or lines.
-func listed(field string) []string {
-	return strings.FieldsFunc(field, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' })
-}
-
-func (h *Handlers) lessonReplace(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	return h.lessonWrite(c, id, func(ctx context.Context) error {
-		_, err := h.lessons.Replace(ctx, id, c.FormValue("text"), reviewer(c))
-		return err
-	})
 }
 
 // explanation is what a distilled diagnosis says, for a person: the

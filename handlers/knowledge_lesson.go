@@ -26,7 +26,7 @@ func lessonPath(id int64) string { return "/knowledge/lessons/" + strconv.Format
 
 // lessonPage opens a lesson; ?confirm=1, as Confirm in the list leads
 // here, opens its confirmation at once.
-func (h *Handlers) lessonPage(c *fiber.Ctx) error {
+func (h *lessonPages) lessonPage(c *fiber.Ctx) error {
 	id, err := lessonID(c)
 	if err != nil {
 		return err
@@ -35,12 +35,12 @@ func (h *Handlers) lessonPage(c *fiber.Ctx) error {
 }
 
 // lessonReplayLive is the polled part of a lesson's page.
-func (h *Handlers) lessonReplayLive(c *fiber.Ctx) error {
+func (h *lessonPages) lessonReplayLive(c *fiber.Ctx) error {
 	id, err := lessonID(c)
 	if err != nil {
 		return err
 	}
-	p, err := h.lessonReplays.Lesson(c.UserContext(), id)
+	p, err := h.LessonReplays.Lesson(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -48,12 +48,12 @@ func (h *Handlers) lessonReplayLive(c *fiber.Ctx) error {
 }
 
 // lessonReplay starts Replay this lesson and shows the lesson following it.
-func (h *Handlers) lessonReplay(c *fiber.Ctx) error {
+func (h *lessonPages) lessonReplay(c *fiber.Ctx) error {
 	id, err := lessonID(c)
 	if err != nil {
 		return err
 	}
-	err = h.lessonReplays.Start(c.UserContext(), id)
+	err = h.LessonReplays.Start(c.UserContext(), id)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderLesson(c, id, views.Refusal{At: "replay", Sentence: sentence}, false)
@@ -74,11 +74,11 @@ func lessonID(c *fiber.Ctx) (int64, error) {
 
 // renderLesson shows lesson id's page, with a refusal beside what it
 // refused.
-func (h *Handlers) renderLesson(c *fiber.Ctx, id int64, r views.Refusal, confirmOpen bool) error {
-	if h.lessonReplays == nil {
+func (h *lessonPages) renderLesson(c *fiber.Ctx, id int64, r views.Refusal, confirmOpen bool) error {
+	if h.LessonReplays == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no lessons.")
 	}
-	p, err := h.lessonReplays.Lesson(c.UserContext(), id)
+	p, err := h.LessonReplays.Lesson(c.UserContext(), id)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ type Limits interface {
 
 // limitsView is the Settings form: the limits in force, or as typed after
 // a refusal, and why the defaults hold when they do.
-func (h *Handlers) limitsView(typedIdle, typedTurn string) *views.LimitsView {
-	if h.limits == nil {
+func (h *settingsPages) limitsView(typedIdle, typedTurn string) *views.LimitsView {
+	if h.Limits == nil {
 		return nil
 	}
-	l, problem := h.limits.Read()
+	l, problem := h.Limits.Read()
 	v := &views.LimitsView{Idle: ai.Minutes(l.Idle), Turn: ai.Minutes(l.Wall), Problem: problem}
 	if typedIdle != "" || typedTurn != "" {
 		v.Idle, v.Turn = typedIdle, typedTurn
@@ -35,9 +35,9 @@ func limitsLine(l ai.Limits) string {
 
 // limitsSave keeps the idle and turn minutes typed in Settings, or shows
 // the form again with every problem named.
-func (h *Handlers) limitsSave(c *fiber.Ctx) error {
+func (h *settingsPages) limitsSave(c *fiber.Ctx) error {
 	idle, turn := c.FormValue("idle_minutes"), c.FormValue("turn_minutes")
-	err := h.limits.Save(idle, turn)
+	err := h.Limits.Save(idle, turn)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "limits", Sentence: sentence}, typedIdle: idle, typedTurn: turn})

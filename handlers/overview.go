@@ -3,9 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -26,31 +23,22 @@ type Overview interface {
 	Board(ctx context.Context, q overview.BoardQuery) (overview.Board, error)
 }
 
-// Prices is what Settings needs of prices.json.
-type Prices interface {
-	Prices() spend.Loaded
-	SavePrices(rows []spend.Row, budget string) (spend.Prices, error)
-}
-
 // spendDays is how many days the Overview page reports.
 const spendDays = 30
 
-// maxPriceRows bounds the rows a prices form may post.
-const maxPriceRows = 500
+// overviewPages are the Overview page and its polled panel (Overview).
+type overviewPages struct{ frame }
 
-// emptyPriceRows are offered below the saved prices for new ones.
-const emptyPriceRows = 3
-
-func (h *Handlers) overviewPage(c *fiber.Ctx) error {
-	if h.overview == nil {
+func (h *overviewPages) overviewPage(c *fiber.Ctx) error {
+	if h.Overview == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no overview.")
 	}
 	ctx := c.UserContext()
-	o, err := h.overview.Read(ctx)
+	o, err := h.Overview.Read(ctx)
 	if err != nil {
 		return err
 	}
-	r, err := h.overview.Spend(ctx, spendDays)
+	r, err := h.Overview.Spend(ctx, spendDays)
 	if err != nil {
 		return err
 	}
@@ -62,30 +50,15 @@ func (h *Handlers) overviewPage(c *fiber.Ctx) error {
 }
 
 // overviewLive is the polled panel.
-func (h *Handlers) overviewLive(c *fiber.Ctx) error {
-	if h.overview == nil {
+func (h *overviewPages) overviewLive(c *fiber.Ctx) error {
+	if h.Overview == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no overview.")
 	}
-	o, err := h.overview.Read(c.UserContext())
+	o, err := h.Overview.Read(c.UserContext())
 	if err != nil {
 		return err
 	}
 	return render(c, views.OverviewPanel(shell(c, "", "backlog"), overviewView(o)))
-}
-
-// needsYou counts what waits for the person, for the rail's mark. A
-// failure to read it leaves the rail unmarked and is logged: the page
-// itself still shows.
-func (h *Handlers) needsYou(ctx context.Context) int {
-	if h.overview == nil {
-		return 0
-	}
-	n, err := h.overview.NeedCount(ctx)
-	if err != nil {
-		h.log.Error("what needs the person could not be read", "err", err)
-		return 0
-	}
-	return n
 }
 
 // needNoun names one need of a kind, for "and 3 more failed tasks".
@@ -208,94 +181,4 @@ func reportView(r spend.Report) views.SpendReport {
 		v.ByKind = append(v.ByKind, views.SpendLine{Name: l.Name, Spend: spendView(l.Total)})
 	}
 	return v
-}
-
-// taskSpend adds each of the task's turns to its page.
-func (h *Handlers) taskSpend(ctx context.Context, t intent.TaskDetail, v *views.TaskView) error {
-	if h.overview == nil {
-		return nil
-	}
-	is, err := h.overview.Task(ctx, t)
-	if err != nil {
-		return err
-	}
-	for _, u := range is.Turns[t.ID] {
-		v.Turns = append(v.Turns, views.TurnSpendView{At: clock(u.At), RunID: u.RunID, Kind: u.Kind, Model: u.Model,
-			Spend: spendView(u.Total), Partial: u.Partial, Live: u.Live})
-	}
-	if total, ok := is.Tasks[t.ID]; ok {
-		sv := spendView(total)
-		v.Spend = &sv
-	}
-	return nil
-}
-
-// pricesView is the prices form: as typed after a refusal, else as saved,
-// with empty rows for new prices.
-func (h *Handlers) pricesView(ctx context.Context, typed *views.PricesView) *views.PricesView {
-	if h.prices == nil {
-		return nil
-	}
-	l := h.prices.Prices()
-	v := &views.PricesView{Problem: l.Problem, Missing: l.Missing}
-	if typed != nil {
-		// As typed, row for row, so the refusal's row numbers point at them.
-		v.Rows, v.Budget = typed.Rows, typed.Budget
-	} else {
-		models := make([]string, 0, len(l.Models))
-		for m := range l.Models {
-			models = append(models, m)
-		}
-		sort.Strings(models)
-		for _, m := range models {
-			p := l.Models[m]
-			v.Rows = append(v.Rows, views.PriceRow{Model: m, Input: price(p.Input), Output: price(p.Output)})
-		}
-		if l.DayBudget != nil {
-			v.Budget = price(*l.DayBudget)
-		}
-		for range emptyPriceRows {
-			v.Rows = append(v.Rows, views.PriceRow{})
-		}
-	}
-	if h.overview != nil {
-		if r, err := h.overview.Spend(ctx, spendDays); err == nil {
-			for _, m := range r.ByModel {
-				if _, ok := l.Of(m.Name); !ok {
-					v.Used = append(v.Used, m.Name)
-				}
-			}
-		}
-	}
-	return v
-}
-
-func price(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// pricesSave checks and writes prices.json.
-func (h *Handlers) pricesSave(c *fiber.Ctx) error {
-	if h.prices == nil {
-		return fiber.NewError(fiber.StatusNotFound, "This launcher keeps no prices.")
-	}
-	n, err := strconv.Atoi(c.FormValue("rows"))
-	if err != nil || n < 0 || n > maxPriceRows {
-		return fiber.NewError(fiber.StatusBadRequest, "This form is out of date; reload the page and try again.")
-	}
-	typed := &views.PricesView{Budget: strings.TrimSpace(c.FormValue("budget_day"))}
-	var rows []spend.Row
-	for i := range n {
-		is := strconv.Itoa(i)
-		r := spend.Row{Model: c.FormValue("model_" + is), Input: c.FormValue("input_" + is), Output: c.FormValue("output_" + is)}
-		rows = append(rows, r)
-		typed.Rows = append(typed.Rows, views.PriceRow{Model: r.Model, Input: r.Input, Output: r.Output})
-	}
-	_, err = h.prices.SavePrices(rows, typed.Budget)
-	if status, sentence, ok := refused(err); ok {
-		c.Status(status)
-		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "prices", Sentence: sentence}, typedPrices: typed})
-	}
-	if err != nil {
-		return err
-	}
-	return c.Redirect("/settings#prices", fiber.StatusSeeOther)
 }

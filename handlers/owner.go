@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,16 +14,24 @@ import (
 	"autoapp/views"
 )
 
-func (h *Handlers) setupForm(c *fiber.Ctx) error {
+// ownerPages are the setup and sign-in pages and the session check in
+// front of every other page (Owners).
+type ownerPages struct {
+	frame
+	// ownerExists is remembered once true: the owner is never deleted.
+	ownerExists atomic.Bool
+}
+
+func (h *ownerPages) setupForm(c *fiber.Ctx) error {
 	if h.ownerExists.Load() {
 		return c.Redirect("/signin", fiber.StatusSeeOther)
 	}
 	return render(c, views.SetupPage(shell(c, "Create the owner", ""), views.OwnerForm{}, owner.MinPasswordLength))
 }
 
-func (h *Handlers) setup(c *fiber.Ctx) error {
+func (h *ownerPages) setup(c *fiber.Ctx) error {
 	name := c.FormValue("name")
-	err := h.owners.Create(c.UserContext(), name, c.FormValue("password"), c.FormValue("again"))
+	err := h.Owners.Create(c.UserContext(), name, c.FormValue("password"), c.FormValue("again"))
 	var oe *refusal.Error
 	switch {
 	case err == nil:
@@ -41,7 +50,7 @@ func (h *Handlers) setup(c *fiber.Ctx) error {
 	return err
 }
 
-func (h *Handlers) signInForm(c *fiber.Ctx) error {
+func (h *ownerPages) signInForm(c *fiber.Ctx) error {
 	if _, ok := c.Locals(localOwner).(string); ok {
 		return c.Redirect(safeNext(c.Query("next")), fiber.StatusSeeOther)
 	}
@@ -52,7 +61,7 @@ func (h *Handlers) signInForm(c *fiber.Ctx) error {
 	return render(c, views.SignInPage(shell(c, "Sign in", ""), f))
 }
 
-func (h *Handlers) signIn(c *fiber.Ctx) error {
+func (h *ownerPages) signIn(c *fiber.Ctx) error {
 	name := c.FormValue("name")
 	err := h.startSession(c, name, c.FormValue("password"))
 	var oe *refusal.Error
@@ -72,13 +81,13 @@ func (h *Handlers) signIn(c *fiber.Ctx) error {
 // startSession signs in and hands out a new session id and a new CSRF
 // token, so nothing issued before sign-in is worth anything after it, and
 // marks the browser as one that signed in.
-func (h *Handlers) startSession(c *fiber.Ctx, name, password string) error {
+func (h *ownerPages) startSession(c *fiber.Ctx, name, password string) error {
 	if old := c.Cookies(sessionCookie); old != "" {
-		if err := h.owners.SignOut(c.UserContext(), old); err != nil {
+		if err := h.Owners.SignOut(c.UserContext(), old); err != nil {
 			return err
 		}
 	}
-	signed, err := h.owners.SignIn(c.UserContext(), name, password,
+	signed, err := h.Owners.SignIn(c.UserContext(), name, password,
 		owner.Client{Address: frontOf(c).client, Browser: c.Cookies(browserCookie)})
 	if err != nil {
 		return err
@@ -93,9 +102,9 @@ func (h *Handlers) startSession(c *fiber.Ctx, name, password string) error {
 	return err
 }
 
-func (h *Handlers) signOut(c *fiber.Ctx) error {
+func (h *ownerPages) signOut(c *fiber.Ctx) error {
 	id, _ := c.Locals(localSession).(string)
-	if err := h.owners.SignOut(c.UserContext(), id); err != nil {
+	if err := h.Owners.SignOut(c.UserContext(), id); err != nil {
 		return err
 	}
 	clearCookie(c, sessionCookie)

@@ -1,11 +1,19 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/views"
 )
+
+// frame is what the handlers of every page share: the one Deps, and the
+// frame a page is drawn in (the shell, the application the rail names and
+// its mark when something needs the person), the error page and /healthz.
+// Each page's handlers embed it.
+type frame struct{ *Deps }
 
 // render writes a component as the HTML response.
 func render(c *fiber.Ctx, comp templ.Component) error {
@@ -25,20 +33,20 @@ func shell(c *fiber.Ctx, title, current string) views.Shell {
 
 // page is the frame of a signed-in page: the shell with the application
 // selected last, and the rail's mark when something needs the person.
-func (h *Handlers) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
-	return h.pageMarked(c, title, current, h.needsYou(c.UserContext()))
+func (f frame) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
+	return f.pageMarked(c, title, current, f.needsYou(c.UserContext()))
 }
 
 // pageMarked is page for a handler that has counted what needs the person
 // already (it read the overview): the count is made once a request.
-func (h *Handlers) pageMarked(c *fiber.Ctx, title, current string, needsYou int) (views.Shell, error) {
+func (f frame) pageMarked(c *fiber.Ctx, title, current string, needsYou int) (views.Shell, error) {
 	s := shell(c, title, current)
 	s.NeedsYou = needsYou
-	id, err := h.apps.Selected(c.UserContext())
+	id, err := f.Apps.Selected(c.UserContext())
 	if err != nil || id == "" {
 		return s, err
 	}
-	a, err := h.apps.Get(c.UserContext(), id)
+	a, err := f.Apps.Get(c.UserContext(), id)
 	if err != nil {
 		return s, err
 	}
@@ -49,13 +57,28 @@ func (h *Handlers) pageMarked(c *fiber.Ctx, title, current string, needsYou int)
 // pageAbout is the frame of a page about one application (its own page,
 // one of its intents): the rail names that application, whichever was
 // selected last. Showing a page selects nothing.
-func (h *Handlers) pageAbout(c *fiber.Ctx, title, current, appID, appName string) views.Shell {
+func (f frame) pageAbout(c *fiber.Ctx, title, current, appID, appName string) views.Shell {
 	s := shell(c, title, current)
-	s.NeedsYou = h.needsYou(c.UserContext())
+	s.NeedsYou = f.needsYou(c.UserContext())
 	s.AppID, s.AppName = appID, appName
 	return s
 }
 
 func errorPage(c *fiber.Ctx, status int, sentence string) templ.Component {
 	return views.ErrorPage(shell(c, views.StatusTitle(status), ""), status, sentence)
+}
+
+// needsYou counts what waits for the person, for the rail's mark. A
+// failure to read it leaves the rail unmarked and is logged: the page
+// itself still shows.
+func (f frame) needsYou(ctx context.Context) int {
+	if f.Overview == nil {
+		return 0
+	}
+	n, err := f.Overview.NeedCount(ctx)
+	if err != nil {
+		f.Log.Error("what needs the person could not be read", "err", err)
+		return 0
+	}
+	return n
 }

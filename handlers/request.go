@@ -51,15 +51,20 @@ type Gate interface {
 // conversationTurns bounds the conversation a page shows.
 const conversationTurns = 40
 
-func (h *Handlers) requestPage(c *fiber.Ctx) error {
+// requestPages are the Request page: the conversation with the engineer,
+// the questions it asks and the request's mode (Chats, Requests, Gate,
+// Backlog, Deliveries, Apps).
+type requestPages struct{ frame }
+
+func (h *requestPages) requestPage(c *fiber.Ctx) error {
 	return h.renderRequest(c, views.Refusal{}, false)
 }
 
-func (h *Handlers) requestLive(c *fiber.Ctx) error {
+func (h *requestPages) requestLive(c *fiber.Ctx) error {
 	return h.renderRequest(c, views.Refusal{}, true)
 }
 
-func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) error {
+func (h *requestPages) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) error {
 	ctx := c.UserContext()
 	s, err := h.page(c, "Request", "request")
 	if err != nil {
@@ -75,12 +80,12 @@ func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) e
 	} else if id, err := strconv.ParseInt(c.Query("revise"), 10, 64); err == nil && id > 0 {
 		// Opened from a failed task: the message names it, for the person
 		// to finish.
-		if t, err := h.backlog.Task(ctx, id); err == nil {
+		if t, err := h.Backlog.Task(ctx, id); err == nil {
 			p.Revising = t.Slug
 			p.Typed = fmt.Sprintf("Please revise %s (%q, intent #%d): ", t.Slug, t.Title, t.IntentID)
 		}
 	}
-	apps, err := h.apps.List(ctx)
+	apps, err := h.Apps.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -103,8 +108,8 @@ func (h *Handlers) renderRequest(c *fiber.Ctx, r views.Refusal, fragment bool) e
 
 // fillConversation reads the application's chat turns, its open request
 // and the questions its engineer waits on.
-func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) error {
-	turns, err := h.chats.Turns(ctx, p.AppID, conversationTurns)
+func (h *requestPages) fillConversation(ctx context.Context, p *views.RequestView) error {
+	turns, err := h.Chats.Turns(ctx, p.AppID, conversationTurns)
 	if err != nil {
 		return err
 	}
@@ -112,30 +117,30 @@ func (h *Handlers) fillConversation(ctx context.Context, p *views.RequestView) e
 		p.Turns = append(p.Turns, views.ChatTurnView{Message: t.Message, Reply: t.Reply, Status: string(t.Status),
 			Sentence: t.Sentence, At: clock(t.StartedAt), Lines: t.Lines})
 	}
-	p.Running = h.chats.Running(p.AppID)
-	if mp, ok := h.chats.Progress(p.AppID); ok && p.Running {
-		p.Model = mp.Sentence(h.now())
+	p.Running = h.Chats.Running(p.AppID)
+	if mp, ok := h.Chats.Progress(p.AppID); ok && p.Running {
+		p.Model = mp.Sentence(h.Now())
 	}
-	if h.gate != nil {
-		for _, q := range h.gate.Pending(p.AppID) {
+	if h.Gate != nil {
+		for _, q := range h.Gate.Pending(p.AppID) {
 			p.Asks = append(p.Asks, views.AskView{ID: q.ID, Text: q.Text})
 		}
 	}
-	st, ok, err := h.requests.Latest(ctx, p.AppID)
+	st, ok, err := h.Requests.Latest(ctx, p.AppID)
 	if err != nil || !ok {
 		return err
 	}
 	running := false
 	if st.IntentID != 0 {
-		d, err := h.backlog.Get(ctx, st.IntentID)
+		d, err := h.Backlog.Get(ctx, st.IntentID)
 		if err != nil {
 			return err
 		}
 		running = d.Status == intent.IntentRunning
 		if d.Status == intent.IntentDone || d.Status == intent.IntentWithdrawn {
 			// A finished request leaves its delivery on the page; the form starts a new one.
-			if d.Status == intent.IntentDone && h.deliveries != nil {
-				if dv, err := h.deliveries.Get(ctx, d.ID); err == nil {
+			if d.Status == intent.IntentDone && h.Deliveries != nil {
+				if dv, err := h.Deliveries.Get(ctx, d.ID); err == nil {
 					p.Delivery = deliveryView(dv)
 					p.Delivery.Plan = deliveredPlan(&st)
 				}
@@ -164,10 +169,10 @@ func modeSwitch(action string, requestID int64, st request.State, op string) *vi
 }
 
 // requestMode switches the open request's mode on the Request page.
-func (h *Handlers) requestMode(c *fiber.Ctx) error {
+func (h *requestPages) requestMode(c *fiber.Ctx) error {
 	id, _ := strconv.ParseInt(c.FormValue("request"), 10, 64)
 	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	_, err := h.requests.SetMode(c.UserContext(), id, seen, c.FormValue("op"), c.FormValue("mode"))
+	_, err := h.Requests.SetMode(c.UserContext(), id, seen, c.FormValue("op"), c.FormValue("mode"))
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderRequest(c, views.Refusal{At: "mode", Sentence: sentence}, false)
@@ -176,19 +181,6 @@ func (h *Handlers) requestMode(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Redirect("/request", fiber.StatusSeeOther)
-}
-
-// intentMode switches the mode of the request the intent answers.
-func (h *Handlers) intentMode(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	return h.intentAction(c, id, "mode", func() error {
-		_, err := h.requests.SetIntentMode(c.UserContext(), id, seen, c.FormValue("op"), c.FormValue("mode"))
-		return err
-	})
 }
 
 // localTyped carries what a refused send typed back to the page.
@@ -202,9 +194,9 @@ type typed struct{ text, mode string }
 // shown on the Request page, which keeps what the person typed. The turn is
 // about the application the words name, else the one selected (the chat
 // service decides, and selects the one they name).
-func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
+func (h *requestPages) talk(c *fiber.Ctx, answer bool) error {
 	ctx := c.UserContext()
-	appID, err := h.apps.Selected(ctx)
+	appID, err := h.Apps.Selected(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,7 +213,7 @@ func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 			w.Question, _ = strconv.Atoi(c.FormValue("question"))
 		}
 	}
-	_, err = h.chats.Say(ctx, appID, w)
+	_, err = h.Chats.Say(ctx, appID, w)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		c.Locals(localTyped, typed{text: w.Text, mode: w.Mode})
@@ -235,64 +227,34 @@ func (h *Handlers) talk(c *fiber.Ctx, answer bool) error {
 
 // requestSend starts a request, or sends the next message of the open one,
 // and starts the engineer's turn. A repeated submit starts nothing.
-func (h *Handlers) requestSend(c *fiber.Ctx) error { return h.talk(c, false) }
+func (h *requestPages) requestSend(c *fiber.Ctx) error { return h.talk(c, false) }
 
 // requestAnswer answers the engineer's questions: a new turn in which it
 // folds the answers into its analysis.
-func (h *Handlers) requestAnswer(c *fiber.Ctx) error { return h.talk(c, true) }
+func (h *requestPages) requestAnswer(c *fiber.Ctx) error { return h.talk(c, true) }
 
-func (h *Handlers) requestSelect(c *fiber.Ctx) error {
-	if err := h.apps.Select(c.UserContext(), c.FormValue("app")); err != nil {
+func (h *requestPages) requestSelect(c *fiber.Ctx) error {
+	if err := h.Apps.Select(c.UserContext(), c.FormValue("app")); err != nil {
 		return err
 	}
 	return c.Redirect("/request", fiber.StatusSeeOther)
 }
 
-// intentApprove approves the exact plan of a guided request.
-func (h *Handlers) intentApprove(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	return h.intentAction(c, id, "run", func() error {
-		st, err := h.requests.ForIntent(c.UserContext(), id)
-		if err != nil {
-			return err
-		}
-		_, err = h.requests.ApproveShown(c.UserContext(), st.ID, seen, c.FormValue("op"), c.FormValue("plan"))
-		return err
-	})
-}
+func (h *requestPages) questionApprove(c *fiber.Ctx) error { return h.decide(c, true) }
 
-// intentWithdrawApproval takes the owner's approval back before Run.
-func (h *Handlers) intentWithdrawApproval(c *fiber.Ctx) error {
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	seen, _ := strconv.Atoi(c.FormValue("seen"))
-	return h.intentAction(c, id, "approval", func() error {
-		_, err := h.requests.WithdrawApproval(c.UserContext(), id, seen, c.FormValue("op"))
-		return err
-	})
-}
-
-func (h *Handlers) questionApprove(c *fiber.Ctx) error { return h.decide(c, true) }
-
-func (h *Handlers) questionDeny(c *fiber.Ctx) error { return h.decide(c, false) }
+func (h *requestPages) questionDeny(c *fiber.Ctx) error { return h.decide(c, false) }
 
 // decide answers a question the engineer's turn asked the person.
-func (h *Handlers) decide(c *fiber.Ctx, approve bool) error {
-	appID, err := h.apps.Selected(c.UserContext())
+func (h *requestPages) decide(c *fiber.Ctx, approve bool) error {
+	appID, err := h.Apps.Selected(c.UserContext())
 	if err != nil {
 		return err
 	}
 	qid, err := strconv.ParseInt(c.Params("qid"), 10, 64)
-	if err != nil || h.gate == nil {
+	if err != nil || h.Gate == nil {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such question.")
 	}
-	err = h.gate.Decide(appID, qid, approve)
+	err = h.Gate.Decide(appID, qid, approve)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderRequest(c, views.Refusal{At: "request", Sentence: sentence}, false)

@@ -15,8 +15,8 @@ type Sandbox interface {
 
 // sandboxView says how the engineer's code runs, for Settings and the
 // Applications pages.
-func (h *Handlers) sandboxView() views.SandboxView {
-	st := h.sandbox.State()
+func sandboxView(sb Sandbox) views.SandboxView {
+	st := sb.State()
 	return views.SandboxView{Sentence: st.Sentence(), Confined: st.Confined(), Refused: st.Refused(),
 		Unconfined: st.Unconfined, Problem: st.Problem,
 		BuildLimits: sandbox.BuildLimits.Lines(), PreviewLimits: sandbox.PreviewLimits.Lines()}
@@ -24,15 +24,15 @@ func (h *Handlers) sandboxView() views.SandboxView {
 
 // sandboxSave keeps the owner's choice to run the engineer's code
 // unconfined, or in the sandbox again.
-func (h *Handlers) sandboxSave(c *fiber.Ctx) error {
+func (h *settingsPages) sandboxSave(c *fiber.Ctx) error {
 	on := c.FormValue("unconfined") == "1"
-	if err := h.sandbox.SetUnconfined(on); err != nil {
+	if err := h.Sandbox.SetUnconfined(on); err != nil {
 		return err
 	}
 	if on {
-		h.log.Warn("the owner turned the sandbox off: builds and previews run unconfined")
+		h.Log.Warn("the owner turned the sandbox off: builds and previews run unconfined")
 	} else {
-		h.log.Info("the owner turned the sandbox on")
+		h.Log.Info("the owner turned the sandbox on")
 	}
 	return c.Redirect("/settings#sandbox", fiber.StatusSeeOther)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor/ai/provider"
+	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/views"
@@ -60,10 +61,15 @@ type settingsNotes struct {
 	toolsOK bool
 }
 
-func (h *Handlers) settingsPage(c *fiber.Ctx) error {
+// settingsPages are Settings: the providers, the model and tier models,
+// the prices, the sandbox, the turn limits and Quit (Providers, Backlog,
+// Prices, Overview, Sandbox, Limits, Quit).
+type settingsPages struct{ frame }
+
+func (h *settingsPages) settingsPage(c *fiber.Ctx) error {
 	n := settingsNotes{}
 	if name := c.Query("edit"); name != "" {
-		p, err := h.providers.Get(name)
+		p, err := h.Providers.Get(name)
 		if err != nil {
 			return err
 		}
@@ -72,7 +78,7 @@ func (h *Handlers) settingsPage(c *fiber.Ctx) error {
 	// What the last save saved, said once after its redirect.
 	switch c.Query("saved") {
 	case "provider":
-		if p, err := h.providers.Get(c.Query("name")); err == nil {
+		if p, err := h.Providers.Get(c.Query("name")); err == nil {
 			state := "off"
 			if p.On {
 				state = "on"
@@ -80,14 +86,14 @@ func (h *Handlers) settingsPage(c *fiber.Ctx) error {
 			n.notice = fmt.Sprintf("Saved the provider %s at %s; it is turned %s.", p.Name, p.BaseURL, state)
 		}
 	case "model":
-		if m := h.providers.DefaultModel(); m != "" {
+		if m := h.Providers.DefaultModel(); m != "" {
 			n.notice = "The engineer now runs on " + m + ", unless a task or its tier names another model."
 		}
 	}
 	return h.renderSettings(c, n)
 }
 
-func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
+func (h *settingsPages) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	s, err := h.page(c, "Settings", "settings")
 	if err != nil {
 		return err
@@ -96,8 +102,8 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	if err != nil {
 		return err
 	}
-	v := views.SettingsView{DefaultModel: h.providers.DefaultModel(), Form: n.form, Refusal: n.refusal, Notice: n.notice, Op: op}
-	list := h.providers.List()
+	v := views.SettingsView{DefaultModel: h.Providers.DefaultModel(), Form: n.form, Refusal: n.refusal, Notice: n.notice, Op: op}
+	list := h.Providers.List()
 	for _, p := range list {
 		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On, ContextTokens: tokensText(p.ContextTokens)}
 		if p.Name == n.tested {
@@ -107,18 +113,18 @@ func (h *Handlers) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 		v.Providers = append(v.Providers, row)
 	}
 	v.Offered = h.offered(c.UserContext(), list)
-	if v.TierModels, err = h.tierModels(n.typedTiers); err != nil {
+	if v.TierModels, err = tierModels(h.Backlog, n.typedTiers); err != nil {
 		return err
 	}
 	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
-	v.Sandbox = h.sandboxView()
+	v.Sandbox = sandboxView(h.Sandbox)
 	v.Limits = h.limitsView(n.typedIdle, n.typedTurn)
 	return render(c, views.SettingsPageView(s, v))
 }
 
 // offered asks the turned-on providers what they offer, all at once and
 // briefly; their lists are cached, so this is cheap when they were asked lately.
-func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []string {
+func (h *settingsPages) offered(ctx context.Context, list []provider.ProviderView) []string {
 	ctx, cancel := context.WithTimeout(ctx, offeredWait)
 	defer cancel()
 	var mu sync.Mutex
@@ -129,7 +135,7 @@ func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []
 			continue
 		}
 		wg.Go(func() {
-			models, err := h.providers.Models(ctx, p.Name)
+			models, err := h.Providers.Models(ctx, p.Name)
 			if err != nil {
 				return
 			}
@@ -145,10 +151,10 @@ func (h *Handlers) offered(ctx context.Context, list []provider.ProviderView) []
 	return refs
 }
 
-func (h *Handlers) providerSave(c *fiber.Ctx) error {
+func (h *settingsPages) providerSave(c *fiber.Ctx) error {
 	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
 		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens"))}
-	err := h.providers.Apply(provider.Edit{Editing: form.Editing, Name: form.Name, BaseURL: form.BaseURL, APIKey: c.FormValue("api_key"),
+	err := h.Providers.Apply(provider.Edit{Editing: form.Editing, Name: form.Name, BaseURL: form.BaseURL, APIKey: c.FormValue("api_key"),
 		On: form.On, ContextTokens: form.ContextTokens, ClearKey: c.FormValue("clear_key") == "1"})
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
@@ -162,7 +168,7 @@ func (h *Handlers) providerSave(c *fiber.Ctx) error {
 
 // providerAction runs a write on one provider and shows the page, with a
 // refusal beside that provider.
-func (h *Handlers) providerAction(c *fiber.Ctx, act func(name string) error) error {
+func (h *settingsPages) providerAction(c *fiber.Ctx, act func(name string) error) error {
 	name := c.Params("name")
 	err := act(name)
 	if status, sentence, ok := refused(err); ok {
@@ -175,22 +181,22 @@ func (h *Handlers) providerAction(c *fiber.Ctx, act func(name string) error) err
 	return c.Redirect("/settings", fiber.StatusSeeOther)
 }
 
-func (h *Handlers) providerOn(c *fiber.Ctx) error {
+func (h *settingsPages) providerOn(c *fiber.Ctx) error {
 	on := c.FormValue("on") == "1"
-	return h.providerAction(c, func(name string) error { return h.providers.SetOn(name, on) })
+	return h.providerAction(c, func(name string) error { return h.Providers.SetOn(name, on) })
 }
 
-func (h *Handlers) providerRemove(c *fiber.Ctx) error {
-	return h.providerAction(c, h.providers.Remove)
+func (h *settingsPages) providerRemove(c *fiber.Ctx) error {
+	return h.providerAction(c, h.Providers.Remove)
 }
 
 // providerTest asks the provider for its models and shows what it said.
-func (h *Handlers) providerTest(c *fiber.Ctx) error {
+func (h *settingsPages) providerTest(c *fiber.Ctx) error {
 	name := c.Params("name")
-	if _, err := h.providers.Get(name); err != nil {
+	if _, err := h.Providers.Get(name); err != nil {
 		return err
 	}
-	models, err := h.providers.Test(c.UserContext(), name)
+	models, err := h.Providers.Test(c.UserContext(), name)
 	n := settingsNotes{tested: name, models: models}
 	var pe *refusal.Error
 	switch {
@@ -200,13 +206,13 @@ func (h *Handlers) providerTest(c *fiber.Ctx) error {
 		return err
 	case len(models) > 0:
 		// The engineer's every turn calls tools: try one.
-		n.toolsOK, n.tools = h.providers.TryTools(c.UserContext(), name, models)
+		n.toolsOK, n.tools = h.Providers.TryTools(c.UserContext(), name, models)
 	}
 	return h.renderSettings(c, n)
 }
 
-func (h *Handlers) settingsModel(c *fiber.Ctx) error {
-	err := h.providers.SetDefaultModel(c.FormValue("model"))
+func (h *settingsPages) settingsModel(c *fiber.Ctx) error {
+	err := h.Providers.SetDefaultModel(c.FormValue("model"))
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "model", Sentence: sentence}})
@@ -219,11 +225,11 @@ func (h *Handlers) settingsModel(c *fiber.Ctx) error {
 
 // tierModels are the three tier models as saved, or as typed when the
 // owner's typing was refused.
-func (h *Handlers) tierModels(typed map[string]string) ([]views.TierModel, error) {
+func tierModels(b Backlog, typed map[string]string) ([]views.TierModel, error) {
 	models := typed
 	if models == nil {
 		var err error
-		if models, err = h.backlog.TierModels(); err != nil {
+		if models, err = b.TierModels(); err != nil {
 			return nil, err
 		}
 	}
@@ -238,16 +244,16 @@ func (h *Handlers) tierModels(typed map[string]string) ([]views.TierModel, error
 // against the providers in Settings by the write itself; both the Backlog
 // and Settings pages use it. It returns what was typed, to show back after
 // a refusal.
-func (h *Handlers) saveTierModels(c *fiber.Ctx) (map[string]string, error) {
+func saveTierModels(c *fiber.Ctx, b Backlog, known intent.ModelChecker) (map[string]string, error) {
 	m := map[string]string{}
 	for _, tier := range plan.Tiers {
 		m[tier] = strings.TrimSpace(c.FormValue("tier_" + tier))
 	}
-	return m, h.backlog.SetTierModels(c.UserContext(), c.FormValue("op"), m, h.providers)
+	return m, b.SetTierModels(c.UserContext(), c.FormValue("op"), m, known)
 }
 
-func (h *Handlers) settingsTiers(c *fiber.Ctx) error {
-	typed, err := h.saveTierModels(c)
+func (h *settingsPages) settingsTiers(c *fiber.Ctx) error {
+	typed, err := saveTierModels(c, h.Backlog, h.Providers)
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "models", Sentence: sentence}, typedTiers: typed})
@@ -260,12 +266,12 @@ func (h *Handlers) settingsTiers(c *fiber.Ctx) error {
 
 // quitLauncher stops the launcher: the run in hand is interrupted and its
 // intent stopped, requests in flight finish, the stores close.
-func (h *Handlers) quitLauncher(c *fiber.Ctx) error {
-	if h.quit == nil {
+func (h *settingsPages) quitLauncher(c *fiber.Ctx) error {
+	if h.Quit == nil {
 		return fiber.NewError(fiber.StatusNotFound, "This launcher cannot be stopped from its pages.")
 	}
 	// After this answer is written: the shutdown waits for it.
-	defer h.quit()
+	defer h.Quit()
 	return render(c, views.Stopping(shell(c, "Stopping", "")))
 }
 
