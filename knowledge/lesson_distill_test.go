@@ -261,33 +261,8 @@ func TestDistillSameAsSupersedesTheLessonItNames(t *testing.T) {
 func TestADistilledLessonAppliesToTheFilesItsCaseEdited(t *testing.T) {
 	ctx := context.Background()
 	s := openLessonStore(t)
-	opened, _, err := s.cases.Build(ctx, failedBuild("notes", "r1", problem("compile", `"os" imported and not used`)))
-	if err != nil || len(opened) != 1 {
-		t.Fatalf("open a case: %v, %v", opened, err)
-	}
-	for _, edit := range []string{
-		"source.edit src/notes.ts",
-		"source.change change src/tags.ts, src/views.ts",
-		"source.change create views/tags.templ, modify src/notes.ts and 2 more",
-		"build notes",
-	} {
-		if err := s.cases.AppendEdit(ctx, "notes", "r1", edit); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, _, err := s.cases.Build(ctx, passedBuild("notes", "r2")); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.cases.Get(ctx, opened[0])
-	if err != nil || !c.Resolved() {
-		t.Fatalf("case %+v, %v", c, err)
-	}
-	a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "lesson",
-		"lesson": "Remove an import as soon as its last use goes.", "same_as": 0}`}
-	out, err := s.lessons.Distill(ctx, c, a.ask)
-	if err != nil || out.LessonID == 0 {
-		t.Fatalf("distill: %+v %v", out, err)
-	}
+	out := s.distilledFromEdits(t, "source.edit src/notes.ts", "source.change change src/tags.ts, src/views.ts",
+		"source.change create views/tags.templ, modify src/notes.ts and 2 more", "build notes")
 	want := []string{"src/notes.ts", "src/tags.ts", "src/views.ts", "views/tags.templ"}
 	if got := s.get(out.LessonID).Applies.Files; !slices.Equal(got, want) {
 		t.Fatalf("the lesson applies to %v, want the files its case's edits touched %v", got, want)
@@ -333,11 +308,27 @@ func TestAWrittenLessonNamesTheFilesItAppliesTo(t *testing.T) {
 func TestALessonFromACycleEditedCaseAppliesToTheCyclesFiles(t *testing.T) {
 	ctx := context.Background()
 	s := openLessonStore(t)
+	out := s.distilledFromEdits(t, "candidate.cycle src/notes.ts", "candidate.cycle src/tags.ts, src/notes.ts")
+	if got, want := s.get(out.LessonID).Applies.Files, []string{"src/notes.ts", "src/tags.ts"}; !slices.Equal(got, want) {
+		t.Fatalf("the lesson applies to %v, want the files the cycle changed %v", got, want)
+	}
+	served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "notes", Files: []string{"src/tags.ts"}})
+	if err != nil || len(served) != 1 || served[0].Reason != "related:src/tags.ts" {
+		t.Fatalf("served %+v %v", served, err)
+	}
+}
+
+// distilledFromEdits opens a compile case of notes in run r1, keeps the
+// edit lines given, resolves it with a passing build in r2, and distills
+// the lesson an unused import teaches.
+func (s *lessonStore) distilledFromEdits(t *testing.T, edits ...string) knowledge.Outcome {
+	t.Helper()
+	ctx := context.Background()
 	opened, _, err := s.cases.Build(ctx, failedBuild("notes", "r1", problem("compile", `"os" imported and not used`)))
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("open a case: %v, %v", opened, err)
 	}
-	for _, edit := range []string{"candidate.cycle src/notes.ts", "candidate.cycle src/tags.ts, src/notes.ts"} {
+	for _, edit := range edits {
 		if err := s.cases.AppendEdit(ctx, "notes", "r1", edit); err != nil {
 			t.Fatal(err)
 		}
@@ -355,11 +346,5 @@ func TestALessonFromACycleEditedCaseAppliesToTheCyclesFiles(t *testing.T) {
 	if err != nil || out.LessonID == 0 {
 		t.Fatalf("distill: %+v %v", out, err)
 	}
-	if got, want := s.get(out.LessonID).Applies.Files, []string{"src/notes.ts", "src/tags.ts"}; !slices.Equal(got, want) {
-		t.Fatalf("the lesson applies to %v, want the files the cycle changed %v", got, want)
-	}
-	served, err := s.lessons.Match(ctx, knowledge.MatchQuery{AppID: "notes", Files: []string{"src/tags.ts"}})
-	if err != nil || len(served) != 1 || served[0].Reason != "related:src/tags.ts" {
-		t.Fatalf("served %+v %v", served, err)
-	}
+	return out
 }
