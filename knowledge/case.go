@@ -83,6 +83,11 @@ type Case struct {
 	Diagnosis    string `json:"diagnosis,omitempty"`
 	DistillState string `json:"distillState,omitempty"`
 	DistillTries int    `json:"distillTries"`
+	// CorpusVersion is the corpus version the turn that met the failure
+	// was served from: its contexts row's, or the one in force when the
+	// case opened outside a recorded turn (0 for a case opened before
+	// versions were counted).
+	CorpusVersion int64 `json:"corpusVersion"`
 }
 
 // Resolved reports whether a build or a check has found the failure gone.
@@ -112,7 +117,8 @@ type CaseQuery struct {
 // caseColumns are the columns caseRow reads, in the order of its fields.
 const caseColumns = `id, kind, signature, app_id, stage, example_id, example_hash, message, request,
 	context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id,
-	edits, resolved_at, resolved_run_id, resolved_revision, diagnosis, distill_state, distill_tries`
+	edits, resolved_at, resolved_run_id, resolved_revision, diagnosis, distill_state, distill_tries,
+	coalesce(corpus_version, 0) AS corpus_version`
 
 // caseRow is a cases row as SQLite holds it.
 type caseRow struct {
@@ -139,6 +145,7 @@ type caseRow struct {
 	Diagnosis        sql.NullString `db:"diagnosis"`
 	DistillState     sql.NullString `db:"distill_state"`
 	DistillTries     int            `db:"distill_tries"`
+	CorpusVersion    int64          `db:"corpus_version"`
 }
 
 func (r caseRow) toCase() Case {
@@ -152,6 +159,7 @@ func (r caseRow) toCase() Case {
 		Edits:         r.Edits,
 		ResolvedRunID: r.ResolvedRunID.String, ResolvedRevision: r.ResolvedRevision.String,
 		Diagnosis: r.Diagnosis.String, DistillState: r.DistillState.String, DistillTries: r.DistillTries,
+		CorpusVersion: r.CorpusVersion,
 	}
 	if r.ResolvedAt.Valid {
 		c.ResolvedAt = time.UnixMilli(r.ResolvedAt.Int64)
@@ -466,8 +474,9 @@ func openCase(ctx context.Context, tx *sqlx.Tx, at time.Time, o opening) (id int
 	contextID := sql.NullInt64{Int64: o.contextID, Valid: o.contextID != 0}
 	res, err := tx.ExecContext(ctx,
 		`INSERT INTO cases (kind, signature, app_id, stage, example_id, example_hash, message, request,
-			context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id, corpus_version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		         coalesce((SELECT corpus_version FROM contexts WHERE id = ?9), `+currentVersion+`))
 		 ON CONFLICT (app_id, kind, signature) WHERE resolved_at IS NULL DO NOTHING`,
 		o.kind, o.signature, o.appID, o.stage, o.exampleID, o.exampleHash, o.message, o.request,
 		contextID, o.revision, o.release, o.model, o.serverVersion, at.UnixMilli(), o.runID)

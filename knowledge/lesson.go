@@ -96,6 +96,17 @@ type Lesson struct {
 	MethodUnclear bool `json:"methodUnclear,omitempty"`
 	// Flags are the review flags it carries, empty when it needs none.
 	Flags []string `json:"flags,omitempty"`
+	// EnteredVersion is the corpus version the lesson entered the index
+	// at (0 for a lesson kept before versions were counted); LeftVersion
+	// the one it left at, when it is retired or superseded.
+	EnteredVersion int64 `json:"enteredVersion"`
+	LeftVersion    int64 `json:"leftVersion,omitempty"`
+}
+
+// InIndexAt reports whether the lesson was in the index at corpus version
+// v: it had entered by then and had not yet left.
+func (l Lesson) InIndexAt(v int64) bool {
+	return l.EnteredVersion <= v && (l.InService() || l.LeftVersion > v)
 }
 
 // NeedsReview reports whether a person should look at the lesson again.
@@ -166,7 +177,8 @@ type LessonQuery struct {
 // lessonColumns are the columns lessonRow reads, in the order of its fields.
 const lessonColumns = `id, text, status, origin, case_id, applies_stage, applies_files, applies_routes,
 	applies_signature, instructions_hash, server_version, created_at, confirmed_at, confirmed_by,
-	retired_at, retired_by, superseded_by, supersedes, pinned, method_unclear, flags`
+	retired_at, retired_by, superseded_by, supersedes, pinned, method_unclear, flags,
+	entered_version, left_version`
 
 // lessonRow is a lessons row as SQLite holds it.
 type lessonRow struct {
@@ -191,6 +203,8 @@ type lessonRow struct {
 	Pinned           bool           `db:"pinned"`
 	MethodUnclear    bool           `db:"method_unclear"`
 	Flags            string         `db:"flags"`
+	EnteredVersion   int64          `db:"entered_version"`
+	LeftVersion      sql.NullInt64  `db:"left_version"`
 }
 
 func (r lessonRow) toLesson() (Lesson, error) {
@@ -201,6 +215,7 @@ func (r lessonRow) toLesson() (Lesson, error) {
 		CreatedAt: time.UnixMilli(r.CreatedAt), ConfirmedBy: r.ConfirmedBy.String,
 		SupersededBy: r.SupersededBy.Int64, Supersedes: r.Supersedes.Int64, Pinned: r.Pinned,
 		RetiredBy: r.RetiredBy.String, MethodUnclear: r.MethodUnclear,
+		EnteredVersion: r.EnteredVersion, LeftVersion: r.LeftVersion.Int64,
 	}
 	if r.ConfirmedAt.Valid {
 		l.ConfirmedAt = time.UnixMilli(r.ConfirmedAt.Int64)
@@ -357,10 +372,19 @@ func (s *Lessons) insert(ctx context.Context, l Lesson) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	actor, change, summary := ActorDistiller, ChangeDistill, fmt.Sprintf("Lesson %d was distilled from case %d.", id, l.CaseID)
 	if l.Origin == OriginCurated {
-		if err := reviewEvent(ctx, tx, s.now(), "write", id, l.ConfirmedBy, fmt.Sprintf("Lesson %d was written by %s.", id, l.ConfirmedBy), nil); err != nil {
+		actor, change, summary = l.ConfirmedBy, ChangeWrite, fmt.Sprintf("Lesson %d was written by %s.", id, l.ConfirmedBy)
+		if err := reviewEvent(ctx, tx, s.now(), "write", id, l.ConfirmedBy, summary, nil); err != nil {
 			return 0, err
 		}
+	}
+	version, err := newVersion(ctx, tx, s.now(), actor, change, id, summary)
+	if err != nil {
+		return 0, err
+	}
+	if err := enterIndex(ctx, tx, id, version); err != nil {
+		return 0, err
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("knowledge: add a lesson: %w", err)
@@ -444,7 +468,11 @@ func (s *Lessons) Confirm(ctx context.Context, id int64, by string) error {
 		if err := l.Confirmable(); err != nil {
 			return err
 		}
-		return moveLesson(ctx, tx, s.now(), l, LessonConfirmed, lessonStamp{by: by})
+		v, err := newVersion(ctx, tx, s.now(), by, ChangeConfirm, l.ID, fmt.Sprintf("Lesson %d was confirmed by %s.", l.ID, by))
+		if err != nil {
+			return err
+		}
+		return moveLesson(ctx, tx, s.now(), l, LessonConfirmed, lessonStamp{by: by, version: v})
 	})
 }
 
@@ -460,7 +488,11 @@ func (s *Lessons) Retire(ctx context.Context, id int64, by string) error {
 		if !canMoveLesson(l.Status, LessonRetired) {
 			return refuse(refusal.Conflict, "Lesson %d is %s already; only a provisional or confirmed lesson can be retired.", id, l.Status)
 		}
-		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{by: by})
+		v, err := newVersion(ctx, tx, s.now(), by, ChangeRetire, l.ID, fmt.Sprintf("Lesson %d was retired by %s.", l.ID, by))
+		if err != nil {
+			return err
+		}
+		return moveLesson(ctx, tx, s.now(), l, LessonRetired, lessonStamp{by: by, version: v})
 	})
 }
 
@@ -522,7 +554,15 @@ func (s *Lessons) Replace(ctx context.Context, id int64, text, by string) (int64
 		if err != nil {
 			return err
 		}
-		return moveLesson(ctx, tx, s.now(), old, LessonSuperseded, lessonStamp{supersededBy: newID, by: by})
+		v, err := newVersion(ctx, tx, s.now(), by, ChangeReplace, newID,
+			fmt.Sprintf("Lesson %d replaced lesson %d, written by %s.", newID, old.ID, by))
+		if err != nil {
+			return err
+		}
+		if err := enterIndex(ctx, tx, newID, v); err != nil {
+			return err
+		}
+		return moveLesson(ctx, tx, s.now(), old, LessonSuperseded, lessonStamp{supersededBy: newID, by: by, version: v})
 	})
 	if err != nil {
 		return 0, err
@@ -543,10 +583,13 @@ var lessonMoves = map[string][]string{
 func canMoveLesson(from, to string) bool { return slices.Contains(lessonMoves[from], to) }
 
 // lessonStamp is what a move records besides the status: who confirmed,
-// retired or replaced the lesson, and which lesson supersedes it.
+// retired or replaced the lesson, which lesson supersedes it, and the
+// corpus version the move is part of (the one a retired or superseded
+// lesson left the index at).
 type lessonStamp struct {
 	by           string
 	supersededBy int64
+	version      int64
 }
 
 // moveLesson is the only writer of lessons.status and of the columns a move
@@ -569,11 +612,11 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 			`UPDATE lessons SET status = ?, confirmed_at = ?, confirmed_by = ?, flags = '[]' WHERE id = ? AND status = ?`,
 			to, now.UnixMilli(), stamp.by, l.ID, l.Status)
 	case LessonRetired:
-		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ?, retired_by = ? WHERE id = ? AND status = ?`,
-			to, now.UnixMilli(), sql.NullString{String: stamp.by, Valid: stamp.by != ""}, l.ID, l.Status)
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ?, retired_by = ?, left_version = ? WHERE id = ? AND status = ?`,
+			to, now.UnixMilli(), sql.NullString{String: stamp.by, Valid: stamp.by != ""}, stamp.version, l.ID, l.Status)
 	case LessonSuperseded:
-		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, superseded_by = ? WHERE id = ? AND status = ?`,
-			to, stamp.supersededBy, l.ID, l.Status)
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, superseded_by = ?, left_version = ? WHERE id = ? AND status = ?`,
+			to, stamp.supersededBy, stamp.version, l.ID, l.Status)
 	}
 	if err != nil {
 		return fmt.Errorf("knowledge: move lesson %d: %w", l.ID, err)

@@ -264,8 +264,19 @@ func (s *Lessons) distilledLesson(ctx context.Context, tx *sqlx.Tx, c Case, text
 	if err != nil {
 		return 0, err
 	}
+	change, summary := ChangeDistill, fmt.Sprintf("Lesson %d was distilled from case %d.", id, c.ID)
 	if l.Supersedes != 0 {
-		if err := supersede(ctx, tx, s.now(), old, id); err != nil {
+		change, summary = ChangeSupersede, fmt.Sprintf("Lesson %d, distilled from case %d, superseded lesson %d.", id, c.ID, old.ID)
+	}
+	corpus, err := newVersion(ctx, tx, s.now(), ActorDistiller, change, id, summary)
+	if err != nil {
+		return 0, err
+	}
+	if err := enterIndex(ctx, tx, id, corpus); err != nil {
+		return 0, err
+	}
+	if l.Supersedes != 0 {
+		if err := supersede(ctx, tx, s.now(), old, id, corpus); err != nil {
 			return 0, fmt.Errorf("knowledge: distill case %d: lesson %d supersedes %d: %w", c.ID, id, old.ID, err)
 		}
 	}
@@ -291,11 +302,11 @@ func caseFiles(edits string) []string {
 // old lesson becomes superseded and is never served again; a confirmed one
 // keeps its status, since a person confirmed it, and is flagged superseded
 // for review.
-func supersede(ctx context.Context, tx *sqlx.Tx, now time.Time, old Lesson, newID int64) error {
+func supersede(ctx context.Context, tx *sqlx.Tx, now time.Time, old Lesson, newID, version int64) error {
 	if old.Status == LessonConfirmed {
 		return flagLesson(ctx, tx, old, FlagSuperseded)
 	}
-	return moveLesson(ctx, tx, now, old, LessonSuperseded, lessonStamp{supersededBy: newID})
+	return moveLesson(ctx, tx, now, old, LessonSuperseded, lessonStamp{supersededBy: newID, version: version})
 }
 
 // distillMessage is the question about case c, with the existing lessons

@@ -40,8 +40,8 @@ func (s *Servings) RecordHints(ctx context.Context, runID string, hints []Served
 	defer tx.Rollback()
 	for _, h := range hints {
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO servings (lesson_id, run_id, context_id, served_at, reason, related_file, included)
-			 VALUES (?, ?, NULL, ?, ?, '', 1)`, h.Lesson.ID, runID, at.UnixMilli(), ReasonHint); err != nil {
+			`INSERT INTO servings (lesson_id, run_id, context_id, served_at, reason, related_file, included, for_stage)
+			 VALUES (?, ?, NULL, ?, ?, '', 1, ?)`, h.Lesson.ID, runID, at.UnixMilli(), ReasonHint, h.ForStage); err != nil {
 			return fmt.Errorf("knowledge: record the hint of lesson %d to %s: %w", h.Lesson.ID, runID, err)
 		}
 	}

@@ -63,6 +63,8 @@ type Served struct {
 	// "(needs review: <flags>)" for one carrying review flags, both when
 	// both hold, "" otherwise.
 	Label string `json:"label,omitempty"`
+	// ForStage is, for a hint, the stage of the failure it stood beside.
+	ForStage string `json:"forStage,omitempty"`
 }
 
 // Line is the lesson as a turn reads it: its id, its text and its label.
@@ -170,7 +172,9 @@ func (s *Lessons) Hints(ctx context.Context, stage string, problems []string) ([
 		if len(out) == MaxServed {
 			break
 		}
-		out = append(out, serve(l, ReasonHint))
+		h := serve(l, ReasonHint)
+		h.ForStage = stage
+		out = append(out, h)
 	}
 	return out, nil
 }

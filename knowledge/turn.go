@@ -90,6 +90,10 @@ type TurnRow struct {
 	// was written under: the turn's own call (<runId>:turn) and where the
 	// application stood as its documents were delivered; "" for none.
 	CallID, ReleaseID, Revision string
+	// CorpusVersion is the corpus version its lessons were served from
+	// (0 before any lesson changed, and for a turn recorded before
+	// versions were counted).
+	CorpusVersion int64
 }
 
 // DocumentText is a delivered document with its text as delivered.
@@ -173,9 +177,11 @@ func (s *Store) RecordTurn(ctx context.Context, t Turn) (int64, error) {
 	}
 	key := turnKey(t, instructions, documents)
 	who := origin.IdentityFrom(ctx)
+	// The lessons were read for the turn a moment ago: the version in
+	// force now is the one they were served from.
 	res, err := tx.ExecContext(ctx, `INSERT INTO contexts (at, app_id, run_id, kind, instructions_hash, request, documents, turn_key,
-			call_id, release_id, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			call_id, release_id, revision, corpus_version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+currentVersion+`)
 		ON CONFLICT (turn_key) WHERE turn_key IS NOT NULL DO NOTHING`,
 		t.At.UnixMilli(), nullable(t.AppID), nullable(t.RunID), t.Kind, instructions, t.Request, string(documents), key,
 		nullable(who.CallID), nullable(who.ReleaseID), nullable(who.Revision))
@@ -235,14 +241,16 @@ type contextRow struct {
 	CallID           sql.NullString `db:"call_id"`
 	ReleaseID        sql.NullString `db:"release_id"`
 	Revision         sql.NullString `db:"revision"`
+	CorpusVersion    int64          `db:"corpus_version"`
 }
 
-const contextColumns = `id, at, app_id, run_id, kind, instructions_hash, request, documents, call_id, release_id, revision`
+const contextColumns = `id, at, app_id, run_id, kind, instructions_hash, request, documents, call_id, release_id, revision,
+	coalesce(corpus_version, 0) AS corpus_version`
 
 func (r contextRow) turn() (TurnRow, error) {
 	t := TurnRow{ID: r.ID, At: time.UnixMilli(r.At), AppID: r.AppID.String, RunID: r.RunID.String,
 		CallID: r.CallID.String, ReleaseID: r.ReleaseID.String, Revision: r.Revision.String,
-		Kind: r.Kind, InstructionsHash: r.InstructionsHash, Request: r.Request}
+		Kind: r.Kind, InstructionsHash: r.InstructionsHash, Request: r.Request, CorpusVersion: r.CorpusVersion}
 	if err := json.Unmarshal([]byte(r.Documents), &t.Documents); err != nil {
 		return t, fmt.Errorf("knowledge: turn %d: documents is not the JSON it should be: %w", r.ID, err)
 	}

@@ -109,8 +109,17 @@ type lessonCaseJSON struct {
 // show adds its latest replay.
 type lessonDetailJSON struct {
 	knowledge.Lesson
-	Case   *lessonCaseJSON `json:"case,omitempty"`
-	Replay *replay.Result  `json:"replay,omitempty"`
+	Case     *lessonCaseJSON           `json:"case,omitempty"`
+	Replay   *replay.Result            `json:"replay,omitempty"`
+	Servings knowledge.ServingCounts   `json:"servings"`
+	Versions []knowledge.CorpusVersion `json:"corpusVersions"`
+}
+
+// lessonListJSON is one lesson as `knowledge list --json` prints it: the
+// lesson and its servings' counts.
+type lessonListJSON struct {
+	knowledge.Lesson
+	Servings knowledge.ServingCounts `json:"servings"`
 }
 
 // lessonExportJSON is what `knowledge export --json` prints.
@@ -404,14 +413,26 @@ func knowledgeList(ctx context.Context, k *knowledgeCall, st *launcher.Launcher,
 	if len(list) == knowledge.MaxLessonLimit {
 		fmt.Fprintf(k.stderr, "autoapp knowledge list: only the newest %d lessons were read.\n", knowledge.MaxLessonLimit)
 	}
+	ids := make([]int64, len(list))
+	for i, l := range list {
+		ids[i] = l.ID
+	}
+	counts, err := st.Servings.Counts(ctx, ids...)
+	if err != nil {
+		return k.refused(err)
+	}
 	if o.asJSON {
-		return printJSON(k.stdout, k.stderr, list)
+		out := make([]lessonListJSON, len(list))
+		for i, l := range list {
+			out[i] = lessonListJSON{Lesson: l, Servings: counts[l.ID]}
+		}
+		return printJSON(k.stdout, k.stderr, out)
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(k.stdout, "No %s.\n", what)
 		return 0
 	}
-	writeLessons(k.stdout, list)
+	writeLessons(k.stdout, list, counts)
 	return 0
 }
 
@@ -434,11 +455,11 @@ func listQuery(o knowledgeOptions) (knowledge.LessonQuery, string) {
 	return q, "lessons"
 }
 
-// writeLessons prints list as a table: id, status, flags and the first
-// line of the text.
-func writeLessons(w io.Writer, list []knowledge.Lesson) {
+// writeLessons prints list as a table: id, status, flags, the servings
+// as resolved/recurred/blocked/unrelated, and the first line of the text.
+func writeLessons(w io.Writer, list []knowledge.Lesson, counts map[int64]knowledge.ServingCounts) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tFLAGS\tTEXT")
+	fmt.Fprintln(tw, "ID\tSTATUS\tFLAGS\tRES/REC/BLK/UNR\tTEXT")
 	for _, l := range list {
 		flags := strings.Join(l.Flags, ",")
 		if flags == "" {
@@ -448,7 +469,7 @@ func writeLessons(w io.Writer, list []knowledge.Lesson) {
 		if l.MethodUnclear {
 			status += " (method unclear)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", l.ID, status, flags, firstLineOf(l.Text, 70))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", l.ID, status, flags, counts[l.ID].Short(), firstLineOf(l.Text, 70))
 	}
 	tw.Flush()
 }
@@ -459,7 +480,7 @@ func knowledgeShow(ctx context.Context, k *knowledgeCall, st *launcher.Launcher,
 	if err != nil {
 		return k.refused(err)
 	}
-	d, err := lessonDetail(ctx, st.Cases, l)
+	d, err := lessonDetail(ctx, st, l)
 	if err != nil {
 		return k.refused(err)
 	}
@@ -553,7 +574,7 @@ func exportLessons(ctx context.Context, st *launcher.Launcher) (lessonExportJSON
 			cut = append(cut, status)
 		}
 		for _, l := range list {
-			d, err := lessonDetail(ctx, st.Cases, l)
+			d, err := lessonDetail(ctx, st, l)
 			if err != nil {
 				return out, nil, err
 			}
@@ -616,13 +637,22 @@ func countTrue(bs ...bool) int {
 	return n
 }
 
-// lessonDetail is l with the case it came from, when it has one.
-func lessonDetail(ctx context.Context, cases *knowledge.Cases, l knowledge.Lesson) (lessonDetailJSON, error) {
+// lessonDetail is l with its servings' counts, its corpus versions and
+// the case it came from, when it has one.
+func lessonDetail(ctx context.Context, st *launcher.Launcher, l knowledge.Lesson) (lessonDetailJSON, error) {
 	d := lessonDetailJSON{Lesson: l}
+	counts, err := st.Servings.Counts(ctx, l.ID)
+	if err != nil {
+		return d, err
+	}
+	d.Servings = counts[l.ID]
+	if d.Versions, err = st.Lessons.Versions(ctx, l.ID); err != nil {
+		return d, err
+	}
 	if l.CaseID == 0 {
 		return d, nil
 	}
-	c, err := cases.Get(ctx, l.CaseID)
+	c, err := st.Cases.Get(ctx, l.CaseID)
 	if err != nil {
 		return d, err
 	}
@@ -666,6 +696,14 @@ func writeLesson(w io.Writer, d lessonDetailJSON) {
 		fmt.Fprintf(w, "Supersedes lesson %d\n", l.Supersedes)
 	}
 	fmt.Fprintf(w, "Applies to: %s\n", appliesLine(l.Applies))
+	fmt.Fprintln(w, l.IndexSentence())
+	fmt.Fprintln(w, d.Servings.Sentence())
+	if len(d.Versions) > 0 {
+		fmt.Fprintln(w, "Corpus versions:")
+	}
+	for _, v := range d.Versions {
+		fmt.Fprintf(w, "  %d, %s: %s\n", v.Version, shownTime(v.At), v.Summary)
+	}
 	fmt.Fprintf(w, "\n%s\n", indentLines(l.Text))
 	if d.Case == nil {
 		fmt.Fprintln(w, "\nWritten by hand; it comes from no case.")

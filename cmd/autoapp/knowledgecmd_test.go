@@ -525,3 +525,114 @@ func TestEveryReviewFromTheCommandLineWritesOneLogLineSayingWho(t *testing.T) {
 		t.Fatalf("a refused review was logged: %v", after)
 	}
 }
+
+// serveLessons records servings of lesson id in root and closes them as
+// the builds given close them: one run each.
+func serveLessons(t *testing.T, root string, id int64, runs ...struct {
+	hintFor string
+	build   knowledge.BuildObserved
+}) {
+	t.Helper()
+	st, err := open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	l, err := st.Lessons.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range runs {
+		runID := fmt.Sprintf("intent-1-0001-add-tags-a%d", i+2)
+		if r.hintFor != "" {
+			err = st.Servings.RecordHints(ctx, runID, []knowledge.Served{{Lesson: l, Reason: knowledge.ReasonHint, ForStage: r.hintFor}})
+		} else {
+			err = st.Servings.Record(ctx, runID, 0, []knowledge.Served{{Lesson: l, Reason: knowledge.ReasonWords}}, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.build.RunID, r.build.AppID = runID, "notes"
+		if err := st.Servings.Close(ctx, "notes", runID, knowledge.BuildObservation(r.build)); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Servings.End(ctx, runID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestKnowledgeListAndShowSayTheServingsCountsAndCorpusVersions(t *testing.T) {
+	root, ids := lessonRoot(t)
+	passed := knowledge.BuildObserved{OK: true, StagesRun: []string{"compile", "vet"}}
+	again := knowledge.BuildObserved{StagesRun: []string{"compile"},
+		Problems: []knowledge.BuildProblem{{Stage: "compile", Message: "main.go:14: undefined: Tag", Signature: "undefined-tag"}}}
+	blocked := knowledge.BuildObserved{StagesRun: []string{"install"},
+		Problems: []knowledge.BuildProblem{{Stage: "install", Message: "go mod download failed", Signature: "mod"}}}
+	type run = struct {
+		hintFor string
+		build   knowledge.BuildObserved
+	}
+	// The provisional lesson applies at compile: served by words and
+	// resolved, as a hint beside a compile failure and resolved, as a hint
+	// beside a vet failure and resolved (noise), beside another compile
+	// failure (it names no signature: unrelated), and blocked.
+	serveLessons(t, root, ids.provisional, run{"", passed}, run{"compile", passed}, run{"vet", passed},
+		run{"", again}, run{"", blocked})
+
+	code, out, errOut := runCLI(t, "", "knowledge", "list", "--root", root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(lines[0], "RES/REC/BLK/UNR") {
+		t.Fatalf("the heading names no servings column:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		want := "0/0/0/0"
+		if f[0] == strconv.FormatInt(ids.provisional, 10) {
+			want = "3/0/1/1"
+		}
+		if !slices.Contains(f, want) {
+			t.Errorf("lesson %s's row does not show its servings as %s: %q", f[0], want, l)
+		}
+	}
+
+	code, out, errOut = runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.provisional, 10), "--root", root)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Servings: 3 resolved (of which unrelated by stage: 1), 0 recurred, 1 blocked, 0 inconclusive, 1 unrelated, 0 none.",
+		"In the index since corpus version 1.",
+		"Corpus versions:\n  1, ",
+		fmt.Sprintf("Lesson %d was distilled from case %d.", ids.provisional, ids.caseID),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, _ = runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.retired, 10), "--root", root)
+	for _, want := range []string{
+		"Entered the index at corpus version 4; left it at corpus version 5 (retired).",
+		fmt.Sprintf("Lesson %d was written by Ada.", ids.retired),
+		fmt.Sprintf("Lesson %d was retired by ann.", ids.retired),
+		"Servings: 0 resolved (of which unrelated by stage: 0)",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show of the retired lesson (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+
+	code, out, _ = runCLI(t, "", "knowledge", "show", strconv.FormatInt(ids.provisional, 10), "--root", root, "--json")
+	var got lessonDetailJSON
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	if got.Servings.Resolved != 3 || got.Servings.ResolvedUnrelatedByStage != 1 || got.EnteredVersion != 1 || len(got.Versions) != 1 {
+		t.Errorf("show --json: %+v", got)
+	}
+}
