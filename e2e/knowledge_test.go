@@ -56,6 +56,12 @@ func TestKnowledgeLearnsFromAFailureAndTheOwnerConfirmsItOnAReplay(t *testing.T)
 	must(t, expect.Locator(cases).ToContainText(prefix+"1"))
 	must(t, expect.Locator(cases.GetByTestId("case-resolved")).ToHaveCount(1))
 	must(t, expect.Locator(cases).ToContainText(prefix+"2"))
+	// The distiller was asked about it as the turn ended: done, and the
+	// lesson it drew is linked.
+	must(t, expect.Locator(cases.GetByTestId("case-distill")).ToContainText("done"))
+	must(t, expect.Locator(cases.GetByTestId("case-lesson")).ToHaveText("lesson 1"))
+	_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "knowledge-cases.png")), FullPage: playwright.Bool(true)})
+	must(t, err)
 
 	// The provisional lesson, opened from the list: nothing has replayed it.
 	must(t, page.GetByTestId("tab-lessons").Click())
@@ -119,6 +125,14 @@ func TestKnowledgeLearnsFromAFailureAndTheOwnerConfirmsItOnAReplay(t *testing.T)
 	lesson = page.Locator("section.lesson").First()
 	must(t, expect.Locator(lesson.GetByTestId("lesson-status")).ToHaveText("confirmed"))
 	must(t, expect.Locator(lesson).ToContainText("confirmed by Ada the reviewer"))
+	// Its page says when it entered the index, and that no turn was
+	// served it yet (a replay writes no serving).
+	must(t, expect.Locator(page.GetByTestId("lesson-counts")).ToHaveCount(0))
+	must(t, expect.Locator(page.GetByTestId("lesson-index")).ToHaveText("In the index since corpus version 1."))
+	must(t, expect.Locator(page.GetByTestId("lesson-versions").Locator("li")).ToHaveCount(2))
+	must(t, expect.Locator(page.GetByTestId("lesson-versions")).ToContainText("Lesson 1 was confirmed by Ada the reviewer."))
+	_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(shots(t), "knowledge-lesson-counts.png")), FullPage: playwright.Bool(true)})
+	must(t, err)
 
 	// The Turns: each attempt's row says what it did; the first opened the
 	// case, the second resolved it.

@@ -260,7 +260,8 @@ func (h *knowledgePages) knowledgeCase(c *fiber.Ctx) error {
 
 func caseLine(k knowledge.Case) views.CaseLine {
 	line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
-		OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage}
+		OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage,
+		Distill: k.DistillState, LessonID: diagnosedLesson(k.Diagnosis)}
 	if k.Kind == knowledge.CaseCheck {
 		line.Where = k.ExampleID
 	}
@@ -280,6 +281,16 @@ func explanation(diagnosis string) string {
 		return d.Explanation
 	}
 	return diagnosis
+}
+
+// diagnosedLesson is the lesson the distiller's answer kept for a case, 0
+// for none.
+func diagnosedLesson(diagnosis string) int64 {
+	var d knowledge.Outcome
+	if strings.HasPrefix(strings.TrimSpace(diagnosis), "{") && json.Unmarshal([]byte(diagnosis), &d) == nil {
+		return d.LessonID
+	}
+	return 0
 }
 
 func isString(v any) bool {

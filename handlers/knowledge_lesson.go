@@ -109,6 +109,12 @@ func lessonDetail(p replay.LessonPage) views.LessonDetail {
 	for _, sv := range p.Servings {
 		d.Servings = append(d.Servings, servingLine(sv))
 	}
+	if p.Counts.Total() > 0 {
+		d.Counts = p.Counts.Sentence()
+	}
+	for _, v := range p.Versions {
+		d.Versions = append(d.Versions, fmt.Sprintf("%d, %s: %s", v.Version, clock(v.At), v.Summary))
+	}
 	return d
 }
 
@@ -117,7 +123,7 @@ func lessonLine(l knowledge.Lesson) views.LessonLine {
 	return views.LessonLine{ID: l.ID, Text: l.Text, Status: l.Status, Origin: l.Origin, Created: clock(l.CreatedAt),
 		Flags: strings.Join(l.Flags, ", "), Files: strings.Join(l.Applies.Files, ", "), CaseID: l.CaseID,
 		ConfirmedBy: l.ConfirmedBy, RetiredBy: l.RetiredBy, MethodUnclear: l.MethodUnclear,
-		Supersedes: l.Supersedes, SupersededBy: l.SupersededBy,
+		Supersedes: l.Supersedes, SupersededBy: l.SupersededBy, Index: l.IndexSentence(),
 		CanConfirm: l.Confirmable() == nil, CanRetire: l.InService(), CanReplace: l.Servable()}
 }
 

@@ -29,6 +29,7 @@ type Lessons interface {
 type Servings interface {
 	ForRun(ctx context.Context, runID string) ([]knowledge.Serving, error)
 	ForLesson(ctx context.Context, lessonID int64) ([]knowledge.Serving, error)
+	Counts(ctx context.Context, ids ...int64) (map[int64]knowledge.ServingCounts, error)
 }
 
 func servingLine(sv knowledge.Serving) string {
@@ -75,8 +76,21 @@ func (h *lessonPages) renderLessons(c *fiber.Ctx, r views.Refusal) error {
 		if err != nil {
 			return err
 		}
+		var counts map[int64]knowledge.ServingCounts
+		if h.Servings != nil {
+			ids := make([]int64, len(list))
+			for i, l := range list {
+				ids[i] = l.ID
+			}
+			if counts, err = h.Servings.Counts(ctx, ids...); err != nil {
+				return err
+			}
+		}
 		for _, l := range list {
 			line := lessonLine(l)
+			if c := counts[l.ID]; c.Total() > 0 {
+				line.Counts = c.Sentence()
+			}
 			if l.CaseID != 0 && h.Cases != nil {
 				if k, err := h.Cases.Get(ctx, l.CaseID); err == nil {
 					line.CaseProblem, line.Diagnosis = firstLine(k.Message, 200), firstLine(explanation(k.Diagnosis), 300)

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -128,4 +129,80 @@ func TestTheLessonsViewShowsAMethodUnclearLessonThatCanOnlyBeRetired(t *testing.
 	if l, err := s.launcher.Lessons.Get(ctx, method); err != nil || l.Status != knowledge.LessonRetired || l.RetiredBy != "Bea" {
 		t.Fatalf("after retiring: %+v %v", l, err)
 	}
+}
+
+// The Cases list says where each case's distillation stands and links the
+// lesson it produced; the Lessons page and a lesson's page count its
+// servings by outcome and say at which corpus versions it entered the
+// index.
+func TestTheCasesSayTheirDistillationAndALessonItsCountsAndVersions(t *testing.T) {
+	t.Parallel()
+	s, b := lessonsServer(t)
+	ctx := context.Background()
+	l := s.launcher
+	failed := knowledge.BuildObserved{AppID: "site", RunID: "run-1", StagesRun: []string{"check"},
+		Problems: []knowledge.BuildProblem{{Stage: "check", Message: "site/index.html: no h1", Signature: "no-h1"}}}
+	opened, _, err := l.Cases.Build(ctx, failed)
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("opened %v, %v", opened, err)
+	}
+	if _, _, err := l.Cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: "run-2", StagesRun: []string{"check"}, OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A second case stays open.
+	failed.Problems[0].Signature, failed.Problems[0].Message = "no-title", "site/index.html: no title"
+	if _, _, err := l.Cases.Build(ctx, failed); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get("/knowledge/cases").body; !strings.Contains(r, "not yet: the case is open") {
+		t.Errorf("the Cases list does not say the open case is not yet distilled:\n%s", r)
+	}
+	ask := func(_ context.Context, _, _ string, _ json.RawMessage, out any) error {
+		return json.Unmarshal([]byte(`{"explanation": "The page lost its heading.", "knowable": "lesson",
+			"lesson": "Keep the page's h1 when changing its body.", "same_as": 0}`), out)
+	}
+	outcomes, err := l.Lessons.DistillQueued(ctx, ask, 0)
+	if err != nil || len(outcomes) != 1 || outcomes[0].LessonID == 0 {
+		t.Fatalf("distilled %+v, %v", outcomes, err)
+	}
+	lesson := outcomes[0].LessonID
+	row := caseRow(t, b.get("/knowledge/cases").body, opened[0])
+	if !strings.Contains(row, `data-testid="case-distill">done, and drew`) || !strings.Contains(row, fmt.Sprintf(`href="/knowledge/lessons/%d" data-testid="case-lesson"`, lesson)) {
+		t.Errorf("the distilled case's row does not say done with its lesson linked:\n%s", row)
+	}
+
+	served, err := l.Lessons.Get(ctx, lesson)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Servings.Record(ctx, "run-3", 0, []knowledge.Served{{Lesson: served, Reason: knowledge.ReasonWords}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Servings.Close(ctx, "site", "run-3", knowledge.BuildObservation(knowledge.BuildObserved{AppID: "site", RunID: "run-3", StagesRun: []string{"check"}, OK: true})); err != nil {
+		t.Fatal(err)
+	}
+	counts := "Servings: 1 resolved (of which unrelated by stage: 0), 0 recurred, 0 blocked, 0 inconclusive, 0 unrelated, 0 none."
+	if section := lessonSection(t, b.get("/knowledge/lessons").body, lesson); !strings.Contains(section, counts) {
+		t.Errorf("the Lessons page's section lacks %q:\n%s", counts, section)
+	}
+	wantRedirect(t, b.post(fmt.Sprintf("/knowledge/lessons/%d/confirm", lesson), url.Values{"by": {"Bea"}}), "/knowledge/lessons")
+	page := b.get(fmt.Sprintf("/knowledge/lessons/%d", lesson)).body
+	for _, want := range []string{counts, "In the index since corpus version 1.",
+		"Corpus version 1, ", fmt.Sprintf("Lesson %d was distilled from case %d.", lesson, opened[0]),
+		"Corpus version 2, ", fmt.Sprintf("Lesson %d was confirmed by Bea.", lesson)} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the lesson's page lacks %q", want)
+		}
+	}
+}
+
+// caseRow is the Cases list's row of case id.
+func caseRow(t *testing.T, page string, id int64) string {
+	t.Helper()
+	at := strings.Index(page, fmt.Sprintf(`data-testid="case-%d"`, id))
+	if at < 0 {
+		t.Fatalf("the list shows no case %d:\n%s", id, page)
+	}
+	end := strings.Index(page[at:], "</tr>")
+	return page[at : at+end]
 }

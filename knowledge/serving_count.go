@@ -69,6 +69,11 @@ func (s *Servings) Counts(ctx context.Context, ids ...int64) (map[int64]ServingC
 	return out, nil
 }
 
+// Total is how many servings the counts count, open and cut ones too.
+func (c ServingCounts) Total() int {
+	return c.Resolved + c.Recurred + c.Blocked + c.Inconclusive + c.Unrelated + c.None + c.Open + c.NotIncluded
+}
+
 // Sentence is the counts as `knowledge show` and the lesson page say them.
 func (c ServingCounts) Sentence() string {
 	s := fmt.Sprintf("Servings: %d resolved (of which unrelated by stage: %d), %d recurred, %d blocked, %d inconclusive, %d unrelated, %d none",

@@ -97,6 +97,32 @@ type CaseLine struct {
 	Kind, App, Where, Message, Opened string
 	OpenedRun, Resolved, ResolvedRun  string
 	Diagnosis                         string
+	// Distill is the case's distillation state (queued, asked, done,
+	// failed; "" while open or not yet queued), LessonID the lesson it
+	// produced, 0 for none.
+	Distill  string
+	LessonID int64
+}
+
+// DistillText says where a case's distillation stands, for the Cases list.
+func (c CaseLine) DistillText() string {
+	switch c.Distill {
+	case "queued":
+		return "queued: asked when a turn ends"
+	case "asked":
+		return "asked; to be asked again if the answer did not come"
+	case "done":
+		if c.LessonID == 0 {
+			return "done: no lesson"
+		}
+		return "done, and drew"
+	case "failed":
+		return "failed: the question failed three times"
+	}
+	if c.Resolved == "" {
+		return "not yet: the case is open"
+	}
+	return "not yet queued"
 }
 
 // LessonLine is one lesson in the Lessons view.
@@ -121,6 +147,9 @@ type LessonLine struct {
 	// budget cut.
 	Servings    []string
 	Served, Cut int
+	// Counts says what came of its servings, by outcome; Index at which
+	// corpus versions it entered the index and left it.
+	Counts, Index string
 }
 
 // ServedText is the summary of a lesson's servings: "Served 3 times" and,
@@ -156,6 +185,9 @@ type LessonDetail struct {
 	// ConfirmOpen opens the confirmation at once: the person pressed
 	// Confirm in the list.
 	ConfirmOpen bool
+	// Versions are the corpus versions that name the lesson, oldest
+	// first, each "<n>, <when>: <what>".
+	Versions []string
 }
 
 // ReplayPanel is a lesson's replay: the latest table, the replay of it

@@ -88,6 +88,10 @@ type LessonPage struct {
 	// the case is gone.
 	Case     *knowledge.Case
 	Servings []knowledge.Serving
+	// Counts are its servings by outcome; Versions the corpus versions
+	// that name it, oldest first.
+	Counts   knowledge.ServingCounts
+	Versions []knowledge.CorpusVersion
 	// Latest is the newest replay that tested the lesson and finished a
 	// run; nil when none did.
 	Latest *Result
@@ -114,6 +118,14 @@ func (s *Service) Lesson(ctx context.Context, id int64) (LessonPage, error) {
 		}
 	}
 	if p.Servings, err = s.servings.ForLesson(ctx, id); err != nil {
+		return LessonPage{}, err
+	}
+	counts, err := s.servings.Counts(ctx, id)
+	if err != nil {
+		return LessonPage{}, err
+	}
+	p.Counts = counts[id]
+	if p.Versions, err = s.h.d.Lessons.Versions(ctx, id); err != nil {
 		return LessonPage{}, err
 	}
 	latest, ok, err := s.h.Latest(ctx, id)
