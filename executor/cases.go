@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -76,7 +77,11 @@ func (c CaseRecorder) Checked(ctx context.Context, appID, revision string, resul
 func (c CaseRecorder) built(ctx context.Context, turn caseTurn, appID, revision, before string, out build.Result) error {
 	id := c.runOf(ctx)
 	obs := knowledge.BuildObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version,
-		StagesRun: out.StagesRun, OK: out.OK, Request: turn.request, Model: turn.model, ContextID: turn.contextID}
+		StagesRun: out.StagesRun, OK: out.OK, Request: turn.request, Model: turn.model, ContextID: turn.contextID,
+		ReleaseBefore: id.ReleaseID}
+	if out.Release != nil {
+		obs.Release = out.Release.ID
+	}
 	if !out.OK {
 		obs.RevisionBefore = before
 	}
@@ -93,9 +98,15 @@ func (c CaseRecorder) built(ctx context.Context, turn caseTurn, appID, revision,
 func (c CaseRecorder) checked(ctx context.Context, turn caseTurn, appID, revision string, results []acceptance.Result) error {
 	id := c.runOf(ctx)
 	obs := knowledge.ChecksObserved{AppID: appID, RunID: id.RunID, Revision: revision, ServerVersion: c.Version,
-		Request: turn.request, Model: turn.model, ContextID: turn.contextID}
+		Request: turn.request, Model: turn.model, ContextID: turn.contextID, ReleaseBefore: id.ReleaseID, Release: id.ReleaseID}
 	for _, r := range results {
-		obs.Results = append(obs.Results, knowledge.ExampleResult{ID: r.ID, Hash: r.Hash, Passed: r.Passed, Failure: r.Failure})
+		steps := ""
+		if len(r.Steps) > 0 {
+			if b, err := json.MarshalIndent(r.Steps, "", "  "); err == nil {
+				steps = string(b)
+			}
+		}
+		obs.Results = append(obs.Results, knowledge.ExampleResult{ID: r.ID, Hash: r.Hash, Passed: r.Passed, Failure: r.Failure, Steps: steps})
 	}
 	_, _, err := c.Cases.Checks(context.WithoutCancel(ctx), obs)
 	return errors.Join(err, c.closeServings(ctx, appID, id.RunID, knowledge.ChecksObservation(obs)))

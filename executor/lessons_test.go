@@ -274,3 +274,80 @@ func TestADistilledLessonIsRelatedToATaskThatLocksAFileItsCaseEdited(t *testing.
 		t.Fatalf("servings of the about task: %+v", got)
 	}
 }
+
+// The distiller is shown, as they were kept and never read from the
+// workspace, the instructions and every document the turn that met the
+// failure was given, the acceptance example's steps, the edits with how
+// each hunk matched, both revisions and releases, and the application's
+// events while the case was open.
+func TestTheDistillerIsShownTheTurnThatMetTheFailureAsItWas(t *testing.T) {
+	ctx := context.Background()
+	lh := newLessonHost(t)
+	lh.model.On(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the greeting was added.",` +
+		`"knowable":"lesson","lesson":"Keep the greeting markup whole when rewriting.","same_as":0}`})
+	id := lh.plan(t, heading())
+	first := runID(id, headingSlug, 1)
+	lh.model.On(scripted.RunID(first),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+	if err := lh.exec.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if d := lh.wait(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("intent %s (%s)", d.Status, d.StopReason)
+	}
+	var asked string
+	for _, r := range lh.model.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "system" && strings.Contains(m.Content, distillAsked) {
+				asked = r.Messages[len(r.Messages)-1].Content
+			}
+		}
+	}
+	if asked == "" {
+		t.Fatal("the distiller was not asked")
+	}
+	cases, err := lh.launcher.Cases.List(ctx, knowledge.CaseQuery{})
+	if err != nil || len(cases) != 1 {
+		t.Fatalf("cases %+v %v", cases, err)
+	}
+	c := cases[0]
+	turn, docs, err := lh.store.Turn(ctx, c.ContextID)
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("the case's turn %+v, %d documents, %v", turn, len(docs), err)
+	}
+	instructions, err := lh.store.Blob(ctx, turn.InstructionsHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		// The instructions and every document, exactly as delivered.
+		instructions,
+		// The acceptance example's steps, as they were run.
+		`"path": "/"`, `"Hello notes"`,
+		// The edits, with how each hunk matched.
+		`hunk 1 matched site/index.html:`, `exactly once: find "<h1>A new site</h1>" replace "<h1>A new site</h1>\n <p>Hello notes</p>"`,
+		// Both revisions and releases.
+		"before the repair: revision " + c.RevisionBefore, "after it: revision " + c.ResolvedRevision,
+		// The application's events while the case was open.
+		"The last events of site while the case was open",
+		fmt.Sprintf("corpus version %d", c.CorpusVersion),
+	}
+	for _, d := range docs {
+		want = append(want, fmt.Sprintf("Document %s", d.Ref), d.Text)
+	}
+	for _, w := range want {
+		if !strings.Contains(asked, w) {
+			t.Errorf("the distiller's question lacks %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the question:\n%s", asked)
+	}
+	if c.ExampleSteps == "" || c.ResolvedRelease == "" {
+		t.Errorf("the case keeps no example steps (%q) or resolving release (%q)", c.ExampleSteps, c.ResolvedRelease)
+	}
+}

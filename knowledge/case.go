@@ -88,6 +88,12 @@ type Case struct {
 	// case opened outside a recorded turn (0 for a case opened before
 	// versions were counted).
 	CorpusVersion int64 `json:"corpusVersion"`
+	// ExampleSteps is, for a check case, the blob holding its example's
+	// steps as they were run; "" when they were not known.
+	ExampleSteps string `json:"exampleSteps,omitempty"`
+	// ResolvedRelease is the release the build that resolved it made, or
+	// the checks that resolved it ran against; "" when none.
+	ResolvedRelease string `json:"resolvedRelease,omitempty"`
 }
 
 // Resolved reports whether a build or a check has found the failure gone.
@@ -118,7 +124,8 @@ type CaseQuery struct {
 const caseColumns = `id, kind, signature, app_id, stage, example_id, example_hash, message, request,
 	context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id,
 	edits, resolved_at, resolved_run_id, resolved_revision, diagnosis, distill_state, distill_tries,
-	coalesce(corpus_version, 0) AS corpus_version`
+	coalesce(corpus_version, 0) AS corpus_version, coalesce(example_steps, '') AS example_steps,
+	coalesce(resolved_release, '') AS resolved_release`
 
 // caseRow is a cases row as SQLite holds it.
 type caseRow struct {
@@ -146,6 +153,8 @@ type caseRow struct {
 	DistillState     sql.NullString `db:"distill_state"`
 	DistillTries     int            `db:"distill_tries"`
 	CorpusVersion    int64          `db:"corpus_version"`
+	ExampleSteps     string         `db:"example_steps"`
+	ResolvedRelease  string         `db:"resolved_release"`
 }
 
 func (r caseRow) toCase() Case {
@@ -159,7 +168,7 @@ func (r caseRow) toCase() Case {
 		Edits:         r.Edits,
 		ResolvedRunID: r.ResolvedRunID.String, ResolvedRevision: r.ResolvedRevision.String,
 		Diagnosis: r.Diagnosis.String, DistillState: r.DistillState.String, DistillTries: r.DistillTries,
-		CorpusVersion: r.CorpusVersion,
+		CorpusVersion: r.CorpusVersion, ExampleSteps: r.ExampleSteps, ResolvedRelease: r.ResolvedRelease,
 	}
 	if r.ResolvedAt.Valid {
 		c.ResolvedAt = time.UnixMilli(r.ResolvedAt.Int64)
@@ -224,8 +233,13 @@ func (s *Cases) List(ctx context.Context, q CaseQuery) ([]Case, error) {
 	return toCases(rows), nil
 }
 
+// HunksMark separates, in an edit's summary, the tool and the files from
+// how each hunk of the edit matched.
+const HunksMark = "|"
+
 // AppendEdit records that runID edited appID (summary says what: the tool
-// and the files), in one transaction: as the run's work (when it names a
+// and the files, then, after HunksMark, how each hunk matched), in one
+// transaction: as the run's work (when it names a
 // run), and as one line on every open case of appID. A case's edits stop
 // at MaxCaseEdits characters: the line that would pass it is replaced by a
 // single "[cut]" line, and nothing is appended after that.
@@ -234,6 +248,9 @@ func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) er
 		return refuse(refusal.Invalid, "An edit needs the application it was made in.")
 	}
 	summary = strings.Join(strings.Fields(summary), " ")
+	// The run's work names the tool and the files; the case keeps how
+	// each hunk matched too.
+	work, _, _ := strings.Cut(summary, " "+HunksMark+" ")
 	if summary == "" {
 		return refuse(refusal.Invalid, "An edit needs a summary of what changed.")
 	}
@@ -250,7 +267,7 @@ func (s *Cases) AppendEdit(ctx context.Context, appID, runID, summary string) er
 	}
 	defer tx.Rollback()
 	if runID != "" {
-		if err := addWork(ctx, tx, now, runID, appID, WorkEdit, true, summary); err != nil {
+		if err := addWork(ctx, tx, now, runID, appID, WorkEdit, true, work); err != nil {
 			return err
 		}
 	}
@@ -461,6 +478,7 @@ func moveDistill(ctx context.Context, tx *sqlx.Tx, id int64, to string, tries in
 type opening struct {
 	kind, signature, appID        string
 	stage, exampleID, exampleHash sql.NullString
+	exampleSteps                  sql.NullString
 	message, request              string
 	contextID                     int64
 	revision, release             string
@@ -474,12 +492,12 @@ func openCase(ctx context.Context, tx *sqlx.Tx, at time.Time, o opening) (id int
 	contextID := sql.NullInt64{Int64: o.contextID, Valid: o.contextID != 0}
 	res, err := tx.ExecContext(ctx,
 		`INSERT INTO cases (kind, signature, app_id, stage, example_id, example_hash, message, request,
-			context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id, corpus_version)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+			context_id, revision_before, release_before, model, server_version, opened_at, opened_run_id, example_steps, corpus_version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
 		         coalesce((SELECT corpus_version FROM contexts WHERE id = ?9), `+currentVersion+`))
 		 ON CONFLICT (app_id, kind, signature) WHERE resolved_at IS NULL DO NOTHING`,
 		o.kind, o.signature, o.appID, o.stage, o.exampleID, o.exampleHash, o.message, o.request,
-		contextID, o.revision, o.release, o.model, o.serverVersion, at.UnixMilli(), o.runID)
+		contextID, o.revision, o.release, o.model, o.serverVersion, at.UnixMilli(), o.runID, o.exampleSteps)
 	if err != nil {
 		return 0, false, err
 	}
@@ -491,9 +509,9 @@ func openCase(ctx context.Context, tx *sqlx.Tx, at time.Time, o opening) (id int
 }
 
 // resolveCase writes case id's resolution, if it is still open.
-func resolveCase(ctx context.Context, tx *sqlx.Tx, id int64, at time.Time, runID, revision string) error {
+func resolveCase(ctx context.Context, tx *sqlx.Tx, id int64, at time.Time, runID, revision, release string) error {
 	_, err := tx.ExecContext(ctx,
-		`UPDATE cases SET resolved_at = ?, resolved_run_id = ?, resolved_revision = ?
-		 WHERE id = ? AND resolved_at IS NULL`, at.UnixMilli(), runID, revision, id)
+		`UPDATE cases SET resolved_at = ?, resolved_run_id = ?, resolved_revision = ?, resolved_release = ?
+		 WHERE id = ? AND resolved_at IS NULL`, at.UnixMilli(), runID, revision, nullable(release), id)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 
 	"autoapp/intent/refusal"
 )
@@ -22,10 +23,12 @@ type BuildObserved struct {
 	// "" is Revision.
 	RevisionBefore string
 	ReleaseBefore  string
-	Request        string
-	ContextID      int64 // 0 when the turn recorded none
-	Model          string
-	ServerVersion  string
+	// Release is the release the build made; "" when it made none.
+	Release       string
+	Request       string
+	ContextID     int64 // 0 when the turn recorded none
+	Model         string
+	ServerVersion string
 	// StagesRun are the stages that ran, the failing one included
 	// (build.Result.StagesRun).
 	StagesRun []string
@@ -54,6 +57,9 @@ type ChecksObserved struct {
 	RunID         string
 	Revision      string
 	ReleaseBefore string
+	// Release is the release the checks ran against, which a case they
+	// resolve records.
+	Release       string
 	Request       string
 	ContextID     int64
 	Model         string
@@ -68,6 +74,9 @@ type ExampleResult struct {
 	Hash    string
 	Passed  bool
 	Failure string
+	// Steps are the example's steps as it was run (JSON), which a check
+	// case it opens keeps as a blob for the distiller; "" when unknown.
+	Steps string
 }
 
 // CheckSignature is the signature of a check case for the example whose
@@ -145,7 +154,7 @@ func (s *Cases) Build(ctx context.Context, b BuildObserved) (opened, resolved []
 		if _, still := failing[c.Signature]; still || !ran(c.Stage) {
 			continue
 		}
-		if err := resolveCase(ctx, tx, c.ID, at, b.RunID, b.Revision); err != nil {
+		if err := resolveCase(ctx, tx, c.ID, at, b.RunID, b.Revision, b.Release); err != nil {
 			return nil, nil, fmt.Errorf("knowledge: resolve case %d: %w", c.ID, err)
 		}
 		resolved = append(resolved, c.ID)
@@ -217,7 +226,7 @@ func (s *Cases) Checks(ctx context.Context, c ChecksObserved) (opened, resolved 
 			return nil, nil, fmt.Errorf("knowledge: record the checks: %w", err)
 		}
 		for _, id := range ids {
-			if err := resolveCase(ctx, tx, id, at, c.RunID, c.Revision); err != nil {
+			if err := resolveCase(ctx, tx, id, at, c.RunID, c.Revision, c.Release); err != nil {
 				return nil, nil, fmt.Errorf("knowledge: resolve case %d: %w", id, err)
 			}
 			resolved = append(resolved, id)
@@ -227,8 +236,16 @@ func (s *Cases) Checks(ctx context.Context, c ChecksObserved) (opened, resolved 
 		if r.Passed || r.Hash == "" {
 			continue
 		}
+		steps := sql.NullString{}
+		if strings.TrimSpace(r.Steps) != "" {
+			hash, err := putBlob(ctx, tx, r.Steps, at)
+			if err != nil {
+				return nil, nil, err
+			}
+			steps = sql.NullString{String: hash, Valid: true}
+		}
 		id, isNew, err := openCase(ctx, tx, at, opening{
-			kind: CaseCheck, signature: CheckSignature(r.Hash), appID: c.AppID,
+			kind: CaseCheck, signature: CheckSignature(r.Hash), appID: c.AppID, exampleSteps: steps,
 			exampleID:   sql.NullString{String: r.ID, Valid: true},
 			exampleHash: sql.NullString{String: r.Hash, Valid: true},
 			message:     r.Failure, request: c.Request, contextID: c.ContextID,

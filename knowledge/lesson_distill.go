@@ -62,7 +62,7 @@ var DistillSchema = json.RawMessage(`{
 
 // DistillInstructions are the instructions of the distillation question.
 const DistillInstructions = `You are the distiller of Autoapp, a launcher in which an engineer model changes an application and the host builds and checks what it changed.
-A failure the host saw has been resolved. You are told the failure (its kind, stage and message), the person's request, the edits made while it was open, and the existing lessons about the same failure, with their ids.
+A failure the host saw has been resolved. You are told the failure (its kind, stage and message), the person's request, for a check failure the acceptance example's steps, the edits made while it was open with how each hunk matched, the source revisions and releases before and after the repair, the instructions and every document the turn that met the failure was given, exactly as delivered, the application's last events while it was open, and the existing lessons about the same failure, with their ids, whether each was in the index when that turn was served and whether that turn was given it.
 Answer what explains the failure, and whether the engineer could have known:
 - lesson: a rule, true beyond this case, that would have avoided it. Write it as one sentence in the lesson field.
 - same_as: the cause is the one an existing lesson already states. Give its id in same_as, and in the lesson field that lesson restated as this case teaches it: it supersedes the existing one.
@@ -135,10 +135,21 @@ func (s *Lessons) Distill(ctx context.Context, c Case, ask Ask) (Outcome, error)
 		return out, err
 	}
 
+	ev, err := s.readEvidence(ctx, c, knownLessons)
+	if err != nil {
+		return out, fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
+	}
+	message, cut := ev.message()
+	if len(cut) > 0 {
+		if err := s.logCut(ctx, c, cut); err != nil {
+			return out, err
+		}
+	}
+
 	qctx, cancel := context.WithTimeout(ctx, DistillTimeout)
 	defer cancel()
 	var a distillAnswer
-	if err := ask(qctx, DistillInstructions, distillMessage(c, knownLessons), DistillSchema, &a); err != nil {
+	if err := ask(qctx, DistillInstructions, message, DistillSchema, &a); err != nil {
 		return out, fmt.Errorf("knowledge: distill case %d: the question failed: %w", c.ID, err)
 	}
 	a.Explanation, a.Lesson = strings.TrimSpace(a.Explanation), strings.TrimSpace(a.Lesson)
@@ -309,35 +320,21 @@ func supersede(ctx context.Context, tx *sqlx.Tx, now time.Time, old Lesson, newI
 	return moveLesson(ctx, tx, now, old, LessonSuperseded, lessonStamp{supersededBy: newID, version: version})
 }
 
-// distillMessage is the question about case c, with the existing lessons
-// about the same failure.
-func distillMessage(c Case, known []Lesson) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Case %d, a %s failure", c.ID, c.Kind)
-	if c.Stage != "" {
-		fmt.Fprintf(&b, " at stage %s", c.Stage)
+// logCut writes the one log line saying what the question about case c
+// left out to keep within DistillBudget.
+func (s *Lessons) logCut(ctx context.Context, c Case, cut []string) error {
+	tx, err := s.db.Write.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 	}
-	if c.ExampleID != "" {
-		fmt.Fprintf(&b, " of example %s", c.ExampleID)
+	defer tx.Rollback()
+	line := fmt.Sprintf("The distiller's question about case %d left out %s, to keep within %d characters.",
+		c.ID, strings.Join(cut, ", "), DistillBudget)
+	ev := Event{At: s.now(), Level: LevelInfo, Message: line, AppID: sql.NullString{String: c.AppID, Valid: c.AppID != ""}}
+	if err := insertEvent(ctx, tx, ev, attrsJSON(map[string]any{"case": c.ID, "cut": cut})); err != nil {
+		return fmt.Errorf("knowledge: distill case %d: %w", c.ID, err)
 	}
-	b.WriteString(".\n\nThe problem as first seen:\n" + c.Message + "\n")
-	if c.Request != "" {
-		b.WriteString("\nThe person's request:\n" + c.Request + "\n")
-	}
-	b.WriteString("\nThe edits made while it was open:\n")
-	if strings.TrimSpace(c.Edits) == "" {
-		b.WriteString("(none recorded)\n")
-	} else {
-		b.WriteString(c.Edits)
-	}
-	b.WriteString("\nExisting lessons about the same failure:\n")
-	if len(known) == 0 {
-		b.WriteString("(none)\n")
-	}
-	for _, l := range known {
-		fmt.Fprintf(&b, "- lesson %d (%s): %s\n", l.ID, l.Status, l.Text)
-	}
-	return b.String()
+	return tx.Commit()
 }
 
 // DistillQueued queues every resolved case not yet asked about, then asks

@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"autoapp/intent/refusal"
 	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // resolvedCase opens a build case of app at stage compile and resolves it
@@ -347,4 +351,135 @@ func (s *lessonStore) distilledFromEdits(t *testing.T, edits ...string) knowledg
 		t.Fatalf("distill: %+v %v", out, err)
 	}
 	return out
+}
+
+// The distiller is shown the application's events while the case was
+// open, oldest first and no others; when the question would pass the
+// budget the oldest events go first, the question says so and the log
+// says what was cut.
+func TestTheDistillersQuestionKeepsTheNewestEventsWithinItsBudget(t *testing.T) {
+	ctx := context.Background()
+	s := openLessonStore(t)
+	at := func(app, message string) {
+		t.Helper()
+		s.at = s.at.Add(time.Second)
+		if err := s.store.Append(origin.WithIdentity(ctx, origin.Identity{AppID: app}), knowledge.Event{Level: knowledge.LevelInfo, Message: message}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at("notes", "before the case opened")
+	s.at = s.at.Add(time.Second)
+	opened, _, err := s.cases.Build(ctx, failedBuild("notes", "r1", problem("compile", `"os" imported and not used`)))
+	if err != nil || len(opened) != 1 {
+		t.Fatalf("open a case: %v, %v", opened, err)
+	}
+	// Enough events to pass the budget twice over, each one numbered.
+	long := strings.Repeat("x", 1000)
+	n := 2 * knowledge.DistillBudget / 1000
+	for i := range n {
+		at("notes", fmt.Sprintf("event %03d %s", i, long))
+		if i == 0 {
+			at("site", "another application's event")
+		}
+	}
+	if _, _, err := s.cases.Build(ctx, passedBuild("notes", "r2")); err != nil {
+		t.Fatal(err)
+	}
+	at("notes", "after the case was resolved")
+	c, err := s.cases.Get(ctx, opened[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "not_knowable", "lesson": "", "same_as": 0}`}
+	if _, err := s.lessons.Distill(ctx, c, a.ask); err != nil {
+		t.Fatal(err)
+	}
+	asked := a.messages[0]
+	if got := utf8.RuneCountInString(asked); got > knowledge.DistillBudget {
+		t.Errorf("the question holds %d characters, over the budget of %d", got, knowledge.DistillBudget)
+	}
+	newest := fmt.Sprintf("event %03d", n-1)
+	for _, never := range []string{"before the case opened", "another application's event", "after the case was resolved", "event 000"} {
+		if strings.Contains(asked, never) {
+			t.Errorf("the question holds %q", never)
+		}
+	}
+	if !strings.Contains(asked, newest) || !strings.Contains(asked, "older events were left out to keep within the budget") {
+		t.Errorf("the question lacks the newest event or the sentence on the cut:\n%.2000s", asked)
+	}
+	if strings.Index(asked, fmt.Sprintf("event %03d", n-2)) > strings.Index(asked, newest) {
+		t.Error("the events are not oldest first")
+	}
+	events, err := s.store.Log(ctx, knowledge.LogQuery{AppID: "notes", Limit: 1})
+	if err != nil || len(events) != 1 || !strings.Contains(events[0].Message, fmt.Sprintf("The distiller's question about case %d left out the ", c.ID)) ||
+		!strings.Contains(events[0].Message, "oldest events") {
+		t.Errorf("the log does not say what was cut: %+v %v", events, err)
+	}
+}
+
+// A lesson about the same failure is shown to the distiller with whether
+// it was in the index when the turn that met the failure was served, and
+// whether that turn was given it.
+func TestTheDistillerIsToldWhetherAnExistingLessonWasThereAndDelivered(t *testing.T) {
+	ctx := context.Background()
+	sig := "compile:unused-import"
+	for _, tc := range []struct {
+		name              string
+		before, delivered bool
+		inIndex, wasGiven string
+	}{
+		{"written after the turn was served", false, false, "no", "no"},
+		{"in the index, not given", true, false, "yes", "no"},
+		{"in the index and given", true, true, "yes", "yes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openLessonStore(t)
+			var lesson int64
+			write := func() {
+				lesson = s.write("Remove an import with its last use.", knowledge.Applies{Stage: "compile", Signature: sig})
+			}
+			if tc.before {
+				write()
+			}
+			turn, err := s.store.RecordTurn(ctx, knowledge.Turn{AppID: "notes", RunID: "r1", Kind: knowledge.TurnBuilder,
+				Instructions: "build", Request: "add tags", Documents: []knowledge.DeliveredDoc{{Ref: "digest:notes", Text: "Application: notes"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.before {
+				write()
+			}
+			if tc.delivered {
+				sv := knowledge.NewServings(s.store.DB(), func() time.Time { return s.at })
+				if err := sv.Record(ctx, "r1", turn, []knowledge.Served{{Lesson: s.get(lesson), Reason: knowledge.ReasonWords}}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			obs := failedBuild("notes", "r1", knowledge.BuildProblem{Stage: "compile", Message: `main.go:3: "os" imported and not used`, Signature: sig})
+			obs.ContextID = turn
+			opened, _, err := s.cases.Build(ctx, obs)
+			if err != nil || len(opened) != 1 {
+				t.Fatalf("open: %v %v", opened, err)
+			}
+			if _, _, err := s.cases.Build(ctx, passedBuild("notes", "r2")); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.cases.Get(ctx, opened[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &answer{json: `{"explanation": "An import was left unused.", "knowable": "not_knowable", "lesson": "", "same_as": 0}`}
+			if _, err := s.lessons.Distill(ctx, c, a.ask); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("- lesson %d (confirmed): Remove an import with its last use.\n  In the index at the turn's corpus version: %s. Among the documents delivered to the turn: %s.",
+				lesson, tc.inIndex, tc.wasGiven)
+			if !strings.Contains(a.messages[0], want) {
+				t.Errorf("the question lacks %q:\n%s", want, a.messages[0])
+			}
+			if !strings.Contains(a.messages[0], "Document digest:notes:\n<<<\nApplication: notes\n>>>") {
+				t.Errorf("the question lacks the turn's document as delivered:\n%s", a.messages[0])
+			}
+		})
+	}
 }

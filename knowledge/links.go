@@ -543,6 +543,7 @@ func (p *linkPass) caseLinks(cases []linkedCase) {
 // hunks changed ("candidate.cycle <path>, <path>"). A line of any other shape
 // names no file; the files a "N more" leaves out are not guessed at.
 func editedFiles(line string) (runID string, files []string) {
+	line, _, _ = strings.Cut(line, " "+HunksMark+" ")
 	fields := strings.Fields(line)
 	if len(fields) < 2 {
 		return "", nil

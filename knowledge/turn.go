@@ -122,8 +122,13 @@ func putBlob(ctx context.Context, tx *sqlx.Tx, text string, now time.Time) (stri
 
 // Blob is the text kept under hash.
 func (s *Store) Blob(ctx context.Context, hash string) (string, error) {
+	return readBlob(ctx, s.db.Read, hash)
+}
+
+// readBlob is the text kept under hash, read through q.
+func readBlob(ctx context.Context, q sqlx.QueryerContext, hash string) (string, error) {
 	var text string
-	err := s.db.Read.GetContext(ctx, &text, `SELECT text FROM blobs WHERE hash = ?`, hash)
+	err := sqlx.GetContext(ctx, q, &text, `SELECT text FROM blobs WHERE hash = ?`, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", refuse(refusal.NotFound, "No text is kept under %s.", hash)
 	}
@@ -293,7 +298,13 @@ func (s *Store) Turns(ctx context.Context, q TurnQuery) ([]TurnRow, error) {
 // Turn reads one turn and each document's text as it was delivered, in the
 // order the turn was given them.
 func (s *Store) Turn(ctx context.Context, id int64) (TurnRow, []DocumentText, error) {
-	tx, err := s.db.Read.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	return readTurn(ctx, s.db.Read, id)
+}
+
+// readTurn reads one contexts row and its documents' texts from db, in one
+// read transaction.
+func readTurn(ctx context.Context, db *sqlx.DB, id int64) (TurnRow, []DocumentText, error) {
+	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return TurnRow{}, nil, fmt.Errorf("knowledge: reading turn %d: %w", id, err)
 	}

@@ -37,6 +37,9 @@ type Result struct {
 	// Failure is a sentence for the person saying what went wrong, naming
 	// the step ("expected status 200, got 404 on GET /tags").
 	Failure string `json:"failure,omitempty"`
+	// Steps are the example's steps as they were run, for the record a
+	// check case keeps; not written with the result.
+	Steps []Step `json:"-"`
 }
 
 // Run runs each example's steps in order against the preview at baseURL
@@ -49,7 +52,7 @@ func Run(ctx context.Context, baseURL string, examples []Example, client *http.C
 	results := make([]Result, 0, len(examples))
 	base, baseErr := previewOrigin(baseURL)
 	for _, ex := range examples {
-		r := Result{ID: ex.ID, Title: ex.Title, Hash: ex.Hash, Step: -1}
+		r := Result{ID: ex.ID, Title: ex.Title, Hash: ex.Hash, Step: -1, Steps: ex.Steps}
 		switch {
 		case len(ex.Problems) > 0:
 			r.Failure = ex.Problems.Error()

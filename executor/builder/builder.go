@@ -256,6 +256,9 @@ func (s *Session) landed(ctx context.Context, tool string, edit workspace.EditRe
 			// source.change <action> <paths>, as the links index reads it.
 			line = tool + " change " + strings.Join(files, ", ")
 		}
+		if len(edit.Hunks) > 0 {
+			line += " " + knowledge.HunksMark + " " + hunksLine(edit.Hunks)
+		}
 		s.cfg.Edited(ctx, line)
 	}
 	s.st.edits++
@@ -274,4 +277,28 @@ func (s *Session) buildRan() {
 	s.st.built = true
 	s.st.lastBuild = s.st.calls
 	s.st.sinceBuild, s.st.unverified = nil, 0
+}
+
+// hunkText bounds what a case's edit line keeps of a hunk's find and
+// replace texts.
+const hunkText = 160
+
+// hunksLine says how each hunk of an edit matched, for the case's edit
+// line: where its find text was, and what it found and put there.
+func hunksLine(hunks []workspace.HunkMatch) string {
+	parts := make([]string, len(hunks))
+	for i, h := range hunks {
+		parts[i] = fmt.Sprintf("hunk %d matched %s:%d exactly once: find %q replace %q",
+			i+1, h.Path, h.Line, clip(h.Find, hunkText), clip(h.Replace, hunkText))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// clip is s cut to at most n characters, with "…" when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }

@@ -42,6 +42,18 @@ type EditResult struct {
 	// Files are the paths the commit changed.
 	Files []string `json:"files"`
 	Stat  Stat     `json:"stat"`
+	// Hunks say how each hunk of an edit matched: where its find text
+	// was, in the file as it was before the edit. Kept for the record,
+	// not written with the result.
+	Hunks []HunkMatch `json:"-"`
+}
+
+// HunkMatch is how one hunk of an edit matched: its find text was found
+// exactly once, starting at Line (1-based), and replaced by Replace.
+type HunkMatch struct {
+	Path          string
+	Line          int
+	Find, Replace string
 }
 
 // FileAction is what a Change does to one file.
@@ -121,7 +133,7 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 		return EditResult{}, refusal.Problems{*prob}
 	}
 
-	content, ps := applyHunks(clean, string(old), hunks)
+	content, matched, ps := applyHunks(clean, string(old), hunks)
 	if len(ps) > 0 {
 		return EditResult{}, ps
 	}
@@ -133,11 +145,16 @@ func (w *Workspace) Edit(ctx context.Context, p string, hunks []Hunk, meta Commi
 		return EditResult{}, err
 	}
 	writes := []fileWrite{{path: clean, field: "path", action: Overwrite, content: []byte(content), target: t, old: old}}
-	return w.commitWrites(ctx, writes, tracked, "source.edit "+clean, "", "hunks", meta)
+	res, err := w.commitWrites(ctx, writes, tracked, "source.edit "+clean, "", "hunks", meta)
+	if err == nil {
+		res.Hunks = matched
+	}
+	return res, err
 }
 
-// applyHunks finds each hunk once in content and replaces them all.
-func applyHunks(file, content string, hunks []Hunk) (string, refusal.Problems) {
+// applyHunks finds each hunk once in content and replaces them all; it
+// answers, in the hunks' order, where each matched.
+func applyHunks(file, content string, hunks []Hunk) (string, []HunkMatch, refusal.Problems) {
 	type span struct{ hunk, start, end int }
 	var ps refusal.Problems
 	var spans []span
@@ -170,17 +187,20 @@ func applyHunks(file, content string, hunks []Hunk) (string, refusal.Problems) {
 	}
 	if len(ps) > 0 {
 		slices.SortStableFunc(ps, func(a, b refusal.Problem) int { return strings.Compare(a.Field, b.Field) })
-		return "", ps
+		return "", nil, ps
 	}
 	var out strings.Builder
+	matched := make([]HunkMatch, len(hunks))
 	pos := 0
 	for _, s := range spans {
+		h := hunks[s.hunk]
+		matched[s.hunk] = HunkMatch{Path: file, Line: 1 + strings.Count(content[:s.start], "\n"), Find: h.Find, Replace: h.Replace}
 		out.WriteString(content[pos:s.start])
-		out.WriteString(hunks[s.hunk].Replace)
+		out.WriteString(h.Replace)
 		pos = s.end
 	}
 	out.WriteString(content[pos:])
-	return out.String(), nil
+	return out.String(), matched, nil
 }
 
 // countMatches counts the places sub starts in s, overlapping ones too,

@@ -1,3 +1,6 @@
+DROP TRIGGER cases_evidence_immutable;
+ALTER TABLE cases DROP COLUMN resolved_release;
+ALTER TABLE cases DROP COLUMN example_steps;
 DROP TRIGGER servings_opening_immutable;
 CREATE TRIGGER servings_opening_immutable BEFORE UPDATE ON servings
 WHEN NEW.id IS NOT OLD.id

@@ -45,3 +45,15 @@ WHEN NEW.id IS NOT OLD.id
   OR NEW.included IS NOT OLD.included
   OR NEW.for_stage IS NOT OLD.for_stage
 BEGIN SELECT RAISE(ABORT, 'a serving''s opening columns never change'); END;
+
+-- What the distiller is shown of a case, kept as it was: a check case's
+-- acceptance example (its steps, as a blob's hash, written when the case
+-- opens), and the release the build that resolved it made, or the checks
+-- that resolved it ran against.
+ALTER TABLE cases ADD COLUMN example_steps TEXT;
+ALTER TABLE cases ADD COLUMN resolved_release TEXT;
+CREATE TRIGGER cases_evidence_immutable BEFORE UPDATE ON cases
+WHEN NEW.example_steps IS NOT OLD.example_steps
+  OR NEW.corpus_version IS NOT OLD.corpus_version
+  OR (OLD.resolved_at IS NOT NULL AND NEW.resolved_release IS NOT OLD.resolved_release)
+BEGIN SELECT RAISE(ABORT, 'a case''s evidence never changes'); END;
