@@ -101,6 +101,9 @@ func printEvaluation(ev replay.Evaluation, file *os.File, out string, asJSON boo
 // evalProgressLine is one run of an evaluation starting or judged, for stderr.
 func evalProgressLine(p replay.EvalProgress) string {
 	what := fmt.Sprintf("run %d of %d, %s/%s/%d", p.Index, p.Total, p.Task, p.Condition, p.N)
+	if p.Mode != "" {
+		what = fmt.Sprintf("run %d of %d, %s/%s/%s/%d", p.Index, p.Total, p.Task, p.Condition, p.Mode, p.N)
+	}
 	if !p.Done || p.Run == nil {
 		return fmt.Sprintf("%s: %s started in %s", what, p.RunID, p.Dir)
 	}
@@ -156,6 +159,8 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 			meanTokens(c.MeanTokens, c.Reported, c.Runs), thousands(c.KnownTokens), recurring)
 	}
 
+	writeTwoTurns(w, ev)
+
 	var recurred []replay.Failure
 	for _, f := range ev.Failures {
 		if f.Recurred() {
@@ -184,6 +189,53 @@ tokens is the mean over the runs whose turn reported every step, with their coun
 the mean of what every run is known to have used, a floor. A recurring failure is one an earlier run
 of this evaluation met too.
 `)
+	if len(ev.TwoTurnCells) > 0 {
+		fmt.Fprint(w, `
+Two turns: turn one stops at its first edit that landed; turn two is given the request and then,
+under text, turn one's words, or under structured an assistant turn naming turn one's run with that
+run's tool calls and their results; restart is structured with turn two run on stores and services
+opened afresh over the run's folder. The scores judge what turn two left. Reads are source.read,
+source.list, source.search, spec.read and knowledge.show; reads before first edit count turn two's
+before its first edit that landed; a repeated read is one of a path, folder, query, topic or lesson
+turn one had read; a repeated action is a hunk whose find turn one applied to the same file, or the
+creation of a file that existed. Turn-two tokens are turn two's own, as mean tokens above. Read the
+changed file first counts the runs whose turn two read the file committed between the turns before
+its first attempt to edit it.
+`)
+	}
+}
+
+// writeTwoTurns prints the two-turn table: each task of two turns under
+// each condition and history mode.
+func writeTwoTurns(w io.Writer, ev replay.Evaluation) {
+	if len(ev.TwoTurnCells) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nTwo turns: turn one is the request, stopped the moment an edit lands; turn two is told %q.\n\n", replay.ContinueMessage)
+	fmt.Fprintln(w, "| Task | Condition | History | Working code | Workflow completed | Reads before first edit | Repeated reads | Repeated actions | Turn-two tokens | Turn-one calls | Read the changed file first |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, c := range ev.TwoTurnCells {
+		if c.Runs == 0 {
+			fmt.Fprintf(w, "| %s | %s | %s | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition, c.Mode)
+			continue
+		}
+		first := "—"
+		if c.Touched != "" {
+			first = fmt.Sprintf("%d/%d", c.ReadTouchedFirst, c.Runs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d/%d | %d/%d | %s | %s | %s | %s | %s | %s |\n",
+			c.Task, c.Condition, c.Mode, c.WorkingCode, c.Runs, c.Workflow, c.Runs, shownMean(c.ReadsBeforeEdit), shownMean(c.RepeatedReads),
+			shownMean(c.RepeatedActions), meanTokens(c.MeanTokens, c.Reported, c.Runs), shownMean(c.TurnOneCalls), first)
+	}
+}
+
+// shownMean is a mean as a person reads it: "2", "2.5".
+func shownMean(m float64) string {
+	s := strconv.FormatFloat(m, 'f', -1, 64)
+	if strings.Contains(s, ".") {
+		s = strconv.FormatFloat(m, 'f', 1, 64)
+	}
+	return s
 }
 
 // meanCalls is a mean number of calls over the made runs of all that

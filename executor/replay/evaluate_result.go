@@ -33,8 +33,12 @@ type Evaluation struct {
 	Lessons    []int64         `json:"lessons"`
 	Tasks      []EvalTaskEntry `json:"tasks"`
 	Conditions []string        `json:"conditions"`
-	// Cells are the table: every task under every condition, in order.
+	// Cells are the table: every task of one turn under every condition,
+	// in order.
 	Cells []Cell `json:"cells"`
+	// TwoTurnCells are the two-turn table: every task of two turns under
+	// every condition and history mode, in order.
+	TwoTurnCells []TwoTurnCell `json:"twoTurnCells"`
 	// Runs are the finished runs, in the order they ran.
 	Runs []EvalRun `json:"runs"`
 	// Failures are the failures the runs met, by signature, in the order
@@ -50,6 +54,10 @@ type EvalTaskEntry struct {
 	Template string `json:"template"`
 	Request  string `json:"request"`
 	Slug     string `json:"slug"`
+	// TwoTurns says the task is two turns; Touch is the file committed
+	// between them, "" for none.
+	TwoTurns bool   `json:"twoTurns,omitempty"`
+	Touch    string `json:"touch,omitempty"`
 	// Example is the evaluation's own copy of the task's example, by its
 	// content hash, as every run is judged with it.
 	Example ExampleEntry `json:"example"`
@@ -59,9 +67,13 @@ type EvalTaskEntry struct {
 type EvalRun struct {
 	Task      string `json:"task"`
 	Condition string `json:"condition"`
-	N         int    `json:"n"`
-	RunID     string `json:"runId"`
-	Dir       string `json:"dir"`
+	// Mode is a two-turn task's history mode, "" for a task of one turn;
+	// Second is its second turn measured against its first.
+	Mode   string   `json:"mode,omitempty"`
+	Second *TurnTwo `json:"second,omitempty"`
+	N      int      `json:"n"`
+	RunID  string   `json:"runId"`
+	Dir    string   `json:"dir"`
 	// Ended is how the turn ended (ai.Ending); Calls how many tool calls
 	// it made.
 	Ended string `json:"ended"`
@@ -208,13 +220,94 @@ func (ev Evaluation) tally() Evaluation {
 			}
 		}
 	}
-	ev.Cells = nil
+	ev.Cells, ev.TwoTurnCells = nil, []TwoTurnCell{}
 	for _, t := range ev.Tasks {
 		for _, c := range ev.Conditions {
-			ev.Cells = append(ev.Cells, cellOf(t.Key, c, ev.Runs))
+			if !t.TwoTurns {
+				ev.Cells = append(ev.Cells, cellOf(t.Key, c, ev.Runs))
+				continue
+			}
+			for _, mode := range modesOf(true, c) {
+				ev.TwoTurnCells = append(ev.TwoTurnCells, twoTurnCellOf(t.Key, c, mode, t.Touch, ev.Runs))
+			}
 		}
 	}
 	return ev
+}
+
+// TwoTurnCell is one task of two turns under one condition and history
+// mode: its finished runs' figures, the second turn's measured against
+// the first's.
+type TwoTurnCell struct {
+	Task      string `json:"task"`
+	Condition string `json:"condition"`
+	Mode      string `json:"mode"`
+	Runs      int    `json:"runs"`
+	// WorkingCode and Workflow count the runs that scored, judged on what
+	// the second turn left.
+	WorkingCode int `json:"workingCode"`
+	Workflow    int `json:"workflowCompleted"`
+	// The means over the runs of the second turn's reads before its first
+	// edit, its repeated reads and repeated actions, and of turn one's
+	// calls.
+	ReadsBeforeEdit float64 `json:"readsBeforeEdit"`
+	RepeatedReads   float64 `json:"repeatedReads"`
+	RepeatedActions float64 `json:"repeatedActions"`
+	TurnOneCalls    float64 `json:"turnOneCalls"`
+	// MeanTokens is the second turn's mean over the Reported runs whose
+	// second turn reported every step, nil for none; KnownTokens the mean
+	// of what every second turn is known to have used.
+	MeanTokens  *int `json:"meanTokens"`
+	Reported    int  `json:"reported"`
+	KnownTokens int  `json:"knownTokens"`
+	// Touched is the file committed between the turns, "" for none, and
+	// ReadTouchedFirst counts the runs whose second turn read it before
+	// editing it.
+	Touched          string `json:"touched,omitempty"`
+	ReadTouchedFirst int    `json:"readTouchedFirst"`
+}
+
+// twoTurnCellOf is task under condition and mode's figures over its runs
+// among runs.
+func twoTurnCellOf(task, condition, mode, touched string, runs []EvalRun) TwoTurnCell {
+	cell := TwoTurnCell{Task: task, Condition: condition, Mode: mode, Touched: touched}
+	var reads, rereads, repeats, first, known, reported int
+	for _, r := range runs {
+		if r.Task != task || r.Condition != condition || r.Mode != mode || r.Second == nil {
+			continue
+		}
+		s := r.Second
+		cell.Runs++
+		if r.WorkingCode {
+			cell.WorkingCode++
+		}
+		if r.Workflow {
+			cell.Workflow++
+		}
+		if s.ReadTouchedFirst {
+			cell.ReadTouchedFirst++
+		}
+		reads += s.ReadsBeforeEdit
+		rereads += s.RepeatedReads
+		repeats += s.RepeatedActions
+		first += s.FirstCalls
+		known += s.Tokens()
+		if s.TokensReported {
+			cell.Reported++
+			reported += s.Tokens()
+		}
+	}
+	if cell.Runs == 0 {
+		return cell
+	}
+	n := float64(cell.Runs)
+	cell.ReadsBeforeEdit, cell.RepeatedReads, cell.RepeatedActions, cell.TurnOneCalls = float64(reads)/n, float64(rereads)/n, float64(repeats)/n, float64(first)/n
+	cell.KnownTokens = (known + cell.Runs/2) / cell.Runs
+	if cell.Reported > 0 {
+		m := (reported + cell.Reported/2) / cell.Reported
+		cell.MeanTokens = &m
+	}
+	return cell
 }
 
 // cellOf is task under condition's figures over its runs among runs.
