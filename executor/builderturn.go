@@ -54,8 +54,11 @@ type BuilderOutcome struct {
 	Question string
 	// HostBuilt says the host built what the turn left unbuilt.
 	HostBuilt bool
-	// Message is the message the turn was given.
+	// Message is the message the turn was given; Offered the documents it
+	// was offered, in order, of which Result.Documents says how much each
+	// was delivered.
 	Message string
+	Offered []ai.Document
 }
 
 // RunBuilderTurn runs t and returns when it ended, as the turn of a run
@@ -73,5 +76,5 @@ func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOut
 	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, r.ws)
 	rec := e.record(t.RunID, t.Intent.AppID, t.Task.Slug+": "+t.Task.Title, ModelRef(endpointOf(t.Endpoint)))
 	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos, rec)
-	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt, Message: out.message}
+	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt, Message: out.message, Offered: out.offered}
 }

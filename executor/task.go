@@ -221,6 +221,7 @@ type turnOutcome struct {
 	question  string
 	hostBuilt bool
 	message   string
+	offered   []ai.Document
 }
 
 // turn runs one builder turn and, when it ended on its own with edits that
@@ -307,7 +308,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 	if r.message != "" {
 		turn.History, turn.Message = r.history, r.message
 	}
-	out.message = turn.Message
+	out.message, out.offered = turn.Message, turn.Documents
 	// The cases the turn's tools open record the request, the model and the
 	// turn's contexts row, written as soon as its documents are delivered.
 	briefing.TellWhy(turnCtx, &turn, e.d.Log)

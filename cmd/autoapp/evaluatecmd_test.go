@@ -351,8 +351,9 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 	scriptEvaluation(model)
 	before := knowledgeRows(t, root)
 	md := filepath.Join(t.TempDir(), "evaluation.md")
+	notesDir := filepath.Join(t.TempDir(), "notes")
 
-	code, out, errOut := runCLI(t, "", "knowledge", "evaluate", "--root", root, "--runs", "1", "--out", md, "--json")
+	code, out, errOut := runCLI(t, "", "knowledge", "evaluate", "--root", root, "--runs", "1", "--out", md, "--notes", notesDir, "--json")
 	if code != 0 {
 		t.Fatalf("evaluate: exit %d\n%s%s", code, out, errOut)
 	}
@@ -560,6 +561,37 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		}
 	})
 
+	t.Run("the files the documents named, and the notes", func(t *testing.T) {
+		if r := runOf("service-notes", replay.Baseline); len(r.Named) != 0 || !slices.Equal(r.ReadUnnamed, []string{"main.go"}) || r.Approvals != 0 {
+			t.Errorf("the baseline notes run, given no document, named %v and read unnamed %v", r.Named, r.ReadUnnamed)
+		}
+		if r := runOf("service-greeting", replay.OrientationFacts); !slices.Contains(r.Named, "main.go") || !slices.Contains(r.NamedUsed, "main.go") ||
+			len(r.ReadUnnamed) != 0 {
+			t.Errorf("the greeting run given the evidence: named %v, read or edited %v, read unnamed %v; want main.go named and edited", r.Named, r.NamedUsed, r.ReadUnnamed)
+		}
+		entries, err := os.ReadDir(notesDir)
+		if err != nil || len(entries) != len(ev.Runs) {
+			t.Fatalf("the notes folder holds %d files, want one a run (%d): %v", len(entries), len(ev.Runs), err)
+		}
+		var restart replay.EvalRun
+		for _, r := range ev.Runs {
+			if r.Task == "service-priority" && r.Mode == replay.RestartHistory {
+				restart = r
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(notesDir, restart.RunID+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"# service-priority / orientation+facts / restart / 1\n", "## Turn one (" + restart.RunID + ")",
+			"## Turn two (" + restart.Second.RunID + ")", "1. `source.read`, answered", "2. `source.edit`, answered",
+			"read main.go, changed between the turns, before editing it: yes", replay.ContinueMessage} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("the restart run's notes have no %q:\n%s", want, b)
+			}
+		}
+	})
+
 	t.Run("the recurring failures", func(t *testing.T) {
 		var recurred []replay.Failure
 		for _, f := range ev.Failures {
@@ -593,7 +625,7 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 			"on scripted:builder (launcher dev): 1 run of each task under each condition, at most 60 steps and 20 minutes a turn.",
 			"Learned is given 2 lessons (",
 			"The runs are kept under " + dir + ".",
-			"| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures |",
+			"| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |",
 			"Failures that recurred from earlier runs:",
 			"- `check 0001-notes-c1` (" + knowledge.CheckSignature(ev.Tasks[3].Example.Hash) + "):",
 			"| Task | Condition | History | Working code | Workflow completed | Reads before first edit | Repeated reads | Repeated actions | Turn-two tokens | Turn-one calls | Read the changed file first |",
@@ -604,6 +636,7 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		}
 		for _, row := range []string{
 			`| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — |`,
+			`| service-notes | baseline | 1/1 | 1/1 | 2 | 2 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — | 0 | 0 | 0 | 1 | 0 of 0 |`,
 			`| site-about | orientation\+facts | 1/1 | 1/1 | 1 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | — \(0/1\) | 2,200 | — |`,
 			`| site-hours | baseline | 1/1 | 0/1 | 1 | 1 | 0/1 | 0 | `,
 			`| site-hours | orientation | 0/1 | 0/1 | 1 | 1 | 1/1 | 0 | `,

@@ -361,11 +361,12 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 	if err != nil {
 		return stopped(err)
 	}
-	cs, err := h.openStore(filepath.Join(dir, "knowledge.sqlite"), "evaluate")
+	cs, err := e.openStore(dir)
 	if err != nil {
 		return EvalRun{}, err
 	}
 	w := h.newWorld(a, dir, cs)
+	started0 := filesOf(w.apps.WorkspaceDir(a.ID))
 	// A restart replaces both; whichever are open at the end are closed.
 	defer func() {
 		w.close()
@@ -377,7 +378,7 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 	docs := documentsOf(c)
 	d, td := evalIntent(t)
 	bt := executor.BuilderTurn{Intent: d, Task: td, RunID: runID, Endpoint: e.ep, Answer: NoOneAnswersEvaluation, Documents: &docs}
-	var one *TurnOne
+	var one *KeptTurn
 	var existed map[string]bool
 	if t.TwoTurns {
 		kept, err := e.turnOne(ctx, e.executor(c, cs, w), bt, dir)
@@ -394,11 +395,11 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 			// its folder keeps.
 			w.close()
 			cs.store.Close()
-			if cs, err = h.openStore(filepath.Join(dir, "knowledge.sqlite"), "evaluate"); err != nil {
+			if cs, err = e.openStore(dir); err != nil {
 				return EvalRun{}, err
 			}
 			w = h.newWorld(a, dir, cs)
-			if kept, err = readTurnOne(dir); err != nil {
+			if kept, err = readKept(dir, turnOneFile); err != nil {
 				return EvalRun{}, err
 			}
 		}
@@ -415,6 +416,9 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 			bt.RunID, out.Result.Sentence)
 	}
 
+	if _, err := keepTurn(dir, lastTurnFile, bt.RunID, out); err != nil {
+		return EvalRun{}, err
+	}
 	ex := t.example()
 	// What the engineer's own checks showed is read before the
 	// evaluation's cycle replaces them.
@@ -450,6 +454,13 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 		run.TokensReported = false
 		run.ModelMS += one.ModelMS
 	}
+	run.Approvals = approvals(out.Result.Calls)
+	run.Named, run.NamedUsed, run.ReadUnnamed = namedFiles(started0, delivered(out), out.Result.Calls)
+	served, err := cs.servings.ForRun(context.WithoutCancel(ctx), bt.RunID)
+	if err != nil {
+		return EvalRun{}, err
+	}
+	run.HintsCredited, run.UnrelatedCredit = hintCredit(served, e.lessons, met)
 	run.StartedAt, run.FinishedAt = started, h.d.Now()
 	run.Failures = []string{}
 	for i := len(met) - 1; i >= 0; i-- { // oldest first
@@ -457,6 +468,16 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode 
 		run.Failures = appendNew(run.Failures, met[i].Signature)
 	}
 	return run, nil
+}
+
+// openStore opens the store of the run in dir, keeping its servings.
+func (e *evaluationRun) openStore(dir string) (*caseStore, error) {
+	cs, err := e.h.openStore(filepath.Join(dir, "knowledge.sqlite"), "evaluate")
+	if err != nil {
+		return nil, err
+	}
+	cs.servings = knowledge.NewServings(cs.store.DB(), e.h.d.Now)
+	return cs, nil
 }
 
 // executor is the executor a run's turn runs on, over the run's store and

@@ -107,6 +107,20 @@ type EvalRun struct {
 	InputTokens    int  `json:"inputTokens"`
 	OutputTokens   int  `json:"outputTokens"`
 	TokensReported bool `json:"tokensReported"`
+	// Approvals counts the calls that would have waited on the person:
+	// each intent.ask, answered in an evaluation with the standing answer.
+	Approvals int `json:"approvals"`
+	// Named are the workspace's files the turn's delivered documents
+	// named; NamedUsed those of them it read or edited (the rest it
+	// ignored); ReadUnnamed the files it read that no document named.
+	Named       []string `json:"named"`
+	NamedUsed   []string `json:"namedUsed"`
+	ReadUnnamed []string `json:"readUnnamed"`
+	// HintsCredited counts the hints served beside its failed builds that
+	// were credited with resolving them; UnrelatedCredit those of them
+	// whose lesson named no stage, or one no failure of the run was at.
+	HintsCredited   int `json:"hintsCredited"`
+	UnrelatedCredit int `json:"unrelatedCredit"`
 	// Failures are the signatures of the failures the run met, the
 	// evaluation's own judging included; Recurring those an earlier run
 	// of the evaluation had met.
@@ -148,6 +162,14 @@ type Cell struct {
 	// Recurring are the signatures its runs met that an earlier run of
 	// the evaluation had met.
 	Recurring []string `json:"recurring"`
+	// Approvals and the hint credit are every run's together; the named
+	// files' counts are means over the runs.
+	Approvals       int     `json:"approvals"`
+	NamedUsed       float64 `json:"namedUsed"`
+	NamedIgnored    float64 `json:"namedIgnored"`
+	ReadUnnamed     float64 `json:"readUnnamed"`
+	HintsCredited   int     `json:"hintsCredited"`
+	UnrelatedCredit int     `json:"unrelatedCredit"`
 }
 
 // Failure is one failure the evaluation's runs met: a case their stores
@@ -314,11 +336,18 @@ func twoTurnCellOf(task, condition, mode, touched string, runs []EvalRun) TwoTur
 func cellOf(task, condition string, runs []EvalRun) Cell {
 	cell := Cell{Task: task, Condition: condition, Recurring: []string{}}
 	var firstEdit, tried, model, tool, reported, known int64
+	var used, ignored, unnamed int
 	for _, r := range runs {
 		if r.Task != task || r.Condition != condition {
 			continue
 		}
 		cell.Runs++
+		cell.Approvals += r.Approvals
+		cell.HintsCredited += r.HintsCredited
+		cell.UnrelatedCredit += r.UnrelatedCredit
+		used += len(r.NamedUsed)
+		ignored += len(r.Named) - len(r.NamedUsed)
+		unnamed += len(r.ReadUnnamed)
 		if r.WorkingCode {
 			cell.WorkingCode++
 		}
@@ -360,6 +389,7 @@ func cellOf(task, condition string, runs []EvalRun) Cell {
 		n := int64(cell.Runs)
 		cell.ModelMS, cell.ToolMS = model/n, tool/n
 		cell.KnownTokens = int((known + n/2) / n)
+		cell.NamedUsed, cell.NamedIgnored, cell.ReadUnnamed = float64(used)/float64(n), float64(ignored)/float64(n), float64(unnamed)/float64(n)
 	}
 	if cell.Reported > 0 {
 		n := int64(cell.Reported)

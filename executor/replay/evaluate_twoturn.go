@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,11 +20,50 @@ import (
 )
 
 // turnOneFile is where a two-turn run keeps its first turn, in the run's
-// folder: what a restarted launcher gives the second turn.
-const turnOneFile = "turn-one.json"
+// folder: what a restarted launcher gives the second turn. lastTurnFile
+// is where every run keeps its last turn.
+const (
+	turnOneFile  = "turn-one.json"
+	lastTurnFile = "turn.json"
+)
 
-// TurnOne is a two-turn run's first turn as the run keeps it.
-type TurnOne struct {
+// KeptTurns are the turns the run in dir kept, in order: a two-turn
+// run's two, another run's one.
+func KeptTurns(dir string) ([]KeptTurn, error) {
+	var out []KeptTurn
+	for _, name := range []string{turnOneFile, lastTurnFile} {
+		k, err := readKept(dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// keepTurn writes out's turn, run runID, into dir as name.
+func keepTurn(dir, name, runID string, out executor.BuilderOutcome) (KeptTurn, error) {
+	k := KeptTurn{RunID: runID, Message: out.Message, Words: out.Result.Words, Ended: string(out.Result.Ended), Calls: out.Result.Calls,
+		Usage: out.Result.Usage, ModelMS: out.Result.ModelTime.Milliseconds()}
+	if k.Calls == nil {
+		k.Calls = []ai.Call{}
+	}
+	b, err := json.MarshalIndent(k, "", "  ")
+	if err != nil {
+		return KeptTurn{}, fmt.Errorf("replay: the turn: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o600); err != nil {
+		return KeptTurn{}, fmt.Errorf("replay: the turn: %w", err)
+	}
+	return k, nil
+}
+
+// KeptTurn is a turn of a run as the run's folder keeps it: a two-turn
+// run's first in turn-one.json, every run's last in turn.json.
+type KeptTurn struct {
 	RunID string `json:"runId"`
 	// Message is the request as the turn was given it; Words what the
 	// model wrote before it was stopped.
@@ -38,7 +78,7 @@ type TurnOne struct {
 // turnOne runs a two-turn task's first turn, stopped as a person pressing
 // stop would the moment a call that edits has landed, and keeps it in
 // dir. A turn that lands no edit ends as it ends.
-func (e *evaluationRun) turnOne(ctx context.Context, x *executor.Executor, bt executor.BuilderTurn, dir string) (TurnOne, error) {
+func (e *evaluationRun) turnOne(ctx context.Context, x *executor.Executor, bt executor.BuilderTurn, dir string) (KeptTurn, error) {
 	turnCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	bt.OnStep = func(c ai.Call) {
@@ -49,43 +89,31 @@ func (e *evaluationRun) turnOne(ctx context.Context, x *executor.Executor, bt ex
 	out := x.RunBuilderTurn(turnCtx, bt)
 	switch {
 	case ctx.Err() != nil:
-		return TurnOne{}, ErrStopped
+		return KeptTurn{}, ErrStopped
 	case out.Result.Ended == ai.EndProvider:
-		return TurnOne{}, refuse(refusal.Failed, "Run %s of the evaluation got no answer from the model: %s The evaluation stopped; the runs that finished are kept.",
+		return KeptTurn{}, refuse(refusal.Failed, "Run %s of the evaluation got no answer from the model: %s The evaluation stopped; the runs that finished are kept.",
 			bt.RunID, out.Result.Sentence)
 	}
-	one := TurnOne{RunID: bt.RunID, Message: out.Message, Words: out.Result.Words, Ended: string(out.Result.Ended), Calls: out.Result.Calls,
-		Usage: out.Result.Usage, ModelMS: out.Result.ModelTime.Milliseconds()}
-	if one.Calls == nil {
-		one.Calls = []ai.Call{}
-	}
-	b, err := json.MarshalIndent(one, "", "  ")
-	if err != nil {
-		return TurnOne{}, fmt.Errorf("replay: turn one: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, turnOneFile), append(b, '\n'), 0o600); err != nil {
-		return TurnOne{}, fmt.Errorf("replay: turn one: %w", err)
-	}
-	return one, nil
+	return keepTurn(dir, turnOneFile, bt.RunID, out)
 }
 
-// readTurnOne reads back the first turn a two-turn run kept in dir.
-func readTurnOne(dir string) (TurnOne, error) {
-	b, err := os.ReadFile(filepath.Join(dir, turnOneFile))
+// readKept reads back a turn the run in dir kept as name.
+func readKept(dir, name string) (KeptTurn, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
-		return TurnOne{}, fmt.Errorf("replay: turn one: %w", err)
+		return KeptTurn{}, fmt.Errorf("replay: the turn: %w", err)
 	}
-	var one TurnOne
-	if err := json.Unmarshal(b, &one); err != nil {
-		return TurnOne{}, fmt.Errorf("replay: turn one: %w", err)
+	var k KeptTurn
+	if err := json.Unmarshal(b, &k); err != nil {
+		return KeptTurn{}, fmt.Errorf("replay: the turn: %w", err)
 	}
-	return one, nil
+	return k, nil
 }
 
 // history is what the second turn is given before ContinueMessage under
 // mode: the request, and turn one's words (text) or an assistant turn
 // naming turn one's run with that run's calls and their results.
-func (one TurnOne) history(mode string) []ai.Message {
+func (one KeptTurn) history(mode string) []ai.Message {
 	said := ai.Message{Role: ai.RoleAssistant, Text: one.Words}
 	if mode == TextHistory {
 		if said.Text == "" {
@@ -176,7 +204,7 @@ func (s TurnTwo) Tokens() int { return s.InputTokens + s.OutputTokens }
 // secondTurn measures the second turn's calls against turn one: existed
 // are the files as it started, touched the file committed between the
 // turns.
-func secondTurn(one TurnOne, calls []ai.Call, existed map[string]bool, touched string) TurnTwo {
+func secondTurn(one KeptTurn, calls []ai.Call, existed map[string]bool, touched string) TurnTwo {
 	s := TurnTwo{FirstRunID: one.RunID, FirstCalls: len(one.Calls), FirstEnded: one.Ended, Touched: touched}
 	readBefore := map[string]bool{}
 	applied := map[string]bool{}
