@@ -36,6 +36,14 @@ type BuilderTurn struct {
 	// Documents, when set, says which documents the turn is given, in
 	// place of task-context.json: an evaluation's condition.
 	Documents *TurnDocuments
+	// History and Message, when Message is set, are what the turn is told
+	// in place of the task's message: an evaluation's second turn, given
+	// the first's request and what it said (or did) before "continue".
+	History []ai.Message
+	Message string
+	// OnStep, when set, hears of each tool call as it completes, after
+	// the turn's own record has: an evaluation stops a turn there.
+	OnStep func(ai.Call)
 }
 
 // BuilderOutcome is what a builder turn left.
@@ -46,12 +54,18 @@ type BuilderOutcome struct {
 	Question string
 	// HostBuilt says the host built what the turn left unbuilt.
 	HostBuilt bool
+	// Message is the message the turn was given; Offered the documents it
+	// was offered, in order, of which Result.Documents says how much each
+	// was delivered.
+	Message string
+	Offered []ai.Document
 }
 
 // RunBuilderTurn runs t and returns when it ended, as the turn of a run
 // does: cancelling ctx stops it (the result says aborted).
 func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOutcome {
-	r := &run{intentID: t.Intent.ID, appID: t.Intent.AppID, done: make(chan struct{}), answer: t.Answer, given: t.Documents}
+	r := &run{intentID: t.Intent.ID, appID: t.Intent.AppID, done: make(chan struct{}), answer: t.Answer, given: t.Documents,
+		history: t.History, message: t.Message, heard: t.OnStep}
 	r.progress = Progress{IntentID: t.Intent.ID, TaskID: t.Task.ID, Slug: t.Task.Slug, Turn: 1, RunID: t.RunID,
 		Started: e.d.Now(), Stage: "reading", Total: len(t.Task.Criteria), LastEnded: t.LastAttempt}
 	// The turn's workspace, opened once, as a run's is.
@@ -62,5 +76,5 @@ func (e *Executor) RunBuilderTurn(ctx context.Context, t BuilderTurn) BuilderOut
 	pos := PositionAt(context.WithoutCancel(ctx), e.d.Candidates, e.d.Apps, t.Intent.AppID, r.ws)
 	rec := e.record(t.RunID, t.Intent.AppID, t.Task.Slug+": "+t.Task.Title, ModelRef(endpointOf(t.Endpoint)))
 	out := e.turn(ctx, r, t.Intent, t.Task, t.RunID, "", t.Endpoint, t.LastAttempt, pos, rec)
-	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt}
+	return BuilderOutcome{Result: out.res, Record: out.record, Question: out.question, HostBuilt: out.hostBuilt, Message: out.message, Offered: out.offered}
 }

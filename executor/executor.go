@@ -162,6 +162,13 @@ type run struct {
 	// given, when set, is which documents a turn run on its own is given
 	// in place of task-context.json.
 	given *TurnDocuments
+	// history and message, when set, are the earlier messages and the
+	// message a turn run on its own is given in place of the task's
+	// message alone; heard hears of each of its tool calls as it
+	// completes.
+	history []ai.Message
+	message string
+	heard   func(ai.Call)
 	// ws is the application's workspace, opened once as the run starts
 	// and closed as it ends: every turn, verdict and document of the run
 	// reads and commits through it. nil when it could not be opened.

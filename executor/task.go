@@ -220,6 +220,8 @@ type turnOutcome struct {
 	record    builder.Record
 	question  string
 	hostBuilt bool
+	message   string
+	offered   []ai.Document
 }
 
 // turn runs one builder turn and, when it ended on its own with edits that
@@ -298,8 +300,15 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 					p.Refusal = c.Name + ": " + c.Problems[0].Field + ": " + c.Problems[0].Message
 				}
 			})
+			if r.heard != nil {
+				r.heard(c)
+			}
 		},
 	}
+	if r.message != "" {
+		turn.History, turn.Message = r.history, r.message
+	}
+	out.message, out.offered = turn.Message, turn.Documents
 	// The cases the turn's tools open record the request, the model and the
 	// turn's contexts row, written as soon as its documents are delivered.
 	briefing.TellWhy(turnCtx, &turn, e.d.Log)

@@ -16,13 +16,22 @@ import (
 	"autoapp/intent/refusal"
 )
 
+// evalOutput is where an evaluation is printed: the table's file ("" for
+// stdout), the notes' folder ("" for none), and whether JSON is asked for.
+type evalOutput struct {
+	table, notes string
+	asJSON       bool
+}
+
 // evaluateCmd runs `knowledge evaluate`: every task under every condition,
-// a progress line per run on stderr, the table as markdown to out (stdout
-// when out is "" and no JSON is asked for) and, with asJSON, the
-// evaluation as JSON on stdout. A Ctrl-C (ctx) stops it; what finished is
-// printed.
-func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOptions, out string, asJSON bool, stdout, stderr io.Writer) int {
-	// A file the table cannot go to is refused before any turn is spent.
+// a progress line per run on stderr, the table as markdown to o.table
+// (stdout when it is "" and no JSON is asked for), with o.asJSON the
+// evaluation as JSON on stdout, and with o.notes one markdown file per run
+// in that folder. A Ctrl-C (ctx) stops it; what finished is printed.
+func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOptions, to evalOutput, stdout, stderr io.Writer) int {
+	out, asJSON := to.table, to.asJSON
+	// A file the table cannot go to, or a folder the notes cannot, is
+	// refused before any turn is spent.
 	var file *os.File
 	if out != "" {
 		f, err := os.Create(out)
@@ -32,6 +41,12 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 		}
 		defer f.Close()
 		file = f
+	}
+	if to.notes != "" {
+		if err := os.MkdirAll(to.notes, 0o755); err != nil {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the notes cannot be written to %s: %v.\n", to.notes, unwrapPathError(err))
+			return 2
+		}
 	}
 	progress := func(p replay.EvalProgress) {
 		fmt.Fprintln(stderr, evalProgressLine(p))
@@ -45,6 +60,12 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 	}
 	if code := printEvaluation(ev, file, out, asJSON, stdout, stderr); code != 0 {
 		return code
+	}
+	if to.notes != "" {
+		if err := writeNotes(to.notes, ev); err != nil {
+			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the notes could not be written to %s: %v.\n", to.notes, unwrapPathError(err))
+			return 1
+		}
 	}
 	switch {
 	case stopped:
@@ -101,6 +122,9 @@ func printEvaluation(ev replay.Evaluation, file *os.File, out string, asJSON boo
 // evalProgressLine is one run of an evaluation starting or judged, for stderr.
 func evalProgressLine(p replay.EvalProgress) string {
 	what := fmt.Sprintf("run %d of %d, %s/%s/%d", p.Index, p.Total, p.Task, p.Condition, p.N)
+	if p.Mode != "" {
+		what = fmt.Sprintf("run %d of %d, %s/%s/%s/%d", p.Index, p.Total, p.Task, p.Condition, p.Mode, p.N)
+	}
 	if !p.Done || p.Run == nil {
 		return fmt.Sprintf("%s: %s started in %s", what, p.RunID, p.Dir)
 	}
@@ -131,15 +155,15 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 	}
 	fmt.Fprintf(w, " The runs are kept under %s.\n\n", ev.Dir)
 
-	fmt.Fprintln(w, "| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	labels := map[string]string{}
 	for _, f := range ev.Failures {
 		labels[f.Signature] = f.Label()
 	}
 	for _, c := range ev.Cells {
 		if c.Runs == 0 {
-			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition)
+			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition)
 			continue
 		}
 		recurring := "—"
@@ -150,11 +174,14 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 			}
 			recurring = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(w, "| %s | %s | %d/%d | %d/%d | %s | %s | %d/%d | %d | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %d/%d | %d/%d | %s | %s | %d/%d | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d of %d |\n",
 			c.Task, c.Condition, c.WorkingCode, c.Runs, c.Workflow, c.Runs, meanCalls(c.FirstEdit, c.FirstEditRuns, c.Runs),
 			meanCalls(c.Tried, c.TriedRuns, c.Runs), c.ReachedBuild, c.Runs, c.FailedBuilds, shownSeconds(c.ModelMS), shownSeconds(c.ToolMS),
-			meanTokens(c.MeanTokens, c.Reported, c.Runs), thousands(c.KnownTokens), recurring)
+			meanTokens(c.MeanTokens, c.Reported, c.Runs), thousands(c.KnownTokens), recurring, c.Approvals, shownMean(c.NamedUsed),
+			shownMean(c.NamedIgnored), shownMean(c.ReadUnnamed), c.UnrelatedCredit, c.HintsCredited)
 	}
+
+	writeTwoTurns(w, ev)
 
 	var recurred []replay.Failure
 	for _, f := range ev.Failures {
@@ -182,8 +209,60 @@ each the mean over the runs that made one, with their count when not every run d
 the time a turn waited on the model, tool time the time its tools took, each a mean a run. Mean
 tokens is the mean over the runs whose turn reported every step, with their count; known tokens is
 the mean of what every run is known to have used, a floor. A recurring failure is one an earlier run
-of this evaluation met too.
+of this evaluation met too. Approvals count the calls that would have waited on the person (each
+intent.ask, answered here with a standing answer), every run's together. Named, read or edited
+counts the workspace's files the turn's delivered documents named that it then read or edited;
+named, ignored those it did neither with; read, not named the files it read that no document named;
+each a mean a run. Unrelated hint credit: of the hints served beside a failed build and credited
+with resolving it, those whose lesson named no stage or a stage none of the run's failures was at.
 `)
+	if len(ev.TwoTurnCells) > 0 {
+		fmt.Fprint(w, `
+Two turns: turn one stops at its first edit that landed; turn two is given the request and then,
+under text, turn one's words, or under structured an assistant turn naming turn one's run with that
+run's tool calls and their results; restart is structured with turn two run on stores and services
+opened afresh over the run's folder. The scores judge what turn two left. Reads are source.read,
+source.list, source.search, spec.read and knowledge.show; reads before first edit count turn two's
+before its first edit that landed; a repeated read is one of a path, folder, query, topic or lesson
+turn one had read; a repeated action is a hunk whose find turn one applied to the same file, or the
+creation of a file that existed. Turn-two tokens are turn two's own, as mean tokens above. Read the
+changed file first counts the runs whose turn two read the file committed between the turns before
+its first attempt to edit it.
+`)
+	}
+}
+
+// writeTwoTurns prints the two-turn table: each task of two turns under
+// each condition and history mode.
+func writeTwoTurns(w io.Writer, ev replay.Evaluation) {
+	if len(ev.TwoTurnCells) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nTwo turns: turn one is the request, stopped the moment an edit lands; turn two is told %q.\n\n", replay.ContinueMessage)
+	fmt.Fprintln(w, "| Task | Condition | History | Working code | Workflow completed | Reads before first edit | Repeated reads | Repeated actions | Turn-two tokens | Turn-one calls | Read the changed file first |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, c := range ev.TwoTurnCells {
+		if c.Runs == 0 {
+			fmt.Fprintf(w, "| %s | %s | %s | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition, c.Mode)
+			continue
+		}
+		first := "—"
+		if c.Touched != "" {
+			first = fmt.Sprintf("%d/%d", c.ReadTouchedFirst, c.Runs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d/%d | %d/%d | %s | %s | %s | %s | %s | %s |\n",
+			c.Task, c.Condition, c.Mode, c.WorkingCode, c.Runs, c.Workflow, c.Runs, shownMean(c.ReadsBeforeEdit), shownMean(c.RepeatedReads),
+			shownMean(c.RepeatedActions), meanTokens(c.MeanTokens, c.Reported, c.Runs), shownMean(c.TurnOneCalls), first)
+	}
+}
+
+// shownMean is a mean as a person reads it: "2", "2.5".
+func shownMean(m float64) string {
+	s := strconv.FormatFloat(m, 'f', -1, 64)
+	if strings.Contains(s, ".") {
+		s = strconv.FormatFloat(m, 'f', 1, 64)
+	}
+	return s
 }
 
 // meanCalls is a mean number of calls over the made runs of all that

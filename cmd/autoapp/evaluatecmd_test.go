@@ -229,12 +229,95 @@ var evalScript = map[string]map[string][]scripted.Reply{
 	},
 }
 
+// priorityService keeps tasks with a priority and filters them by it;
+// counterService counts.
+func priorityService() string {
+	return service("\t\"sync\"\n", "type task struct {\n\tID       int    `json:\"id\"`\n\tTitle    string `json:\"title\"`\n\tPriority string `json:\"priority\"`\n}\n\n"+
+		"var mu sync.Mutex\n\nvar tasks = []task{}\n\n",
+		"\tmux.HandleFunc(\"GET /tasks\", func(w http.ResponseWriter, r *http.Request) {\n\t\tmu.Lock()\n\t\tdefer mu.Unlock()\n"+
+			"\t\tp := r.URL.Query().Get(\"priority\")\n\t\tout := []task{}\n\t\tfor _, t := range tasks {\n\t\t\tif p == \"\" || t.Priority == p {\n\t\t\t\tout = append(out, t)\n\t\t\t}\n\t\t}\n"+
+			"\t\tw.Header().Set(\"Content-Type\", \"application/json\")\n\t\tjson.NewEncoder(w).Encode(out)\n\t})\n"+
+			"\tmux.HandleFunc(\"POST /tasks\", func(w http.ResponseWriter, r *http.Request) {\n\t\tvar in task\n"+
+			"\t\tif err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Title == \"\" || (in.Priority != \"low\" && in.Priority != \"normal\" && in.Priority != \"high\") {\n"+
+			"\t\t\thttp.Error(w, \"give a title and a priority\", http.StatusBadRequest)\n\t\t\treturn\n\t\t}\n"+
+			"\t\tmu.Lock()\n\t\tin.ID = len(tasks) + 1\n\t\ttasks = append(tasks, in)\n\t\tmu.Unlock()\n"+
+			"\t\tw.Header().Set(\"Content-Type\", \"application/json\")\n\t\tw.WriteHeader(http.StatusCreated)\n\t\tjson.NewEncoder(w).Encode(in)\n\t})\n")
+}
+
+func counterService() string {
+	answer := "\t\tw.Header().Set(\"Content-Type\", \"application/json\")\n\t\tjson.NewEncoder(w).Encode(map[string]int{\"count\": count})\n\t})\n"
+	return service("\t\"sync\"\n", "var mu sync.Mutex\n\nvar count int\n\n",
+		"\tmux.HandleFunc(\"GET /count\", func(w http.ResponseWriter, r *http.Request) {\n\t\tmu.Lock()\n\t\tdefer mu.Unlock()\n"+answer+
+			"\tmux.HandleFunc(\"POST /count\", func(w http.ResponseWriter, r *http.Request) {\n\t\tmu.Lock()\n\t\tdefer mu.Unlock()\n\t\tcount++\n"+answer)
+}
+
+// markRoutes is turn one's edit of the Go service: it lands, and a hunk
+// turn two repeats finds it again.
+var markRoutes = reply(scripted.Call{Name: "source_edit", Args: `{"path": "main.go", "hunks": [{"find": "\tmux := http.NewServeMux()\n", "replace": "\tmux := http.NewServeMux()\n\t// the routes of the task go here\n"}]}`})
+
+// twoTurnScript is what the scripted engineer does in each turn of the
+// two-turn tasks, by history mode: turn one stops at its edit, and the
+// figures each turn two makes are in the test's table.
+var twoTurnScript = map[string]struct {
+	one []scripted.Reply
+	two map[string][]scripted.Reply
+}{
+	// touch-file: turn one reads and edits main.go; under text turn two
+	// repeats the edit before it reads the file again.
+	"service-priority": {
+		one: []scripted.Reply{readMain, markRoutes},
+		two: map[string][]scripted.Reply{
+			replay.TextHistory:       {markRoutes, readMain, files(false, "main.go", priorityService()), evalCycle, evalDone},
+			replay.StructuredHistory: {readMain, files(false, "main.go", priorityService()), evalCycle, evalDone},
+			replay.RestartHistory:    {readMain, files(false, "main.go", priorityService()), evalCycle, evalDone},
+		},
+	},
+	// Turn one writes the counter whole; under text turn two reads and
+	// creates main.go again, which is refused.
+	"service-counter": {
+		one: []scripted.Reply{files(false, "main.go", counterService())},
+		two: map[string][]scripted.Reply{
+			replay.TextHistory:       {readMain, files(false, "new:main.go", counterService()), evalCycle, evalDone},
+			replay.StructuredHistory: {evalCycle, evalDone},
+			replay.RestartHistory:    {evalCycle, evalDone},
+		},
+	},
+}
+
+// scriptTwoTurns scripts the two-turn tasks' runs in the order they run:
+// each condition's modes, each mode's turn one then turn two. Learned's
+// structured turn two ends with a step that reports no usage.
+func scriptTwoTurns(model *scripted.Server) {
+	for key, s := range twoTurnScript {
+		var all []scripted.Reply
+		for _, c := range replay.Conditions {
+			modes := []string{replay.TextHistory, replay.StructuredHistory}
+			if c == replay.OrientationFacts {
+				modes = append(modes, replay.RestartHistory)
+			}
+			for _, mode := range modes {
+				two := slices.Clone(s.two[mode])
+				if c == replay.Learned && mode == replay.StructuredHistory {
+					two[len(two)-1] = scripted.Reply{Text: "Done."}
+				}
+				all = append(all, s.one...)
+				all = append(all, two...)
+			}
+		}
+		model.On(scripted.Mentions("Application: "+key+"\n"), all...)
+	}
+}
+
 // scriptEvaluation scripts one run of every task under every condition,
 // telling the conditions apart by the documents each request carries: the
 // learned condition's carry the lessons, orientation+facts' the evidence,
 // orientation's the digest alone, and baseline's none.
 func scriptEvaluation(model *scripted.Server) {
+	scriptTwoTurns(model)
 	for _, task := range replay.EvalTasks {
+		if task.TwoTurns {
+			continue
+		}
 		s := evalScript[task.Key]
 		model.On(scripted.Mentions(`ref="lessons:`+task.Key+`"`), s[replay.Learned]...)
 		model.On(scripted.Mentions(`ref="evidence:`+task.Key+`"`), s[replay.OrientationFacts]...)
@@ -268,8 +351,9 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 	scriptEvaluation(model)
 	before := knowledgeRows(t, root)
 	md := filepath.Join(t.TempDir(), "evaluation.md")
+	notesDir := filepath.Join(t.TempDir(), "notes")
 
-	code, out, errOut := runCLI(t, "", "knowledge", "evaluate", "--root", root, "--runs", "1", "--out", md, "--json")
+	code, out, errOut := runCLI(t, "", "knowledge", "evaluate", "--root", root, "--runs", "1", "--out", md, "--notes", notesDir, "--json")
 	if code != 0 {
 		t.Fatalf("evaluate: exit %d\n%s%s", code, out, errOut)
 	}
@@ -278,7 +362,7 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		t.Fatalf("evaluate --json printed no JSON: %v\n%s", err, out)
 	}
 	dir := filepath.Join(root, "evaluate", ev.Stamp)
-	if ev.Dir != dir || ev.RunsEach != 1 || len(ev.Runs) != 16 || len(ev.Cells) != 16 || ev.Stopped || ev.Model.Ref != "scripted:builder" ||
+	if ev.Dir != dir || ev.RunsEach != 1 || len(ev.Runs) != 34 || len(ev.Cells) != 16 || len(ev.TwoTurnCells) != 18 || ev.Stopped || ev.Model.Ref != "scripted:builder" ||
 		!slices.Equal(ev.Lessons, learnedIDs) || ev.StepCap != 60 || ev.TurnMinutes != 20 {
 		t.Fatalf("the evaluation: dir %s, %d runs, %d cells, stopped %v, model %s, lessons %v", ev.Dir, len(ev.Runs), len(ev.Cells), ev.Stopped, ev.Model.Ref, ev.Lessons)
 	}
@@ -352,6 +436,162 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		}
 	})
 
+	t.Run("the two-turn figures are the scripted turns'", func(t *testing.T) {
+		twoCell := func(task, condition, mode string) replay.TwoTurnCell {
+			for _, c := range ev.TwoTurnCells {
+				if c.Task == task && c.Condition == condition && c.Mode == mode {
+					return c
+				}
+			}
+			t.Fatalf("no two-turn cell %s/%s/%s", task, condition, mode)
+			return replay.TwoTurnCell{}
+		}
+		tokens := func(p *int) int {
+			if p == nil {
+				return -1
+			}
+			return *p
+		}
+		type figures struct {
+			working, workflow                    int
+			reads, rereads, repeats              float64
+			meanTokens, reported, known, turnOne int
+			readFirst                            int
+		}
+		// What each mode's scripted turns make, under every condition;
+		// learned's structured turn two reported no usage at its end.
+		want := map[string]map[string]figures{
+			"service-priority": {
+				replay.TextHistory:       {1, 1, 0, 1, 1, 5500, 1, 5500, 2, 0},
+				replay.StructuredHistory: {1, 1, 1, 1, 0, 4400, 1, 4400, 2, 1},
+				replay.RestartHistory:    {1, 1, 1, 1, 0, 4400, 1, 4400, 2, 1},
+			},
+			"service-counter": {
+				replay.TextHistory:       {1, 1, 1, 0, 1, 4400, 1, 4400, 1, 0},
+				replay.StructuredHistory: {1, 1, 0, 0, 0, 2200, 1, 2200, 1, 0},
+				replay.RestartHistory:    {1, 1, 0, 0, 0, 2200, 1, 2200, 1, 0},
+			},
+		}
+		for task, modes := range want {
+			for _, condition := range replay.Conditions {
+				for mode, f := range modes {
+					if mode == replay.RestartHistory && condition != replay.OrientationFacts {
+						continue
+					}
+					if condition == replay.Learned && mode == replay.StructuredHistory {
+						f.meanTokens, f.reported, f.known = -1, 0, f.known-1100
+					}
+					c := twoCell(task, condition, mode)
+					got := figures{c.WorkingCode, c.Workflow, c.ReadsBeforeEdit, c.RepeatedReads, c.RepeatedActions, tokens(c.MeanTokens), c.Reported,
+						c.KnownTokens, int(c.TurnOneCalls), c.ReadTouchedFirst}
+					if c.Runs != 1 || got != f {
+						t.Errorf("%s/%s/%s: %+v, want %+v", task, condition, mode, got, f)
+					}
+				}
+			}
+		}
+		for _, mode := range []string{replay.TextHistory, replay.StructuredHistory, replay.RestartHistory} {
+			if c := twoCell("service-priority", replay.OrientationFacts, mode); c.Touched != "main.go" {
+				t.Errorf("the touch-file cell %s names the changed file %q", mode, c.Touched)
+			}
+		}
+		if c := twoCell("service-counter", replay.Baseline, replay.TextHistory); c.Touched != "" {
+			t.Errorf("the counter, which nothing touches, names %q", c.Touched)
+		}
+	})
+
+	t.Run("turn two is given turn one by its history mode, and sees the touched file", func(t *testing.T) {
+		byRun := map[string][]scripted.Request{}
+		for _, req := range model.Requests() {
+			id := req.Header.Get(scripted.RunHeader)
+			byRun[id] = append(byRun[id], req)
+		}
+		runOfMode := func(task, condition, mode string) replay.EvalRun {
+			for _, r := range ev.Runs {
+				if r.Task == task && r.Condition == condition && r.Mode == mode {
+					return r
+				}
+			}
+			t.Fatalf("no run %s/%s/%s", task, condition, mode)
+			return replay.EvalRun{}
+		}
+		touchLine := replay.EvalTasks[4].TouchLine
+		for _, mode := range []string{replay.TextHistory, replay.StructuredHistory, replay.RestartHistory} {
+			r := runOfMode("service-priority", replay.OrientationFacts, mode)
+			if r.Second == nil || r.Second.FirstRunID != r.RunID || r.Second.FirstEnded != "aborted" || len(byRun[r.RunID]) != 2 {
+				t.Fatalf("%s: turn one %s asked %d times, second %+v; want it stopped after its edit, the second question", mode, r.RunID,
+					len(byRun[r.RunID]), r.Second)
+			}
+			two := byRun[r.Second.RunID]
+			if len(two) == 0 || two[0].LastUser() != replay.ContinueMessage {
+				t.Fatalf("%s: turn two %s asked %d times", mode, r.Second.RunID, len(two))
+			}
+			var calls []scripted.Call
+			var tools int
+			for _, m := range two[0].Messages {
+				calls = append(calls, m.ToolCalls...)
+				if m.Role == "tool" {
+					tools++
+				}
+			}
+			if mode == replay.TextHistory {
+				if len(calls) != 0 || tools != 0 {
+					t.Errorf("text: turn two was given %d calls and %d results", len(calls), tools)
+				}
+			} else if len(calls) != 2 || calls[0].ID != r.RunID+":1" || calls[0].Name != "source_read" || calls[1].ID != r.RunID+":2" ||
+				calls[1].Name != "source_edit" || tools != 2 || !strings.Contains(two[0].Messages[len(two[0].Messages)-4].Content, "Run "+r.RunID) {
+				t.Errorf("%s: turn two was given the calls %+v and %d results, want turn one's read and edit named by %s", mode, calls, tools, r.RunID)
+			}
+			sawTouch := func(reqs []scripted.Request) bool {
+				for _, req := range reqs {
+					for _, m := range req.Messages {
+						if m.Role == "tool" && strings.Contains(m.Content, strings.TrimSpace(touchLine)) {
+							return true
+						}
+					}
+				}
+				return false
+			}
+			if sawTouch(byRun[r.RunID]) || !sawTouch(two) {
+				t.Errorf("%s: turn one saw the touched line %v, turn two's read after it %v; want only turn two's", mode, sawTouch(byRun[r.RunID]), sawTouch(two))
+			}
+		}
+		if _, err := os.Stat(filepath.Join(runOfMode("service-priority", replay.OrientationFacts, replay.RestartHistory).Dir, "turn-one.json")); err != nil {
+			t.Errorf("the restart cell kept no turn one: %v", err)
+		}
+	})
+
+	t.Run("the files the documents named, and the notes", func(t *testing.T) {
+		if r := runOf("service-notes", replay.Baseline); len(r.Named) != 0 || !slices.Equal(r.ReadUnnamed, []string{"main.go"}) || r.Approvals != 0 {
+			t.Errorf("the baseline notes run, given no document, named %v and read unnamed %v", r.Named, r.ReadUnnamed)
+		}
+		if r := runOf("service-greeting", replay.OrientationFacts); !slices.Contains(r.Named, "main.go") || !slices.Contains(r.NamedUsed, "main.go") ||
+			len(r.ReadUnnamed) != 0 {
+			t.Errorf("the greeting run given the evidence: named %v, read or edited %v, read unnamed %v; want main.go named and edited", r.Named, r.NamedUsed, r.ReadUnnamed)
+		}
+		entries, err := os.ReadDir(notesDir)
+		if err != nil || len(entries) != len(ev.Runs) {
+			t.Fatalf("the notes folder holds %d files, want one a run (%d): %v", len(entries), len(ev.Runs), err)
+		}
+		var restart replay.EvalRun
+		for _, r := range ev.Runs {
+			if r.Task == "service-priority" && r.Mode == replay.RestartHistory {
+				restart = r
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(notesDir, restart.RunID+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"# service-priority / orientation+facts / restart / 1\n", "## Turn one (" + restart.RunID + ")",
+			"## Turn two (" + restart.Second.RunID + ")", "1. `source.read`, answered", "2. `source.edit`, answered",
+			"read main.go, changed between the turns, before editing it: yes", replay.ContinueMessage} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("the restart run's notes have no %q:\n%s", want, b)
+			}
+		}
+	})
+
 	t.Run("the recurring failures", func(t *testing.T) {
 		var recurred []replay.Failure
 		for _, f := range ev.Failures {
@@ -385,9 +625,10 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 			"on scripted:builder (launcher dev): 1 run of each task under each condition, at most 60 steps and 20 minutes a turn.",
 			"Learned is given 2 lessons (",
 			"The runs are kept under " + dir + ".",
-			"| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures |",
+			"| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |",
 			"Failures that recurred from earlier runs:",
 			"- `check 0001-notes-c1` (" + knowledge.CheckSignature(ev.Tasks[3].Example.Hash) + "):",
+			"| Task | Condition | History | Working code | Workflow completed | Reads before first edit | Repeated reads | Repeated actions | Turn-two tokens | Turn-one calls | Read the changed file first |",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the markdown has no %q:\n%s", want, text)
@@ -395,11 +636,15 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		}
 		for _, row := range []string{
 			`| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — |`,
+			`| service-notes | baseline | 1/1 | 1/1 | 2 | 2 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — | 0 | 0 | 0 | 1 | 0 of 0 |`,
 			`| site-about | orientation\+facts | 1/1 | 1/1 | 1 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | — \(0/1\) | 2,200 | — |`,
 			`| site-hours | baseline | 1/1 | 0/1 | 1 | 1 | 0/1 | 0 | `,
 			`| site-hours | orientation | 0/1 | 0/1 | 1 | 1 | 1/1 | 0 | `,
 			"| service-greeting | orientation | 1/1 | 1/1 | 1 | 1 | 1/1 | 1 | .* | 3,300 \\(1/1\\) | 3,300 | `vet [0-9a-f]{8}` |",
 			"| service-notes | orientation\\+facts | 1/1 | 1/1 | 1 | 1 | 1/1 | 0 | .* | 5,500 \\(1/1\\) | 5,500 | `check 0001-notes-c1` |",
+			`| service-priority | baseline | text | 1/1 | 1/1 | 0 | 1 | 1 | 5,500 \(1/1\) | 2 | 0/1 |`,
+			`| service-priority | orientation\+facts | restart | 1/1 | 1/1 | 1 | 1 | 0 | 4,400 \(1/1\) | 2 | 1/1 |`,
+			`| service-counter | learned | structured | 1/1 | 1/1 | 0 | 0 | 0 | — \(0/1\) | 1 | — |`,
 		} {
 			// Each row is a pattern of the row's start; its bars are bars.
 			if !regexp.MustCompile(`(?m)^` + strings.ReplaceAll(row, "|", `\|`)).MatchString(text) {
@@ -414,10 +659,11 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 	t.Run("a progress line a run on stderr", func(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		first := ev.Runs[0]
-		if len(lines) != 32 || first.Task != "site-about" || first.Condition != replay.Baseline ||
-			lines[0] != "run 1 of 16, site-about/baseline/1: "+first.RunID+" started in "+filepath.Join(dir, "site-about", "baseline", "1") ||
-			lines[1] != "run 1 of 16, site-about/baseline/1: working code yes, workflow completed yes, 3 calls, 4,400 tokens, ended answered" ||
-			!strings.HasPrefix(lines[31], "run 16 of 16, service-notes/learned/1: working code yes") {
+		if len(lines) != 68 || first.Task != "site-about" || first.Condition != replay.Baseline ||
+			lines[0] != "run 1 of 34, site-about/baseline/1: "+first.RunID+" started in "+filepath.Join(dir, "site-about", "baseline", "1") ||
+			lines[1] != "run 1 of 34, site-about/baseline/1: working code yes, workflow completed yes, 3 calls, 4,400 tokens, ended answered" ||
+			!strings.HasPrefix(lines[31], "run 16 of 34, service-notes/learned/1: working code yes") ||
+			!strings.HasPrefix(lines[67], "run 34 of 34, service-counter/learned/structured/1: working code yes") {
 			t.Fatalf("progress on stderr:\n%s", errOut)
 		}
 	})
@@ -493,7 +739,7 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 		}
 		var kept replay.Evaluation
 		b, err := os.ReadFile(filepath.Join(dir, "evaluation.json"))
-		if err != nil || json.Unmarshal(b, &kept) != nil || len(kept.Runs) != 16 {
+		if err != nil || json.Unmarshal(b, &kept) != nil || len(kept.Runs) != 34 {
 			t.Fatalf("evaluation.json in the evaluation's folder: %v", err)
 		}
 	})

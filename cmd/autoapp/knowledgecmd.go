@@ -44,19 +44,24 @@ const knowledgeUsage = `Usage:
         --with LESSON  the lesson under test (default: the one the case taught;
                        with none, only the without arm runs)
         --runs N       runs an arm, 1 to 10
-  autoapp knowledge evaluate [--root DIR] [--runs N] [--out PATH] [--json]
-      Measure what the engineer's documents and lessons are worth: four tasks (two
-      on the static template, two on the Go service template) under four
+  autoapp knowledge evaluate [--root DIR] [--runs N] [--out PATH] [--notes DIR] [--json]
+      Measure what the engineer's documents and lessons are worth: four tasks of
+      one turn (two on the static template, two on the Go service template) and
+      two of two turns (on the Go service; turn one stopped at its first edit,
+      turn two told to continue, under text and structured history) under four
       conditions — baseline (no documents, no hints), orientation (the digest
       alone), orientation+facts (the documents a task's first turn is given) and
       learned (those and every provisional and confirmed lesson) — N runs each (1
       by default) on the Settings model, each in a fresh workspace made from the
       template under DIR/evaluate/<stamp>/<task>/<condition>/<n>/. Prints the table
       as markdown: working code, workflow completed, calls to the first edit (and
-      to the first attempt), builds, time, tokens and recurring failures. A line
-      per run goes to stderr; Ctrl-C stops it and prints what finished.
+      to the first attempt), builds, time, tokens, recurring failures, approvals,
+      the files the documents named and what the turn did with them, and the
+      unrelated hint credit; then the two-turn table. A line per run goes to
+      stderr; Ctrl-C stops it and prints what finished.
         --runs N     runs of each task under each condition, 1 to 10
         --out PATH   write the markdown to PATH instead of stdout
+        --notes DIR  write one markdown file per run, with its turns, into DIR
         --json       print the evaluation as JSON on stdout (the markdown then goes
                      only to --out)
   autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
@@ -179,6 +184,8 @@ type knowledgeOptions struct {
 	with    int64
 	runs    int
 	outPath string
+	// evaluate: where each run's notes go.
+	notes string
 	// links.
 	appID   string
 	rebuild bool
@@ -214,6 +221,7 @@ func replayFlags(fs *flag.FlagSet, o *knowledgeOptions) {
 func evaluateFlags(fs *flag.FlagSet, o *knowledgeOptions) {
 	fs.IntVar(&o.runs, "runs", 0, "runs of each task under each condition")
 	fs.StringVar(&o.outPath, "out", "", "where the markdown goes")
+	fs.StringVar(&o.notes, "notes", "", "a folder for one markdown file per run, with its turns")
 	jsonFlag(fs, o)
 }
 
@@ -378,7 +386,7 @@ func knowledgeReplay(ctx context.Context, k *knowledgeCall, st *launcher.Launche
 }
 
 func knowledgeEvaluate(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
-	return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: o.runs}, o.outPath, o.asJSON, k.stdout, k.stderr)
+	return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: o.runs}, evalOutput{table: o.outPath, notes: o.notes, asJSON: o.asJSON}, k.stdout, k.stderr)
 }
 
 // knowledgeLinks prints the relationship index, rebuilt first with

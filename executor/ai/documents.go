@@ -115,7 +115,7 @@ func fitBudget(t Turn) (budget int, ok bool) {
 	room := (window - max(window/answerShare, answerTokens)) * charsPerToken
 	fixed := len(t.Instructions) + len(t.Message) + len(DocumentsPreamble)
 	for _, m := range t.History {
-		fixed += len(m.Text)
+		fixed += m.size()
 	}
 	for _, tool := range t.Tools {
 		fixed += len(tool.Name) + len(tool.Description) + len(tool.Schema)

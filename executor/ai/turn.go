@@ -41,10 +41,61 @@ const (
 	RoleAssistant = "assistant"
 )
 
-// Message is one earlier message of a conversation.
+// Message is one earlier message of a conversation. An assistant message
+// may carry the tool calls an earlier run made (Calls): the model is given
+// each call as the assistant's and its result as the tool's answer, the
+// structured history of that run.
 type Message struct {
-	Role string
-	Text string
+	Role  string
+	Text  string
+	Calls []Call
+}
+
+// size is the message's length in characters, its calls included.
+func (m Message) size() int {
+	n := len(m.Text)
+	for _, c := range m.Calls {
+		n += len(c.ID) + len(c.Name) + len(c.Input) + len(c.Result)
+	}
+	return n
+}
+
+// historyMessages are m as the model is given it: a user or assistant
+// message, and after an assistant message with calls each call's result
+// as a tool message. A call is named by its ID, the run's <runId>:<n>.
+func historyMessages(m Message) []openai.ChatCompletionMessageParamUnion {
+	if m.Role != RoleAssistant {
+		return []openai.ChatCompletionMessageParamUnion{openai.UserMessage(m.Text)}
+	}
+	if len(m.Calls) == 0 {
+		return []openai.ChatCompletionMessageParamUnion{openai.AssistantMessage(m.Text)}
+	}
+	asked := openai.ChatCompletionAssistantMessageParam{}
+	if m.Text != "" {
+		asked.Content.OfString = openai.String(m.Text)
+	}
+	ids := make([]string, len(m.Calls))
+	for i, c := range m.Calls {
+		ids[i] = c.ID
+		if ids[i] == "" {
+			ids[i] = fmt.Sprintf("history_%d", i+1)
+		}
+		args := string(c.Input)
+		if args == "" {
+			args = "{}"
+		}
+		asked.ToolCalls = append(asked.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       ids[i],
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: Tool{Name: c.Name}.WireName(), Arguments: args},
+			},
+		})
+	}
+	out := []openai.ChatCompletionMessageParamUnion{{OfAssistant: &asked}}
+	for i, c := range m.Calls {
+		out = append(out, openai.ToolMessage(string(c.Result), ids[i]))
+	}
+	return out
 }
 
 // Defaults of the limits.
@@ -205,6 +256,10 @@ type Result struct {
 	Sentence string
 	// Text is the model's final answer, when it answered.
 	Text string
+	// Words are all the model wrote to the person over the turn, beside
+	// its tool calls and as its answer, in order, a blank line between:
+	// what a turn cut short said.
+	Words string
 	// Question is what a tool asked the person, when it ended the turn.
 	Question  string
 	Calls     []Call
@@ -343,11 +398,7 @@ func Run(ctx context.Context, t Turn) Result {
 		params.Messages = append(params.Messages, openai.UserMessage(docs))
 	}
 	for _, m := range t.History {
-		if m.Role == RoleAssistant {
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Text))
-		} else {
-			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
-		}
+		params.Messages = append(params.Messages, historyMessages(m)...)
 	}
 	params.Messages = append(params.Messages, openai.UserMessage(t.Message))
 
@@ -387,6 +438,12 @@ func Run(ctx context.Context, t Turn) Result {
 
 		// A model's reasoning is neither its answer nor a tool's input.
 		content := withoutThinking(a.Content)
+		if strings.TrimSpace(content) != "" {
+			if r.res.Words != "" {
+				r.res.Words += "\n\n"
+			}
+			r.res.Words += strings.TrimSpace(content)
+		}
 		var calls []toolCall
 		for _, tc := range a.Calls {
 			if tc.Name != "" {

@@ -600,3 +600,80 @@ func TestACallThatChangedNothingDoesNotResetTheRefusalCount(t *testing.T) {
 		}
 	})
 }
+
+// A turn stopped the moment its edit landed, and continued with it as
+// structured history: the second turn's model is given the first run's
+// calls, named by that run, each followed by the result it read back;
+// with the words alone it is given no call.
+func TestAStoppedRunsCallsAreGivenBackAsStructuredHistory(t *testing.T) {
+	s := scripted.New(t)
+	read := call("source.read", `{"path":"main.go"}`)
+	read.Text = "I read main.go first."
+	s.On(scripted.RunID("run-1"),
+		read,
+		call("source.edit", `{"path":"main.go","find":"main","replace":"app"}`),
+		scripted.Reply{Text: "never asked"},
+	)
+	s.On(scripted.RunID("run-2"), scripted.Reply{Text: "Carried on."}, scripted.Reply{Text: "Carried on."})
+	c := newClock()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	first := turn(s, c, &syncBuffer{}, readTool(nil), editTool())
+	first.OnStep = func(c ai.Call) {
+		if c.Name == "source.edit" && c.OK {
+			stop() // as a person pressing stop the moment the edit lands
+		}
+	}
+	one := ai.Run(ctx, first)
+	if one.Ended != ai.EndAborted || len(one.Calls) != 2 || one.Words != "I read main.go first." || one.Text != "" {
+		t.Fatalf("turn one ended %s with %d calls and the words %q, want aborted after its edit", one.Ended, len(one.Calls), one.Words)
+	}
+
+	for _, mode := range []string{"structured", "text"} {
+		t.Run(mode, func(t *testing.T) {
+			said := ai.Message{Role: ai.RoleAssistant, Text: "Run run-1 made these calls."}
+			if mode == "structured" {
+				said.Calls = one.Calls
+			}
+			second := turn(s, c, &syncBuffer{}, readTool(nil), editTool())
+			second.RunID, second.Message = "run-2", "Continue."
+			second.History = []ai.Message{{Role: ai.RoleUser, Text: "Add a footer."}, said}
+			if res := ai.Run(context.Background(), second); res.Ended != ai.EndAnswered {
+				t.Fatalf("turn two ended %s", res.Ended)
+			}
+			reqs := s.Requests()
+			req := reqs[len(reqs)-1]
+			var roles []string
+			for _, m := range req.Messages {
+				roles = append(roles, m.Role)
+			}
+			want := []string{"system", "user", "assistant", "user"}
+			if mode == "structured" {
+				want = []string{"system", "user", "assistant", "tool", "tool", "user"}
+			}
+			if !slices.Equal(roles, want) || req.LastUser() != "Continue." || req.Messages[1].Content != "Add a footer." {
+				t.Fatalf("turn two was given %v, last %q; want %v", roles, req.LastUser(), want)
+			}
+			asked := req.Messages[2]
+			if asked.Content != "Run run-1 made these calls." {
+				t.Errorf("the assistant turn says %q", asked.Content)
+			}
+			if mode == "text" {
+				if len(asked.ToolCalls) != 0 {
+					t.Errorf("the words alone carried calls %+v", asked.ToolCalls)
+				}
+				return
+			}
+			if len(asked.ToolCalls) != 2 || asked.ToolCalls[0].ID != "run-1:1" || asked.ToolCalls[1].ID != "run-1:2" ||
+				asked.ToolCalls[0].Name != "source_read" || asked.ToolCalls[1].Name != "source_edit" ||
+				asked.ToolCalls[1].Args != `{"path":"main.go","find":"main","replace":"app"}` {
+				t.Errorf("the assistant turn's calls: %+v", asked.ToolCalls)
+			}
+			for i, m := range req.Messages[3:5] {
+				if m.ToolCallID != one.Calls[i].ID || m.Content != string(one.Calls[i].Result) {
+					t.Errorf("tool message %d: %+v, want %s's result %s", i+1, m, one.Calls[i].ID, one.Calls[i].Result)
+				}
+			}
+		})
+	}
+}

@@ -71,11 +71,13 @@ type EvalProgress struct {
 	// Index is the run's place among the evaluation's Total runs, from 1.
 	Index, Total    int
 	Task, Condition string
-	N               int
-	Dir             string
-	RunID           string
-	Done            bool
-	Run             *EvalRun
+	// Mode is a two-turn task's history mode; "" for a task of one turn.
+	Mode  string
+	N     int
+	Dir   string
+	RunID string
+	Done  bool
+	Run   *EvalRun
 }
 
 // documentsOf are the documents a condition's turns are given.
@@ -157,7 +159,7 @@ func (h *Harness) Evaluate(ctx context.Context, o EvaluateOptions, progress func
 		Lessons: ids, Conditions: Conditions, Runs: []EvalRun{}}
 	for _, t := range EvalTasks {
 		ex := t.example()
-		ev.Tasks = append(ev.Tasks, EvalTaskEntry{Key: t.Key, Template: t.Template, Request: t.Request, Slug: t.Task.Slug,
+		ev.Tasks = append(ev.Tasks, EvalTaskEntry{Key: t.Key, Template: t.Template, Request: t.Request, Slug: t.Task.Slug, TwoTurns: t.TwoTurns, Touch: t.Touch,
 			Example: ExampleEntry{ID: ex.ID, Hash: ex.Hash, Text: t.Example}})
 	}
 	ev = ev.tally()
@@ -174,38 +176,43 @@ func (h *Harness) Evaluate(ctx context.Context, o EvaluateOptions, progress func
 
 	limits := h.d.Limits()
 	limits.Steps, limits.Wall = StepCap, TurnLimit
-	e := &evaluationRun{h: h, ev: &ev, ep: ep, limits: limits, lessons: lessons, total: runs * len(EvalTasks) * len(Conditions),
-		progress: progress}
+	each := 0
+	for _, t := range EvalTasks {
+		for _, c := range Conditions {
+			each += len(modesOf(t.TwoTurns, c))
+		}
+	}
+	e := &evaluationRun{h: h, ev: &ev, ep: ep, limits: limits, lessons: lessons, total: runs * each, progress: progress}
 	index := 0
 	for n := 1; n <= runs && !ev.Stopped; n++ {
+	tasks:
 		for _, t := range EvalTasks {
 			for _, c := range Conditions {
-				index++
-				if ctx.Err() != nil {
-					ev.Stopped = true
-					break
-				}
-				run, err := e.run(ctx, index, t, c, n)
-				if errors.Is(err, ErrStopped) {
-					ev.Stopped = true
-					break
-				}
-				if err != nil {
+				for _, mode := range modesOf(t.TwoTurns, c) {
+					index++
+					if ctx.Err() != nil {
+						ev.Stopped = true
+						break tasks
+					}
+					run, err := e.run(ctx, index, t, c, mode, n)
+					if errors.Is(err, ErrStopped) {
+						ev.Stopped = true
+						break tasks
+					}
+					if err != nil {
+						ev = ev.tally()
+						_ = ev.keep()
+						return ev, err
+					}
+					ev.Runs = append(ev.Runs, run)
 					ev = ev.tally()
-					_ = ev.keep()
-					return ev, err
+					if err := ev.keep(); err != nil {
+						return ev, err
+					}
+					p := EvalProgress{Index: index, Total: e.total, Task: t.Key, Condition: c, Mode: mode, N: n, Dir: run.Dir, RunID: run.RunID,
+						Done: true, Run: &ev.Runs[len(ev.Runs)-1]}
+					progress(p)
 				}
-				ev.Runs = append(ev.Runs, run)
-				ev = ev.tally()
-				if err := ev.keep(); err != nil {
-					return ev, err
-				}
-				p := EvalProgress{Index: index, Total: e.total, Task: t.Key, Condition: c, N: n, Dir: run.Dir, RunID: run.RunID,
-					Done: true, Run: &ev.Runs[len(ev.Runs)-1]}
-				progress(p)
-			}
-			if ev.Stopped {
-				break
 			}
 		}
 	}
@@ -331,13 +338,18 @@ type evaluationRun struct {
 	progress func(EvalProgress)
 }
 
-// run runs task t under condition c for the n-th time, the index-th run
-// of the evaluation, and judges it. A run cut short answers ErrStopped.
-func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string, n int) (EvalRun, error) {
+// run runs task t under condition c (and, for a task of two turns,
+// history mode) for the n-th time, the index-th run of the evaluation,
+// and judges it. A run cut short answers ErrStopped.
+func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c, mode string, n int) (EvalRun, error) {
 	h := e.h
 	dir := filepath.Join(e.ev.Dir, t.Key, c, strconv.Itoa(n))
 	runID := fmt.Sprintf("evaluate-%s-%s-%s-%d", e.ev.Stamp, t.Key, c, n)
-	e.progress(EvalProgress{Index: index, Total: e.total, Task: t.Key, Condition: c, N: n, Dir: dir, RunID: runID})
+	if mode != "" {
+		dir = filepath.Join(e.ev.Dir, t.Key, c, mode, strconv.Itoa(n))
+		runID = fmt.Sprintf("evaluate-%s-%s-%s-%s-%d", e.ev.Stamp, t.Key, c, mode, n)
+	}
+	e.progress(EvalProgress{Index: index, Total: e.total, Task: t.Key, Condition: c, Mode: mode, N: n, Dir: dir, RunID: runID})
 	started := h.d.Now()
 	stopped := func(err error) (EvalRun, error) {
 		if ctx.Err() != nil {
@@ -349,31 +361,64 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 	if err != nil {
 		return stopped(err)
 	}
-	cs, err := h.openStore(filepath.Join(dir, "knowledge.sqlite"), "evaluate")
+	cs, err := e.openStore(dir)
 	if err != nil {
 		return EvalRun{}, err
 	}
-	defer cs.store.Close()
 	w := h.newWorld(a, dir, cs)
-	defer w.close()
+	started0 := filesOf(w.apps.WorkspaceDir(a.ID))
+	// A restart replaces both; whichever are open at the end are closed.
+	defer func() {
+		w.close()
+		if cs != nil {
+			cs.store.Close()
+		}
+	}()
 
-	deps := executor.Deps{Backlog: h.d.Backlog, Usage: h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: h.d.Models, Log: cs.log, Now: h.d.Now,
-		Limits: func() ai.Limits { return e.limits }, Books: cs.books(h.d.Version)}
-	if c == Learned && len(e.lessons) > 0 {
-		deps.Lessons = learned{corpus: e.lessons, hints: h.d.Lessons}
-	}
 	docs := documentsOf(c)
 	d, td := evalIntent(t)
-	out := executor.New(deps).RunBuilderTurn(ctx, executor.BuilderTurn{Intent: d, Task: td, RunID: runID, Endpoint: e.ep,
-		Answer: NoOneAnswersEvaluation, Documents: &docs})
+	bt := executor.BuilderTurn{Intent: d, Task: td, RunID: runID, Endpoint: e.ep, Answer: NoOneAnswersEvaluation, Documents: &docs}
+	var one *KeptTurn
+	var existed map[string]bool
+	if t.TwoTurns {
+		kept, err := e.turnOne(ctx, e.executor(c, cs, w), bt, dir)
+		if err != nil {
+			return stopped(err)
+		}
+		if t.Touch != "" {
+			if err := touch(ctx, a, w, t, runID, h.d.Now); err != nil {
+				return stopped(err)
+			}
+		}
+		if mode == RestartHistory {
+			// The launcher restarted: nothing of turn one is held but what
+			// its folder keeps.
+			w.close()
+			cs.store.Close()
+			if cs, err = e.openStore(dir); err != nil {
+				return EvalRun{}, err
+			}
+			w = h.newWorld(a, dir, cs)
+			if kept, err = readKept(dir, turnOneFile); err != nil {
+				return EvalRun{}, err
+			}
+		}
+		one = &kept
+		existed = filesOf(w.apps.WorkspaceDir(a.ID))
+		bt.RunID, bt.History, bt.Message = runID+"-turn2", one.history(mode), ContinueMessage
+	}
+	out := e.executor(c, cs, w).RunBuilderTurn(ctx, bt)
 	switch {
 	case out.Result.Ended == ai.EndAborted || ctx.Err() != nil:
 		return EvalRun{}, ErrStopped
 	case out.Result.Ended == ai.EndProvider:
 		return EvalRun{}, refuse(refusal.Failed, "Run %s of the evaluation got no answer from the model: %s The evaluation stopped; the runs that finished are kept.",
-			runID, out.Result.Sentence)
+			bt.RunID, out.Result.Sentence)
 	}
 
+	if _, err := keepTurn(dir, lastTurnFile, bt.RunID, out); err != nil {
+		return EvalRun{}, err
+	}
 	ex := t.example()
 	// What the engineer's own checks showed is read before the
 	// evaluation's cycle replaces them.
@@ -391,12 +436,31 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 		return EvalRun{}, err
 	}
 	run := figures(out.Result.Calls)
-	run.Task, run.Condition, run.N, run.RunID, run.Dir = t.Key, c, n, runID, dir
+	run.Task, run.Condition, run.Mode, run.N, run.RunID, run.Dir = t.Key, c, mode, n, runID, dir
 	run.Ended, run.Calls = string(out.Result.Ended), len(out.Result.Calls)
 	run.WorkingCode, run.Judgement, run.Workflow = working, why, workflow
 	run.ReachedBuild, run.HostBuilt = out.Record.Built, out.HostBuilt
 	run.ModelMS = out.Result.ModelTime.Milliseconds()
 	run.InputTokens, run.OutputTokens, run.TokensReported = out.Result.Usage.Input, out.Result.Usage.Output, !out.Result.Usage.Partial
+	if one != nil {
+		second := secondTurn(*one, out.Result.Calls, existed, t.Touch)
+		second.RunID = bt.RunID
+		second.InputTokens, second.OutputTokens, second.TokensReported = out.Result.Usage.Input, out.Result.Usage.Output, !out.Result.Usage.Partial
+		run.Second = &second
+		// The run's tokens are both turns'; turn one, stopped, never
+		// reports its whole use.
+		run.InputTokens += one.Usage.Input
+		run.OutputTokens += one.Usage.Output
+		run.TokensReported = false
+		run.ModelMS += one.ModelMS
+	}
+	run.Approvals = approvals(out.Result.Calls)
+	run.Named, run.NamedUsed, run.ReadUnnamed = namedFiles(started0, delivered(out), out.Result.Calls)
+	served, err := cs.servings.ForRun(context.WithoutCancel(ctx), bt.RunID)
+	if err != nil {
+		return EvalRun{}, err
+	}
+	run.HintsCredited, run.UnrelatedCredit = hintCredit(served, e.lessons, met)
 	run.StartedAt, run.FinishedAt = started, h.d.Now()
 	run.Failures = []string{}
 	for i := len(met) - 1; i >= 0; i-- { // oldest first
@@ -404,6 +468,28 @@ func (e *evaluationRun) run(ctx context.Context, index int, t EvalTask, c string
 		run.Failures = appendNew(run.Failures, met[i].Signature)
 	}
 	return run, nil
+}
+
+// openStore opens the store of the run in dir, keeping its servings.
+func (e *evaluationRun) openStore(dir string) (*caseStore, error) {
+	cs, err := e.h.openStore(filepath.Join(dir, "knowledge.sqlite"), "evaluate")
+	if err != nil {
+		return nil, err
+	}
+	cs.servings = knowledge.NewServings(cs.store.DB(), e.h.d.Now)
+	return cs, nil
+}
+
+// executor is the executor a run's turn runs on, over the run's store and
+// world, with the lessons condition c is given.
+func (e *evaluationRun) executor(c string, cs *caseStore, w *world) *executor.Executor {
+	h := e.h
+	deps := executor.Deps{Backlog: h.d.Backlog, Usage: h.d.Usage, Apps: w.apps, Candidates: w.cands, Models: h.d.Models, Log: cs.log, Now: h.d.Now,
+		Limits: func() ai.Limits { return e.limits }, Books: cs.books(h.d.Version)}
+	if c == Learned && len(e.lessons) > 0 {
+		deps.Lessons = learned{corpus: e.lessons, hints: h.d.Lessons}
+	}
+	return executor.New(deps)
 }
 
 // workflowCompleted says whether the engineer itself checked the release

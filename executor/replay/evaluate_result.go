@@ -33,8 +33,12 @@ type Evaluation struct {
 	Lessons    []int64         `json:"lessons"`
 	Tasks      []EvalTaskEntry `json:"tasks"`
 	Conditions []string        `json:"conditions"`
-	// Cells are the table: every task under every condition, in order.
+	// Cells are the table: every task of one turn under every condition,
+	// in order.
 	Cells []Cell `json:"cells"`
+	// TwoTurnCells are the two-turn table: every task of two turns under
+	// every condition and history mode, in order.
+	TwoTurnCells []TwoTurnCell `json:"twoTurnCells"`
 	// Runs are the finished runs, in the order they ran.
 	Runs []EvalRun `json:"runs"`
 	// Failures are the failures the runs met, by signature, in the order
@@ -50,6 +54,10 @@ type EvalTaskEntry struct {
 	Template string `json:"template"`
 	Request  string `json:"request"`
 	Slug     string `json:"slug"`
+	// TwoTurns says the task is two turns; Touch is the file committed
+	// between them, "" for none.
+	TwoTurns bool   `json:"twoTurns,omitempty"`
+	Touch    string `json:"touch,omitempty"`
 	// Example is the evaluation's own copy of the task's example, by its
 	// content hash, as every run is judged with it.
 	Example ExampleEntry `json:"example"`
@@ -59,9 +67,13 @@ type EvalTaskEntry struct {
 type EvalRun struct {
 	Task      string `json:"task"`
 	Condition string `json:"condition"`
-	N         int    `json:"n"`
-	RunID     string `json:"runId"`
-	Dir       string `json:"dir"`
+	// Mode is a two-turn task's history mode, "" for a task of one turn;
+	// Second is its second turn measured against its first.
+	Mode   string   `json:"mode,omitempty"`
+	Second *TurnTwo `json:"second,omitempty"`
+	N      int      `json:"n"`
+	RunID  string   `json:"runId"`
+	Dir    string   `json:"dir"`
 	// Ended is how the turn ended (ai.Ending); Calls how many tool calls
 	// it made.
 	Ended string `json:"ended"`
@@ -95,6 +107,20 @@ type EvalRun struct {
 	InputTokens    int  `json:"inputTokens"`
 	OutputTokens   int  `json:"outputTokens"`
 	TokensReported bool `json:"tokensReported"`
+	// Approvals counts the calls that would have waited on the person:
+	// each intent.ask, answered in an evaluation with the standing answer.
+	Approvals int `json:"approvals"`
+	// Named are the workspace's files the turn's delivered documents
+	// named; NamedUsed those of them it read or edited (the rest it
+	// ignored); ReadUnnamed the files it read that no document named.
+	Named       []string `json:"named"`
+	NamedUsed   []string `json:"namedUsed"`
+	ReadUnnamed []string `json:"readUnnamed"`
+	// HintsCredited counts the hints served beside its failed builds that
+	// were credited with resolving them; UnrelatedCredit those of them
+	// whose lesson named no stage, or one no failure of the run was at.
+	HintsCredited   int `json:"hintsCredited"`
+	UnrelatedCredit int `json:"unrelatedCredit"`
 	// Failures are the signatures of the failures the run met, the
 	// evaluation's own judging included; Recurring those an earlier run
 	// of the evaluation had met.
@@ -136,6 +162,14 @@ type Cell struct {
 	// Recurring are the signatures its runs met that an earlier run of
 	// the evaluation had met.
 	Recurring []string `json:"recurring"`
+	// Approvals and the hint credit are every run's together; the named
+	// files' counts are means over the runs.
+	Approvals       int     `json:"approvals"`
+	NamedUsed       float64 `json:"namedUsed"`
+	NamedIgnored    float64 `json:"namedIgnored"`
+	ReadUnnamed     float64 `json:"readUnnamed"`
+	HintsCredited   int     `json:"hintsCredited"`
+	UnrelatedCredit int     `json:"unrelatedCredit"`
 }
 
 // Failure is one failure the evaluation's runs met: a case their stores
@@ -208,24 +242,112 @@ func (ev Evaluation) tally() Evaluation {
 			}
 		}
 	}
-	ev.Cells = nil
+	ev.Cells, ev.TwoTurnCells = nil, []TwoTurnCell{}
 	for _, t := range ev.Tasks {
 		for _, c := range ev.Conditions {
-			ev.Cells = append(ev.Cells, cellOf(t.Key, c, ev.Runs))
+			if !t.TwoTurns {
+				ev.Cells = append(ev.Cells, cellOf(t.Key, c, ev.Runs))
+				continue
+			}
+			for _, mode := range modesOf(true, c) {
+				ev.TwoTurnCells = append(ev.TwoTurnCells, twoTurnCellOf(t.Key, c, mode, t.Touch, ev.Runs))
+			}
 		}
 	}
 	return ev
+}
+
+// TwoTurnCell is one task of two turns under one condition and history
+// mode: its finished runs' figures, the second turn's measured against
+// the first's.
+type TwoTurnCell struct {
+	Task      string `json:"task"`
+	Condition string `json:"condition"`
+	Mode      string `json:"mode"`
+	Runs      int    `json:"runs"`
+	// WorkingCode and Workflow count the runs that scored, judged on what
+	// the second turn left.
+	WorkingCode int `json:"workingCode"`
+	Workflow    int `json:"workflowCompleted"`
+	// The means over the runs of the second turn's reads before its first
+	// edit, its repeated reads and repeated actions, and of turn one's
+	// calls.
+	ReadsBeforeEdit float64 `json:"readsBeforeEdit"`
+	RepeatedReads   float64 `json:"repeatedReads"`
+	RepeatedActions float64 `json:"repeatedActions"`
+	TurnOneCalls    float64 `json:"turnOneCalls"`
+	// MeanTokens is the second turn's mean over the Reported runs whose
+	// second turn reported every step, nil for none; KnownTokens the mean
+	// of what every second turn is known to have used.
+	MeanTokens  *int `json:"meanTokens"`
+	Reported    int  `json:"reported"`
+	KnownTokens int  `json:"knownTokens"`
+	// Touched is the file committed between the turns, "" for none, and
+	// ReadTouchedFirst counts the runs whose second turn read it before
+	// editing it.
+	Touched          string `json:"touched,omitempty"`
+	ReadTouchedFirst int    `json:"readTouchedFirst"`
+}
+
+// twoTurnCellOf is task under condition and mode's figures over its runs
+// among runs.
+func twoTurnCellOf(task, condition, mode, touched string, runs []EvalRun) TwoTurnCell {
+	cell := TwoTurnCell{Task: task, Condition: condition, Mode: mode, Touched: touched}
+	var reads, rereads, repeats, first, known, reported int
+	for _, r := range runs {
+		if r.Task != task || r.Condition != condition || r.Mode != mode || r.Second == nil {
+			continue
+		}
+		s := r.Second
+		cell.Runs++
+		if r.WorkingCode {
+			cell.WorkingCode++
+		}
+		if r.Workflow {
+			cell.Workflow++
+		}
+		if s.ReadTouchedFirst {
+			cell.ReadTouchedFirst++
+		}
+		reads += s.ReadsBeforeEdit
+		rereads += s.RepeatedReads
+		repeats += s.RepeatedActions
+		first += s.FirstCalls
+		known += s.Tokens()
+		if s.TokensReported {
+			cell.Reported++
+			reported += s.Tokens()
+		}
+	}
+	if cell.Runs == 0 {
+		return cell
+	}
+	n := float64(cell.Runs)
+	cell.ReadsBeforeEdit, cell.RepeatedReads, cell.RepeatedActions, cell.TurnOneCalls = float64(reads)/n, float64(rereads)/n, float64(repeats)/n, float64(first)/n
+	cell.KnownTokens = (known + cell.Runs/2) / cell.Runs
+	if cell.Reported > 0 {
+		m := (reported + cell.Reported/2) / cell.Reported
+		cell.MeanTokens = &m
+	}
+	return cell
 }
 
 // cellOf is task under condition's figures over its runs among runs.
 func cellOf(task, condition string, runs []EvalRun) Cell {
 	cell := Cell{Task: task, Condition: condition, Recurring: []string{}}
 	var firstEdit, tried, model, tool, reported, known int64
+	var used, ignored, unnamed int
 	for _, r := range runs {
 		if r.Task != task || r.Condition != condition {
 			continue
 		}
 		cell.Runs++
+		cell.Approvals += r.Approvals
+		cell.HintsCredited += r.HintsCredited
+		cell.UnrelatedCredit += r.UnrelatedCredit
+		used += len(r.NamedUsed)
+		ignored += len(r.Named) - len(r.NamedUsed)
+		unnamed += len(r.ReadUnnamed)
 		if r.WorkingCode {
 			cell.WorkingCode++
 		}
@@ -267,6 +389,7 @@ func cellOf(task, condition string, runs []EvalRun) Cell {
 		n := int64(cell.Runs)
 		cell.ModelMS, cell.ToolMS = model/n, tool/n
 		cell.KnownTokens = int((known + n/2) / n)
+		cell.NamedUsed, cell.NamedIgnored, cell.ReadUnnamed = float64(used)/float64(n), float64(ignored)/float64(n), float64(unnamed)/float64(n)
 	}
 	if cell.Reported > 0 {
 		n := int64(cell.Reported)

@@ -23,9 +23,18 @@ type EvalTask struct {
 	// Example is the text of the example of the task's one criterion,
 	// acceptance/<slug>-c1.json.
 	Example string
+	// TwoTurns makes the task two turns: the first stopped the moment an
+	// edit lands, the second told to continue, under each history mode.
+	TwoTurns bool
+	// Touch, for a two-turn task, is the file the evaluation commits
+	// TouchLine to between the turns (touch-file), so the second turn's
+	// read sees a revision the first never saw; "" for none.
+	Touch, TouchLine string
 }
 
-// EvalTasks are the four tasks of an evaluation, two on each template.
+// EvalTasks are the six tasks of an evaluation: four of one turn, two on
+// each template, and two of two turns on the Go service, the first of
+// which, priority, is touch-file.
 // Each example says what must be there and, where a route can refuse,
 // what it must refuse, so an answer that says nothing cannot pass.
 var EvalTasks = []EvalTask{
@@ -97,6 +106,74 @@ var EvalTasks = []EvalTask{
 }
 `,
 	},
+	{
+		Key: "service-priority", Template: "goservice", TwoTurns: true,
+		Touch: "main.go", TouchLine: "// The service's routes are registered in main below.\n",
+		Request: `Let the service keep tasks in memory with a priority: POST /tasks with {"title": "...", "priority": "high"} (low, normal or high) answers 201 and the task as JSON; GET /tasks answers every task, oldest first, and GET /tasks?priority=high only those of that priority; a task with another priority is refused with status 400.`,
+		Task: evalTask("0001-task-priority", "api", "Keep tasks with a priority and filter them by it",
+			`Routes in main.go: POST /tasks takes {"title": "...", "priority": "low"|"normal"|"high"} and answers 201 with {"id": <a number>, "title": "...", "priority": "..."}; GET /tasks answers a JSON array of every task, oldest first ([] when there is none), and with ?priority=P only the tasks of priority P; any other priority is refused with 400. The tasks live in memory, guarded for concurrent requests.`,
+			[]string{"main.go"},
+			`After POST /tasks with {"title": "file taxes", "priority": "high"} and with {"title": "water plants", "priority": "low"}, each answered 201, GET /tasks answers both, oldest first, GET /tasks?priority=high only the first; POST /tasks with the priority "urgent" is refused with 400.`),
+		Example: `{
+  "title": "Tasks keep their priority and are filtered by it, and an unknown priority is refused",
+  "steps": [
+    {"method": "POST", "path": "/tasks", "body": {"title": "file taxes", "priority": "high"}, "expect": {"status": 201, "json": {"id": "{{any}}", "title": "file taxes", "priority": "high"}}},
+    {"method": "POST", "path": "/tasks", "body": {"title": "water plants", "priority": "low"}, "expect": {"status": 201, "json": {"id": "{{any}}", "title": "water plants", "priority": "low"}}},
+    {"method": "GET", "path": "/tasks", "expect": {"status": 200, "json": [{"id": "{{any}}", "title": "file taxes", "priority": "high"}, {"id": "{{any}}", "title": "water plants", "priority": "low"}]}},
+    {"method": "GET", "path": "/tasks?priority=high", "expect": {"status": 200, "json": [{"id": "{{any}}", "title": "file taxes", "priority": "high"}]}},
+    {"method": "POST", "path": "/tasks", "body": {"title": "panic", "priority": "urgent"}, "fails": true, "expect": {"status": 400}}
+  ]
+}
+`,
+	},
+	{
+		Key: "service-counter", Template: "goservice", TwoTurns: true,
+		Request: `Give the service a counter: GET /count answers {"count": N}, 0 at first, and POST /count adds one and answers the new {"count": N}.`,
+		Task: evalTask("0001-counter", "api", "Count at /count",
+			`Routes in main.go: GET /count answers 200 and {"count": N}, starting at 0; POST /count adds one and answers 200 and the new {"count": N}. The count lives in memory, guarded for concurrent requests.`,
+			[]string{"main.go"},
+			`GET /count answers {"count": 0} at first; POST /count answers {"count": 1}, then {"count": 2}; GET /count then answers {"count": 2}.`),
+		Example: `{
+  "title": "The counter starts at 0 and counts each POST",
+  "steps": [
+    {"method": "GET", "path": "/count", "expect": {"status": 200, "json": {"count": 0}}},
+    {"method": "POST", "path": "/count", "expect": {"status": 200, "json": {"count": 1}}},
+    {"method": "POST", "path": "/count", "expect": {"status": 200, "json": {"count": 2}}},
+    {"method": "GET", "path": "/count", "expect": {"status": 200, "json": {"count": 2}}}
+  ]
+}
+`,
+	},
+}
+
+// The history modes of a two-turn task's second turn.
+const (
+	// TextHistory: the second turn is given the request and the first
+	// turn's words.
+	TextHistory = "text"
+	// StructuredHistory: the assistant turn names the first turn's run and
+	// the host gives the model that run's tool calls and their results.
+	StructuredHistory = "structured"
+	// RestartHistory: structured, with the second turn run after a
+	// restart, on stores and services opened afresh over the same folder
+	// and the first turn's calls read back from it.
+	RestartHistory = "restart"
+)
+
+// ContinueMessage is what a two-turn task's second turn is told.
+const ContinueMessage = "Continue."
+
+// modesOf are the history modes task t runs under condition c: none for a
+// task of one turn; text and structured for one of two, and under
+// orientation+facts restart too.
+func modesOf(twoTurns bool, c string) []string {
+	switch {
+	case !twoTurns:
+		return []string{""}
+	case c == OrientationFacts:
+		return []string{TextHistory, StructuredHistory, RestartHistory}
+	}
+	return []string{TextHistory, StructuredHistory}
 }
 
 // evalTask is a task's plan as the planner writes one: a single criterion,

@@ -357,18 +357,27 @@ type caseStore struct {
 	store *knowledge.Store
 	cases *knowledge.Cases
 	log   *slog.Logger
+	// servings, when set, keeps which lessons the store's turns were
+	// given and what came of each: an evaluation's runs, whose hint
+	// credit is read from them. A replay keeps none.
+	servings *knowledge.Servings
 }
 
 // builds opens and resolves the store's cases from a run's builds and
 // checks, as the launcher's own do.
 func (cs *caseStore) builds(version string) executor.CaseRecorder {
-	return executor.CaseRecorder{Cases: cs.cases, Version: version, Log: cs.log}
+	return executor.CaseRecorder{Cases: cs.cases, Servings: cs.servings, Version: version, Log: cs.log}
 }
 
 // books are where a replayed turn's record writes: the store's contexts
-// rows and cases, and nothing else (no servings, no attempts).
+// rows and cases, the servings when the store keeps them, and no
+// attempts.
 func (cs *caseStore) books(version string) executor.Books {
-	return executor.Books{Turns: cs.store, Cases: cs.cases, Builds: cs.builds(version), Log: cs.log}
+	b := executor.Books{Turns: cs.store, Cases: cs.cases, Builds: cs.builds(version), Log: cs.log}
+	if cs.servings != nil {
+		b.Servings = cs.servings
+	}
+	return b
 }
 
 // openStore opens the store at path, a replay's case's
