@@ -3,10 +3,15 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"autoapp/executor/candidate"
 	"autoapp/intent/refusal"
+	"autoapp/intent/workspace"
+	"autoapp/knowledge"
+	"autoapp/knowledge/origin"
 )
 
 // The owner's own actions on an application (its page's Build and check,
@@ -77,6 +82,9 @@ func (e *Executor) startAction(ctx context.Context, appID, what string, begin fu
 	if a := e.actions[appID]; a != nil && a.Going() {
 		return candidate.AlreadyRunning(appID)
 	}
+	// The click is a single-step run of its own: its rows are told apart
+	// from every other click's and name where the application stood.
+	ctx = e.ownerClick(ctx, appID)
 	// It takes the application's turn, which a turn's own build or a chat
 	// turn's change would also need.
 	b, err := begin(ctx, appID)
@@ -191,4 +199,27 @@ func (e *Executor) stopActions() {
 	for _, a := range going {
 		<-a.done
 	}
+}
+
+// ownerClick is ctx carrying the identity of one click of the owner's on
+// appID's page: a single-step run, "owner-<time>-<n>", whose call id is its
+// run id, at the release the candidate holds and the revision the
+// workspace's HEAD is at.
+func (e *Executor) ownerClick(ctx context.Context, appID string) context.Context {
+	e.clicks++
+	runID := fmt.Sprintf("%s-%s-%d", OwnerRun, e.d.Now().UTC().Format("20060102T150405.000"), e.clicks)
+	pos := PositionAt(ctx, e.d.Candidates, e.d.Apps, appID, nil)
+	release, _ := pos.At()
+	revision := knowledge.NoGit
+	if head, err := workspace.Git(ctx, e.d.Apps.WorkspaceDir(appID), "rev-parse", "HEAD"); err == nil {
+		revision = strings.TrimSpace(string(head))
+	}
+	ctx = origin.WithIdentity(ctx, origin.Identity{RunID: runID, CallID: runID, AppID: appID})
+	return origin.WithPosition(ctx, origin.NewPosition(release, revision))
+}
+
+// IsOwnerRun reports whether runID names a click of the owner's (or the
+// owner's builds before clicks had runs of their own).
+func IsOwnerRun(runID string) bool {
+	return runID == OwnerRun || strings.HasPrefix(runID, OwnerRun+"-")
 }

@@ -13,8 +13,8 @@ import (
 	"autoapp/knowledge/origin"
 )
 
-// OwnerRun is the run id of builds and checks the owner asked for from an
-// application's page, outside any turn.
+// OwnerRun is the run id of builds and checks outside any turn that no
+// click named, and the prefix of each click's own run (ownerClick).
 const OwnerRun = "owner"
 
 // CaseRecorder opens and resolves the knowledge's cases from every build
@@ -114,7 +114,7 @@ func (c CaseRecorder) checked(ctx context.Context, turn caseTurn, appID, revisio
 
 // closeServings tells the run's servings what a build or the checks found.
 func (c CaseRecorder) closeServings(ctx context.Context, appID, runID string, o knowledge.Observation) error {
-	if c.Servings == nil || runID == OwnerRun {
+	if c.Servings == nil || IsOwnerRun(runID) {
 		return nil
 	}
 	return c.Servings.Close(context.WithoutCancel(ctx), appID, runID, o)

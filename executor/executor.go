@@ -142,8 +142,10 @@ type Executor struct {
 	run *run
 	// closed refuses new runs once the server shuts down.
 	closed bool
-	// actions are the owner's actions by application (see OwnerAction).
+	// actions are the owner's actions by application (see OwnerAction);
+	// clicks counts them, to name each one's run.
 	actions map[string]*action
+	clicks  int
 	// replay is the replay going, or nil: it holds the executor as a run
 	// does (see StartReplay).
 	replay *replaying

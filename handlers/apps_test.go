@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"html"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"autoapp/intent/app"
 	"autoapp/intent/workspace"
+	"autoapp/knowledge"
 )
 
 // validManifest is a manifest the owner might write for the static template.
@@ -391,5 +393,38 @@ func TestAnApplicationFormWithoutTheTokenIsRefused(t *testing.T) {
 				tt.unchanged(t)
 			}
 		})
+	}
+}
+
+// Each click of Build and check is a single-step run of its own: its work
+// and the cases it opens name a run of their own, told apart from every
+// other click's.
+func TestEachBuildAndCheckIsARunOfItsOwn(t *testing.T) {
+	t.Parallel()
+	s, ada := withOwner(t)
+	createApp(t, ada, "notes", "Notes")
+	// An example the page does not pass: the first click opens its case.
+	example := `{"title": "The home page greets", "steps": [{"method": "GET", "path": "/", "expect": {"contains": ["Hello readers"]}}]}`
+	if err := os.WriteFile(filepath.Join(s.apps.WorkspaceDir("notes"), "acceptance", "0009-greet-c1.json"), []byte(example), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		wantRedirect(t, ada.post("/apps/notes/cycle", nil), "/apps/notes#candidate")
+		ended(t, ada, 30*time.Second)
+	}
+	db := s.launcher.Knowledge.DB().Read
+	var runs []string
+	if err := db.Select(&runs, `SELECT run_id FROM run_work WHERE app_id = 'notes' AND kind = 'build' ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0] == runs[1] || !strings.HasPrefix(runs[0], "owner-") || !strings.HasPrefix(runs[1], "owner-") {
+		t.Fatalf("the two clicks' builds were written under the runs %q, want two runs of their own named owner-…", runs)
+	}
+	cases, err := s.launcher.Cases.List(context.Background(), knowledge.CaseQuery{AppID: "notes"})
+	if err != nil || len(cases) != 1 {
+		t.Fatalf("cases %+v, %v", cases, err)
+	}
+	if cases[0].OpenedRunID != runs[0] {
+		t.Errorf("the case was opened by run %q, want the first click's %q", cases[0].OpenedRunID, runs[0])
 	}
 }
