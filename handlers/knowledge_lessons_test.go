@@ -140,14 +140,21 @@ func TestTheCasesSayTheirDistillationAndALessonItsCountsAndVersions(t *testing.T
 	s, b := lessonsServer(t)
 	ctx := context.Background()
 	l := s.launcher
-	failed := knowledge.BuildObserved{AppID: "site", RunID: "run-1", StagesRun: []string{"check"},
+	failed := knowledge.BuildObserved{AppID: "site", RunID: "run-1", StagesRun: []string{"check"}, ReleaseBefore: "rel-1",
 		Problems: []knowledge.BuildProblem{{Stage: "check", Message: "site/index.html: no h1", Signature: "no-h1"}}}
 	opened, _, err := l.Cases.Build(ctx, failed)
 	if err != nil || len(opened) != 1 {
 		t.Fatalf("opened %v, %v", opened, err)
 	}
-	if _, _, err := l.Cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: "run-2", StagesRun: []string{"check"}, OK: true}); err != nil {
+	if _, _, err := l.Cases.Build(ctx, knowledge.BuildObserved{AppID: "site", RunID: "run-2", StagesRun: []string{"check"}, OK: true, Release: "rel-2"}); err != nil {
 		t.Fatal(err)
+	}
+	// The case's page says the releases either side of the repair.
+	casePage := b.get(fmt.Sprintf("/knowledge/cases/%d", opened[0])).body
+	for _, want := range []string{`data-testid="case-release-before">rel-1<`, `data-testid="case-release-after">rel-2<`, "served from corpus version 0"} {
+		if !strings.Contains(casePage, want) {
+			t.Errorf("the case's page lacks %q", want)
+		}
 	}
 	// A second case stays open.
 	failed.Problems[0].Signature, failed.Problems[0].Message = "no-title", "site/index.html: no title"
@@ -167,6 +174,9 @@ func TestTheCasesSayTheirDistillationAndALessonItsCountsAndVersions(t *testing.T
 	}
 	lesson := outcomes[0].LessonID
 	row := caseRow(t, b.get("/knowledge/cases").body, opened[0])
+	if !strings.Contains(row, `data-testid="case-signature">no-h1<`) {
+		t.Errorf("the case's row does not show its signature:\n%s", row)
+	}
 	if !strings.Contains(row, `data-testid="case-distill">done, and drew`) || !strings.Contains(row, fmt.Sprintf(`href="/knowledge/lessons/%d" data-testid="case-lesson"`, lesson)) {
 		t.Errorf("the distilled case's row does not say done with its lesson linked:\n%s", row)
 	}

@@ -56,10 +56,17 @@ func TestEveryChangeToTheLessonsWritesOneCorpusVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	step(4, "a replacement")
+	if err := s.lessons.Flag(ctx, distilled, knowledge.FlagRecurring); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.lessons.Retire(ctx, distilled, "cy"); err != nil {
 		t.Fatal(err)
 	}
 	step(5, "a retirement")
+	// Retiring records who and when, and clears the flag, as confirming does.
+	if l := s.get(distilled); l.RetiredBy != "cy" || l.RetiredAt.IsZero() || len(l.Flags) != 0 {
+		t.Errorf("the retired lesson: by %q at %v, flags %v; want cy, a time and no flag", l.RetiredBy, l.RetiredAt, l.Flags)
+	}
 	// A refused action writes none.
 	if err := s.lessons.Retire(ctx, distilled, "cy"); err == nil {
 		t.Fatal("retiring a retired lesson was not refused")

@@ -612,7 +612,7 @@ func moveLesson(ctx context.Context, tx *sqlx.Tx, now time.Time, l Lesson, to st
 			`UPDATE lessons SET status = ?, confirmed_at = ?, confirmed_by = ?, flags = '[]' WHERE id = ? AND status = ?`,
 			to, now.UnixMilli(), stamp.by, l.ID, l.Status)
 	case LessonRetired:
-		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ?, retired_by = ?, left_version = ? WHERE id = ? AND status = ?`,
+		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, retired_at = ?, retired_by = ?, left_version = ?, flags = '[]' WHERE id = ? AND status = ?`,
 			to, now.UnixMilli(), sql.NullString{String: stamp.by, Valid: stamp.by != ""}, stamp.version, l.ID, l.Status)
 	case LessonSuperseded:
 		res, err = tx.ExecContext(ctx, `UPDATE lessons SET status = ?, superseded_by = ?, left_version = ? WHERE id = ? AND status = ?`,

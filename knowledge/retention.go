@@ -28,7 +28,8 @@ type Retained struct {
 }
 
 // blobReferences lists every hash the contexts after the one numbered ?
-// refer to (0: every context), and every replay's manifest. A blob in it is
+// refer to (0: every context), every check case's example steps, and
+// every replay's manifest. A blob in it is
 // kept whatever its age; a table that comes to refer to blobs adds its
 // column here. No row writes NULL into these columns, and NOT IN needs
 // that. Replays are few, and a replay's manifest is written before its
@@ -36,6 +37,7 @@ type Retained struct {
 const blobReferences = `SELECT instructions_hash FROM contexts WHERE id > ?
 	UNION SELECT json_extract(d.value, '$.hash') FROM contexts, json_each(contexts.documents) AS d
 	WHERE contexts.id > ? AND json_extract(d.value, '$.hash') IS NOT NULL
+	UNION SELECT example_steps FROM cases WHERE example_steps IS NOT NULL
 	UNION SELECT manifest_hash FROM replays`
 
 // Retain applies retention: events older than RetainFor, then the oldest

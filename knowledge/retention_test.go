@@ -32,6 +32,12 @@ func TestRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A check case opened 40 days ago keeps its example's steps.
+	cases := knowledge.NewCases(e.store.DB(), e.clock.Now)
+	if _, _, err := cases.Checks(ctx, knowledge.ChecksObserved{AppID: "notes", RunID: "r1",
+		Results: []knowledge.ExampleResult{{ID: "0001-tags-c1", Hash: "abc", Failure: "status 500", Steps: "old example steps"}}}); err != nil {
+		t.Fatal(err)
+	}
 	e.clock.Set(now)
 	// Blobs nothing refers to: one old, one recent.
 	for _, b := range []struct {
@@ -63,7 +69,7 @@ func TestRetention(t *testing.T) {
 		if err := e.store.DB().Read.Select(&texts, `SELECT text FROM blobs ORDER BY text`); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"old digest", "old instructions", "recent orphan"}
+		want := []string{"old digest", "old example steps", "old instructions", "recent orphan"}
 		if !slices.Equal(texts, want) {
 			t.Errorf("blobs left = %q, want %q", texts, want)
 		}

@@ -102,6 +102,8 @@ type CaseLine struct {
 	// produced, 0 for none.
 	Distill  string
 	LessonID int64
+	// Signature is the failure's signature, shortened for the list.
+	Signature string
 }
 
 // DistillText says where a case's distillation stands, for the Cases list.
@@ -167,6 +169,12 @@ type CaseDetail struct {
 	CaseLine
 	Signature, Request, Edits, Model string
 	RevisionBefore, ResolvedRevision string
+	// ReleaseBefore is the release that was running before the repair,
+	// ResolvedRelease the one the resolving build made or the checks ran
+	// against; "" for none. CorpusVersion is the corpus version the turn
+	// that met the failure was served from.
+	ReleaseBefore, ResolvedRelease string
+	CorpusVersion                  int64
 	// TurnID is the contexts row of the turn that met the failure; 0 when
 	// none was recorded.
 	TurnID int64

@@ -1,3 +1,4 @@
+DROP INDEX cases_example_steps;
 DROP TRIGGER cases_evidence_immutable;
 ALTER TABLE cases DROP COLUMN resolved_release;
 ALTER TABLE cases DROP COLUMN example_steps;

@@ -57,3 +57,5 @@ WHEN NEW.example_steps IS NOT OLD.example_steps
   OR NEW.corpus_version IS NOT OLD.corpus_version
   OR (OLD.resolved_at IS NOT NULL AND NEW.resolved_release IS NOT OLD.resolved_release)
 BEGIN SELECT RAISE(ABORT, 'a case''s evidence never changes'); END;
+-- Retention keeps every blob a case refers to; it reads them through this.
+CREATE INDEX cases_example_steps ON cases (example_steps) WHERE example_steps IS NOT NULL;
