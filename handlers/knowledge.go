@@ -169,7 +169,8 @@ func (h *knowledgePages) knowledgeTurn(c *fiber.Ctx) error {
 // edits as one chip (each in its title), a chip per build and run of the
 // checks, per case opened and resolved, and per lesson served.
 func turnLine(r knowledge.TurnRow, w knowledge.RunWork) views.TurnLine {
-	l := views.TurnLine{ID: r.ID, At: clock(r.At), App: r.AppID, Run: r.RunID, Kind: string(r.Kind), Request: firstLine(r.Request, 120)}
+	l := views.TurnLine{ID: r.ID, At: clock(r.At), App: r.AppID, Run: r.RunID, Kind: string(r.Kind), Request: firstLine(r.Request, 120),
+		InstructionsHash: r.InstructionsHash, CorpusVersion: r.CorpusVersion}
 	for _, d := range r.Documents {
 		l.Docs = append(l.Docs, views.TurnChip{Ref: d.Ref, Title: d.Title, Cut: d.Cut})
 	}
@@ -205,7 +206,7 @@ func turnLine(r knowledge.TurnRow, w knowledge.RunWork) views.TurnLine {
 	cases("opened", "opened", w.Opened, w.OpenedCount)
 	cases("resolved", "resolved", w.Resolved, w.ResolvedCount)
 	for _, sv := range w.Served {
-		l.Lessons = append(l.Lessons, views.ServedChip{Text: fmt.Sprintf("lesson %d: %s", sv.LessonID, servingOutcome(sv)), NotIncluded: !sv.Included})
+		l.Lessons = append(l.Lessons, views.ServedChip{Text: fmt.Sprintf("lesson %d: %s", sv.LessonID, servingOutcome(sv)), NotIncluded: !sv.Included, LessonID: sv.LessonID})
 	}
 	return l
 }

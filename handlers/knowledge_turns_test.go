@@ -127,14 +127,15 @@ func TestTheTurnsViewSaysWhichLessonTheBudgetCut(t *testing.T) {
 	}
 
 	page := b.get("/knowledge/turns").body
-	for _, want := range []string{`<span class="chip" data-testid="served">lesson 1: open</span>`, `data-testid="served">lesson 2: not included</span>`,
+	for _, want := range []string{`<a href="/knowledge/lessons/1" class="chip" data-testid="served">lesson 1: open</a>`, `data-testid="served">lesson 2: not included</a>`,
 		`class="chip cut" title="The budget cut this lesson's line before the model read it; it is never scored."`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the Turns view lacks %q:\n%s", want, page)
 		}
 	}
-	if detail := b.get("/knowledge/turns/1").body; !strings.Contains(detail, "lesson 2: not included") {
-		t.Errorf("the turn's page does not say lesson 2 was not included:\n%s", detail)
+	if detail := b.get("/knowledge/turns/1").body; !strings.Contains(detail, "lesson 2: not included") ||
+		!strings.Contains(detail, `data-testid="turn-instructions">Instructions <code>`) || !strings.Contains(detail, "lessons served from corpus version 2") {
+		t.Errorf("the turn's page does not say lesson 2 was not included, the instructions' hash and the corpus version:\n%s", detail)
 	}
 	if lesson := b.get("/knowledge/lessons/2").body; !strings.Contains(lesson, "to "+run+" (words): not included") {
 		t.Errorf("the lesson's page does not say its serving was not included:\n%s", lesson)

@@ -52,6 +52,11 @@ type TurnLine struct {
 	// Lessons are the lessons the turn was going to give, each with what
 	// came of it.
 	Lessons []ServedChip
+	// InstructionsHash is the hash of the instructions the turn ran
+	// under, CorpusVersion the corpus version its lessons were served
+	// from.
+	InstructionsHash string
+	CorpusVersion    int64
 }
 
 // ServedChip is one lesson a turn was going to give and what came of it
@@ -60,6 +65,8 @@ type TurnLine struct {
 type ServedChip struct {
 	Text        string
 	NotIncluded bool
+	// LessonID is the lesson served, which the chip links to.
+	LessonID int64
 }
 
 // WorkChip is one thing a turn did, or a count of those not shown.
