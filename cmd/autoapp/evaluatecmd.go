@@ -155,7 +155,7 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 	}
 	fmt.Fprintf(w, " The runs are kept under %s.\n\n", ev.Dir)
 
-	fmt.Fprintln(w, "| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |")
+	fmt.Fprintln(w, "| Task | Condition | Working code | Workflow completed | First edit | Tried | First build | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	labels := map[string]string{}
 	for _, f := range ev.Failures {
@@ -163,7 +163,7 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 	}
 	for _, c := range ev.Cells {
 		if c.Runs == 0 {
-			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition)
+			fmt.Fprintf(w, "| %s | %s | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — | — |\n", c.Task, c.Condition)
 			continue
 		}
 		recurring := "—"
@@ -174,9 +174,9 @@ func writeEvaluation(w io.Writer, ev replay.Evaluation) {
 			}
 			recurring = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(w, "| %s | %s | %d/%d | %d/%d | %s | %s | %d/%d | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d of %d |\n",
+		fmt.Fprintf(w, "| %s | %s | %d/%d | %d/%d | %s | %s | %s | %d/%d | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d of %d |\n",
 			c.Task, c.Condition, c.WorkingCode, c.Runs, c.Workflow, c.Runs, meanCalls(c.FirstEdit, c.FirstEditRuns, c.Runs),
-			meanCalls(c.Tried, c.TriedRuns, c.Runs), c.ReachedBuild, c.Runs, c.FailedBuilds, shownSeconds(c.ModelMS), shownSeconds(c.ToolMS),
+			meanCalls(c.Tried, c.TriedRuns, c.Runs), meanCalls(c.FirstBuild, c.FirstBuildRuns, c.Runs), c.ReachedBuild, c.Runs, c.FailedBuilds, shownSeconds(c.ModelMS), shownSeconds(c.ToolMS),
 			meanTokens(c.MeanTokens, c.Reported, c.Runs), thousands(c.KnownTokens), recurring, c.Approvals, shownMean(c.NamedUsed),
 			shownMean(c.NamedIgnored), shownMean(c.ReadUnnamed), c.UnrelatedCredit, c.HintsCredited)
 	}
@@ -205,6 +205,7 @@ evaluation's own copy, by its content hash — passed. Workflow completed: the e
 checks (candidate.cycle) on the release it last built, with the example intact, and every example
 passed. First edit counts the calls up to the first edit that landed (a source.edit or source.change
 that succeeded, or a cycle whose change applied); tried, up to the first attempt, refused or not;
+first build, up to the first call that built (candidate.build, or a cycle that reached its build);
 each the mean over the runs that made one, with their count when not every run did. Model time is
 the time a turn waited on the model, tool time the time its tools took, each a mean a run. Mean
 tokens is the mean over the runs whose turn reported every step, with their count; known tokens is

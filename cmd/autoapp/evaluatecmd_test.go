@@ -625,7 +625,7 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 			"on scripted:builder (launcher dev): 1 run of each task under each condition, at most 60 steps and 20 minutes a turn.",
 			"Learned is given 2 lessons (",
 			"The runs are kept under " + dir + ".",
-			"| Task | Condition | Working code | Workflow completed | First edit | Tried | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |",
+			"| Task | Condition | Working code | Workflow completed | First edit | Tried | First build | Reached a build | Failed builds | Model time | Tool time | Mean tokens | Known tokens | Recurring failures | Approvals | Named, read or edited | Named, ignored | Read, not named | Unrelated hint credit |",
 			"Failures that recurred from earlier runs:",
 			"- `check 0001-notes-c1` (" + knowledge.CheckSignature(ev.Tasks[3].Example.Hash) + "):",
 			"| Task | Condition | History | Working code | Workflow completed | Reads before first edit | Repeated reads | Repeated actions | Turn-two tokens | Turn-one calls | Read the changed file first |",
@@ -635,13 +635,13 @@ func TestKnowledgeEvaluatePrintsTheTableAndTheJSON(t *testing.T) {
 			}
 		}
 		for _, row := range []string{
-			`| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — |`,
-			`| service-notes | baseline | 1/1 | 1/1 | 2 | 2 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — | 0 | 0 | 0 | 1 | 0 of 0 |`,
-			`| site-about | orientation\+facts | 1/1 | 1/1 | 1 | 1 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | — \(0/1\) | 2,200 | — |`,
-			`| site-hours | baseline | 1/1 | 0/1 | 1 | 1 | 0/1 | 0 | `,
-			`| site-hours | orientation | 0/1 | 0/1 | 1 | 1 | 1/1 | 0 | `,
-			"| service-greeting | orientation | 1/1 | 1/1 | 1 | 1 | 1/1 | 1 | .* | 3,300 \\(1/1\\) | 3,300 | `vet [0-9a-f]{8}` |",
-			"| service-notes | orientation\\+facts | 1/1 | 1/1 | 1 | 1 | 1/1 | 0 | .* | 5,500 \\(1/1\\) | 5,500 | `check 0001-notes-c1` |",
+			`| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 3 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — |`,
+			`| service-notes | baseline | 1/1 | 1/1 | 2 | 2 | 3 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | 4,400 \(1/1\) | 4,400 | — | 0 | 0 | 0 | 1 | 0 of 0 |`,
+			`| site-about | orientation\+facts | 1/1 | 1/1 | 1 | 1 | 2 | 1/1 | 0 | \d+\.\ds | \d+\.\ds | — \(0/1\) | 2,200 | — |`,
+			`| site-hours | baseline | 1/1 | 0/1 | 1 | 1 | — | 0/1 | 0 | `,
+			`| site-hours | orientation | 0/1 | 0/1 | 1 | 1 | 2 | 1/1 | 0 | `,
+			"| service-greeting | orientation | 1/1 | 1/1 | 1 | 1 | 1 | 1/1 | 1 | .* | 3,300 \\(1/1\\) | 3,300 | `vet [0-9a-f]{8}` |",
+			"| service-notes | orientation\\+facts | 1/1 | 1/1 | 1 | 1 | 2 | 1/1 | 0 | .* | 5,500 \\(1/1\\) | 5,500 | `check 0001-notes-c1` |",
 			`| service-priority | baseline | text | 1/1 | 1/1 | 0 | 1 | 1 | 5,500 \(1/1\) | 2 | 0/1 |`,
 			`| service-priority | orientation\+facts | restart | 1/1 | 1/1 | 1 | 1 | 0 | 4,400 \(1/1\) | 2 | 1/1 |`,
 			`| service-counter | learned | structured | 1/1 | 1/1 | 0 | 0 | 0 | — \(0/1\) | 1 | — |`,
@@ -760,7 +760,7 @@ func TestKnowledgeEvaluateStoppedKeepsWhatFinished(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errOut.String())
 	}
 	for _, want := range []string{
-		"| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 1/1 | 0 |",
+		"| site-about | baseline | 1/1 | 1/1 | 2 | 1 | 3 | 1/1 | 0 |",
 		"| site-about | orientation | — | — |",
 		"The evaluation was stopped before every run finished",
 	} {

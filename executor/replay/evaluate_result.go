@@ -92,6 +92,10 @@ type EvalRun struct {
 	// or not. 0 for none.
 	FirstEdit int `json:"firstEdit"`
 	Tried     int `json:"tried"`
+	// FirstBuild is the number of calls up to and with the first that
+	// built (a candidate.build, or a cycle that reached its build); 0 for
+	// none.
+	FirstBuild int `json:"firstBuild"`
 	// ReachedBuild says a build ran in the turn; FailedBuilds counts the
 	// turn's builds that failed.
 	ReachedBuild bool `json:"reachedBuild"`
@@ -145,6 +149,9 @@ type Cell struct {
 	// that made one; nil for none.
 	FirstEdit     *float64 `json:"firstEdit"`
 	FirstEditRuns int      `json:"firstEditRuns"`
+	// FirstBuild is the mean over the FirstBuildRuns that built.
+	FirstBuild     *float64 `json:"firstBuild"`
+	FirstBuildRuns int      `json:"firstBuildRuns"`
 	Tried         *float64 `json:"tried"`
 	TriedRuns     int      `json:"triedRuns"`
 	ReachedBuild  int      `json:"reachedBuild"`
@@ -335,7 +342,7 @@ func twoTurnCellOf(task, condition, mode, touched string, runs []EvalRun) TwoTur
 // cellOf is task under condition's figures over its runs among runs.
 func cellOf(task, condition string, runs []EvalRun) Cell {
 	cell := Cell{Task: task, Condition: condition, Recurring: []string{}}
-	var firstEdit, tried, model, tool, reported, known int64
+	var firstEdit, firstBuild, tried, model, tool, reported, known int64
 	var used, ignored, unnamed int
 	for _, r := range runs {
 		if r.Task != task || r.Condition != condition {
@@ -362,6 +369,10 @@ func cellOf(task, condition string, runs []EvalRun) Cell {
 			cell.TriedRuns++
 			tried += int64(r.Tried)
 		}
+		if r.FirstBuild > 0 {
+			cell.FirstBuildRuns++
+			firstBuild += int64(r.FirstBuild)
+		}
 		if r.ReachedBuild {
 			cell.ReachedBuild++
 		}
@@ -385,6 +396,7 @@ func cellOf(task, condition string, runs []EvalRun) Cell {
 		return &m
 	}
 	cell.FirstEdit, cell.Tried = mean(firstEdit, cell.FirstEditRuns), mean(tried, cell.TriedRuns)
+	cell.FirstBuild = mean(firstBuild, cell.FirstBuildRuns)
 	if cell.Runs > 0 {
 		n := int64(cell.Runs)
 		cell.ModelMS, cell.ToolMS = model/n, tool/n
@@ -415,9 +427,29 @@ func figures(calls []ai.Call) EvalRun {
 		if (c.Name == "candidate.build" || c.Name == "candidate.cycle") && c.OK && stepOf(c) == candidate.StepBuildFailed {
 			r.FailedBuilds++
 		}
+		if r.FirstBuild == 0 && built(c) {
+			r.FirstBuild = i + 1
+		}
 	}
 	r.ToolMS = tool.Milliseconds()
 	return r
+}
+
+// built says c ran a build: a candidate.build that answered, or a cycle
+// that got as far as its build.
+func built(c ai.Call) bool {
+	switch {
+	case !c.OK:
+		return false
+	case c.Name == "candidate.build":
+		return true
+	case c.Name == "candidate.cycle":
+		switch stepOf(c) {
+		case candidate.StepBuilt, candidate.StepBuildFailed, candidate.StepPreviewed, candidate.StepPreviewFailed, candidate.StepChecked:
+			return true
+		}
+	}
+	return false
 }
 
 // attempted says c tried to edit: source.edit or source.change, or a
