@@ -152,9 +152,9 @@ type Cell struct {
 	// FirstBuild is the mean over the FirstBuildRuns that built.
 	FirstBuild     *float64 `json:"firstBuild"`
 	FirstBuildRuns int      `json:"firstBuildRuns"`
-	Tried         *float64 `json:"tried"`
-	TriedRuns     int      `json:"triedRuns"`
-	ReachedBuild  int      `json:"reachedBuild"`
+	Tried          *float64 `json:"tried"`
+	TriedRuns      int      `json:"triedRuns"`
+	ReachedBuild   int      `json:"reachedBuild"`
 	// FailedBuilds is every run's failed builds together.
 	FailedBuilds int `json:"failedBuilds"`
 	// ModelMS and ToolMS are means over the runs.
