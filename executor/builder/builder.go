@@ -134,8 +134,10 @@ type state struct {
 	refused   []Refused
 	question  string
 	lastCycle *candidate.Result
-	// hinted are the lessons given as hints so far.
+	// hinted are the lessons given as hints so far; shown the lessons
+	// the turn has read in full with knowledge.show.
 	hinted map[int64]bool
+	shown  map[int64]bool
 }
 
 // NewSession prepares a builder turn's tools over the workspace it is given.
@@ -159,7 +161,7 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.PlanMarkdown = plan.Markdown(cfg.Task, nil)
 	}
 	return &Session{cfg: cfg, ws: cfg.Workspace, st: state{
-		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{}, hinted: map[int64]bool{},
+		reads: map[string]int{}, misses: map[string]int{}, failures: map[string]int{}, hinted: map[int64]bool{}, shown: map[int64]bool{},
 	}}, nil
 }
 

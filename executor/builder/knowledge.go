@@ -86,6 +86,9 @@ type lessonAnswer struct {
 	Applies      knowledge.Applies `json:"applies"`
 	NeedsReview  []string          `json:"needsReview,omitempty"`
 	SupersededBy int64             `json:"supersededBy,omitempty"`
+	// Read says, from the second lesson the turn reads in full, how many
+	// that makes: there is no list of lessons to walk.
+	Read string `json:"read,omitempty"`
 }
 
 func (s *Session) knowledgeShow() ai.Tool {
@@ -113,7 +116,12 @@ func (s *Session) knowledgeShow() ai.Tool {
 			if l.MethodUnclear {
 				return nil, ai.Refuse(refusal.Problem{Field: "id", Message: fmt.Sprintf("lesson %d is a note for a person about the way of working, not a lesson to follow; it is never served", in.ID)})
 			}
-			return lessonAnswer{ID: l.ID, Text: l.Text, Status: l.Status, Applies: l.Applies, NeedsReview: l.Flags, SupersededBy: l.SupersededBy}, nil
+			s.st.shown[l.ID] = true
+			a := lessonAnswer{ID: l.ID, Text: l.Text, Status: l.Status, Applies: l.Applies, NeedsReview: l.Flags, SupersededBy: l.SupersededBy}
+			if n := len(s.st.shown); n > 1 {
+				a.Read = fmt.Sprintf("This turn has now read %d lessons in full. There is no list of lessons: read only an id a lesson line or a hint names.", n)
+			}
+			return a, nil
 		}),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,24 @@ func TestKnowledgeShowReadsOneLesson(t *testing.T) {
 		}
 		if _, named := got["confirmedBy"]; named {
 			t.Fatalf("the answer names the reviewer: %s", raw)
+		}
+		if _, counted := got["read"]; counted {
+			t.Fatalf("the first lesson read says how many were read: %s", raw)
+		}
+	})
+	t.Run("from the second lesson read, how many that makes", func(t *testing.T) {
+		second, err := lessons.Write(ctx, "Keep each view in its own file.", "ann", knowledge.Applies{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, read := range []int64{second, id} {
+			raw, err := call(t, s, "knowledge.show", `{"id": `+strconv.FormatInt(read, 10)+`}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(raw), "This turn has now read 2 lessons in full. There is no list of lessons") {
+				t.Errorf("reading lesson %d again says: %s", read, raw)
+			}
 		}
 	})
 	t.Run("what a method_unclear answer kept", func(t *testing.T) {
