@@ -51,6 +51,22 @@ func (lh *lessonHost) runHeading(t *testing.T) string {
 	return run
 }
 
+// headingMendedByAnEdit scripts the first attempt of intent id's heading
+// task: its example fails the first check (a case opens), an edit of
+// site/index.html mends it (the case is resolved), and the distiller
+// draws a lesson from it.
+func (lh *lessonHost) headingMendedByAnEdit(id int64) {
+	lh.model.On(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the greeting was added.",` +
+		`"knowable":"lesson","lesson":"Keep the greeting markup whole when rewriting.","same_as":0}`})
+	first := runID(id, headingSlug, 1)
+	lh.model.On(scripted.RunID(first),
+		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
+		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
+		scripted.Reply{Text: "Done."})
+}
+
 // documentsOf is the documents block the turn's first request carried.
 func documentsOf(t *testing.T, h *host, run string) string {
 	t.Helper()
@@ -223,20 +239,12 @@ func TestADistilledLessonIsRelatedToATaskThatLocksAFileItsCaseEdited(t *testing.
 	lh := newLessonHost(t)
 	// The distiller learns a lesson from the heading's check case; it
 	// shares no two words with the about page's task.
-	lh.model.On(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the greeting was added.",` +
-		`"knowable":"lesson","lesson":"Keep the greeting markup whole when rewriting.","same_as":0}`})
 	second := about()
 	second.Locks = []string{"site/index.html"}
 	id := lh.plan(t, heading(), second)
-	first := runID(id, headingSlug, 1)
 	// The first check fails, the edit to site/index.html mends it: a case
 	// opened and resolved, whose window edited that file.
-	lh.model.On(scripted.RunID(first),
-		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	lh.headingMendedByAnEdit(id)
 	next := runID(id, aboutSlug, 1)
 	lh.model.On(scripted.RunID(next),
 		scripted.Reply{ToolCalls: []scripted.Call{
@@ -283,16 +291,8 @@ func TestADistilledLessonIsRelatedToATaskThatLocksAFileItsCaseEdited(t *testing.
 func TestTheDistillerIsShownTheTurnThatMetTheFailureAsItWas(t *testing.T) {
 	ctx := context.Background()
 	lh := newLessonHost(t)
-	lh.model.On(scripted.Contains(distillAsked), scripted.Reply{Text: `{"explanation":"The check failed until the greeting was added.",` +
-		`"knowable":"lesson","lesson":"Keep the greeting markup whole when rewriting.","same_as":0}`})
 	id := lh.plan(t, heading())
-	first := runID(id, headingSlug, 1)
-	lh.model.On(scripted.RunID(first),
-		scripted.Reply{ToolCalls: []scripted.Call{change(headingC1, example("The home page says Hello notes", "/", "Hello notes"))}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{ToolCalls: []scripted.Call{addLine("Hello notes")}},
-		scripted.Reply{ToolCalls: []scripted.Call{cycle}},
-		scripted.Reply{Text: "Done."})
+	lh.headingMendedByAnEdit(id)
 	if err := lh.exec.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}

@@ -263,7 +263,7 @@ func (h *knowledgePages) knowledgeCase(c *fiber.Ctx) error {
 func caseLine(k knowledge.Case) views.CaseLine {
 	line := views.CaseLine{ID: k.ID, Kind: k.Kind, App: k.AppID, Message: firstLine(k.Message, 200), Opened: clock(k.OpenedAt),
 		OpenedRun: k.OpenedRunID, ResolvedRun: k.ResolvedRunID, Diagnosis: explanation(k.Diagnosis), Where: k.Stage,
-		Distill: k.DistillState, LessonID: diagnosedLesson(k.Diagnosis), Signature: short12(k.Signature)}
+		Distill: k.DistillState, LessonID: diagnosedLesson(k.Diagnosis), Signature: k.Signature}
 	if k.Kind == knowledge.CaseCheck {
 		line.Where = k.ExampleID
 	}
@@ -298,12 +298,4 @@ func diagnosedLesson(diagnosis string) int64 {
 func isString(v any) bool {
 	_, ok := v.(string)
 	return ok
-}
-
-// short12 is a signature as a list shows it: its first twelve characters.
-func short12(s string) string {
-	if len(s) <= 12 {
-		return s
-	}
-	return s[:12]
 }

@@ -95,23 +95,17 @@ func (s *Lessons) Versions(ctx context.Context, id int64) ([]CorpusVersion, erro
 // and left it.
 func (l Lesson) IndexSentence() string {
 	entered := fmt.Sprintf("corpus version %d", l.EnteredVersion)
+	at := "at " + entered
 	if l.EnteredVersion == 0 {
-		entered = "before corpus versions were counted"
+		entered, at = "before corpus versions were counted", "before corpus versions were counted"
 	}
 	switch {
 	case l.MethodUnclear && l.InService():
-		return fmt.Sprintf("Kept at %s; never served.", entered)
+		return fmt.Sprintf("Kept %s; never served.", at)
 	case l.InService():
 		return fmt.Sprintf("In the index since %s.", entered)
 	case l.LeftVersion == 0:
-		return fmt.Sprintf("Entered the index %s and left it (%s) before versions were counted.", atVersion(entered), l.Status)
+		return fmt.Sprintf("Entered the index %s and left it (%s) before versions were counted.", at, l.Status)
 	}
-	return fmt.Sprintf("Entered the index %s; left it at corpus version %d (%s).", atVersion(entered), l.LeftVersion, l.Status)
-}
-
-func atVersion(v string) string {
-	if v == "before corpus versions were counted" {
-		return v
-	}
-	return "at " + v
+	return fmt.Sprintf("Entered the index %s; left it at corpus version %d (%s).", at, l.LeftVersion, l.Status)
 }

@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"autoapp/knowledge"
@@ -97,7 +98,7 @@ func TestEveryChangeToTheLessonsWritesOneCorpusVersion(t *testing.T) {
 		{"the written lesson", written, []seen{{2, "ann", "write"}, {4, "bob", "replace"}}, 2, 4},
 		{"its replacement", replacement, []seen{{4, "bob", "replace"}}, 4, 0},
 	} {
-		if g := got(tc.id); !equalSeen(g, tc.want) {
+		if g := got(tc.id); !slices.Equal(g, tc.want) {
 			t.Errorf("%s's versions = %v, want %v", tc.name, g, tc.want)
 		}
 		l := s.get(tc.id)
@@ -111,18 +112,6 @@ func TestEveryChangeToTheLessonsWritesOneCorpusVersion(t *testing.T) {
 	if _, err := s.store.DB().Write.ExecContext(ctx, `UPDATE corpus_versions SET actor = 'mallory'`); err == nil {
 		t.Error("a corpus version was changed")
 	}
-}
-
-func equalSeen[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A distillation that supersedes a provisional lesson is one version: the

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,51 +111,58 @@ func isNotFound(err error) bool {
 }
 
 // message is the question about the case, within DistillBudget: the
-// oldest events are cut first, then the documents from the last one, each
-// cut said in the message; cut lists what was cut, for the log.
+// oldest events are cut first, then the documents from the last one, then
+// the instructions' end, each cut said in the message; cut lists what was
+// cut, for the log.
 func (e evidence) message() (text string, cut []string) {
 	events := e.events
 	documents := append([]DocumentText(nil), e.documents...)
 	instructions := e.instructions
+	var shortened []string // the documents and instructions cut short or left out
 	for {
 		text = e.write(instructions, documents, events, len(e.events)-len(events))
 		over := utf8.RuneCountInString(text) - DistillBudget
 		switch {
 		case over <= 0:
-			return text, cut
 		case len(events) > 0:
-			// Cut the oldest events, enough of them at once.
-			n := 1
-			for size := 0; n < len(events) && size < over; n++ {
-				size += utf8.RuneCountInString(events[n-1].Message) + 40
+			// Cut as many of the oldest events as the excess needs.
+			n, size := 0, 0
+			for n < len(events) && size < over {
+				size += utf8.RuneCountInString(events[n].Message) + 40
+				n++
 			}
 			events = events[n:]
-			if len(events) == 0 || len(cut) == 0 || !strings.HasSuffix(cut[len(cut)-1], "events") {
-				cut = append(cut, "")
-			}
-			cut[len(cut)-1] = fmt.Sprintf("the %d oldest events", len(e.events)-len(events))
+			continue
 		case len(documents) > 0:
 			last := &documents[len(documents)-1]
-			have := utf8.RuneCountInString(last.Text)
-			if have <= over+200 {
-				cut = append(cut, "the document "+last.Ref)
+			if utf8.RuneCountInString(last.Text) <= over+200 {
 				documents = documents[:len(documents)-1]
-				continue
+				shortened = append(shortened, "the document "+last.Ref)
+			} else {
+				last.Text = cutEnd(last.Text, over+200)
+				shortened = append(shortened, "the end of the document "+last.Ref)
 			}
-			last.Text = string([]rune(last.Text)[:have-over-200]) + "\n[cut to keep within the budget]"
-			cut = append(cut, "the end of the document "+last.Ref)
+			continue
 		case instructions != "":
-			have := utf8.RuneCountInString(instructions)
-			keep := max(0, have-over-200)
-			instructions = string([]rune(instructions)[:keep]) + "\n[cut to keep within the budget]"
-			cut = append(cut, "the end of the instructions")
-			if keep == 0 {
-				instructions = ""
-			}
-		default:
-			return text, cut
+			instructions = cutEnd(instructions, over+200)
+			shortened = append(shortened, "the end of the instructions")
+			continue
 		}
+		if dropped := len(e.events) - len(events); dropped > 0 {
+			cut = append(cut, fmt.Sprintf("the %d oldest events", dropped))
+		}
+		return text, append(cut, slices.Compact(shortened)...)
 	}
+}
+
+// cutEnd is text without its last n characters, marked as cut; "" when
+// that leaves nothing.
+func cutEnd(text string, n int) string {
+	r := []rune(text)
+	if n >= len(r) {
+		return ""
+	}
+	return string(r[:len(r)-n]) + "\n[cut to keep within the budget]"
 }
 
 // write is the question with the instructions, documents and events

@@ -109,7 +109,7 @@ type CaseLine struct {
 	// produced, 0 for none.
 	Distill  string
 	LessonID int64
-	// Signature is the failure's signature, shortened for the list.
+	// Signature is the failure's signature; the list shows its start.
 	Signature string
 }
 
