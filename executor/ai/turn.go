@@ -177,7 +177,34 @@ type Turn struct {
 	// given of each (the record Result.Documents holds): the turn's context
 	// can be kept before any of its tools runs.
 	OnDelivered func(docs []DeliveredDocument)
+	// Cap, when set, is asked before every request to the model how much
+	// the request may use; nil caps nothing.
+	Cap Cap
 }
+
+// Cap answers how much one request may use, given what the turn's
+// completed steps used so far and the request's input tokens (estimated
+// from its length, as a floor of what the provider will count).
+type Cap func(used Usage, input int) Room
+
+// Room is what one request may use under the caps in force.
+type Room struct {
+	// Refused, when set, is why the request is not sent at all: what was
+	// used and its input leave no room. It ends the turn (EndCap).
+	Refused string
+	// Output is the most output tokens the request may stream; the stream
+	// is cut at the first token past it. Below 0: no cap counts tokens.
+	Output int
+	// Until is when a cap in time is reached; the request is cut there.
+	// Zero: no cap counts time.
+	Until time.Time
+	// Reached says which cap the cut request crossed and what was spent,
+	// given the turn's usage with the cut request's floor counted.
+	Reached func(used Usage) string
+}
+
+// Unlimited is the room of a request no cap bounds.
+var Unlimited = Room{Output: -1}
 
 // Ending says how a turn ended.
 type Ending string
@@ -192,6 +219,9 @@ const (
 	EndAborted  Ending = "aborted"
 	EndProvider Ending = "provider"
 	EndQuestion Ending = "question"
+	// EndCap is a turn a cap ended: before a request, or cutting its
+	// stream. It is not an attempt.
+	EndCap Ending = "cap"
 )
 
 // Sentences for the person about how a turn ended.
@@ -280,6 +310,7 @@ type Result struct {
 var (
 	errWallLimit = errors.New("ai: the turn ran out of time")
 	errIdleLimit = errors.New("ai: the turn was idle too long")
+	errCapped    = errors.New("ai: the request crossed a cap")
 )
 
 // turn is one Run in progress.
@@ -297,6 +328,8 @@ type turn struct {
 
 	// steps counts the model calls made.
 	steps int
+	// pieces counts what the request in flight has streamed so far.
+	pieces int
 	// unreported is set when a step came back without usage.
 	unreported bool
 	// identical counts refusals with the same problems, for the example.
@@ -413,10 +446,17 @@ func Run(ctx context.Context, t Turn) Result {
 			return r.end(EndSteps, StepsSentence(r.lim.Steps))
 		}
 
+		room, input := Unlimited, 0
+		if r.t.Cap != nil {
+			input = estimateInput(params)
+			if room = r.t.Cap(r.res.Usage, input); room.Refused != "" {
+				return r.end(EndCap, room.Refused)
+			}
+		}
 		r.steps++
-		reqCtx, cancel := r.requestContext(ctx)
+		reqCtx, cancel, streamed := r.cappedRequest(ctx, room)
 		sent := r.now()
-		a, err := p.send(reqCtx, params, r.now, r.t.OnProgress)
+		a, err := p.send(reqCtx, params, r.now, streamed)
 		r.res.ModelTime += r.now().Sub(sent)
 		cause := context.Cause(reqCtx)
 		cancel()
@@ -424,6 +464,13 @@ func Run(ctx context.Context, t Turn) Result {
 			switch {
 			case ctx.Err() != nil:
 				return r.end(EndAborted, StoppedSentence)
+			case errors.Is(cause, errCapped):
+				// What the cut request used is not reported: its input and
+				// the pieces seen are its floor.
+				r.res.Usage.Input += input
+				r.res.Usage.Output += r.pieces
+				r.unreported = true
+				return r.end(EndCap, room.Reached(r.res.Usage))
 			case errors.Is(cause, errWallLimit):
 				return r.end(EndWall, WallSentence(r.lim.Wall))
 			case errors.Is(cause, errIdleLimit):
@@ -497,6 +544,50 @@ func (r *turn) requestContext(ctx context.Context) (context.Context, context.Can
 		limit, cause = r.lim.Idle-idle, errIdleLimit
 	}
 	return context.WithTimeoutCause(ctx, limit, cause)
+}
+
+// cappedRequest is requestContext cut, too, where room ends: at its time,
+// or as the stream's pieces pass its output tokens. The progress it
+// answers tells the turn's OnProgress and counts the pieces (r.pieces).
+func (r *turn) cappedRequest(ctx context.Context, room Room) (context.Context, context.CancelFunc, func(Progress)) {
+	reqCtx, cancelLimits := r.requestContext(ctx)
+	r.pieces = 0
+	var cancelCap context.CancelCauseFunc
+	reqCtx, cancelCap = context.WithCancelCause(reqCtx)
+	var stopTimer func() bool
+	if !room.Until.IsZero() {
+		t := time.AfterFunc(room.Until.Sub(r.now()), func() { cancelCap(errCapped) })
+		stopTimer = t.Stop
+	}
+	progress := func(p Progress) {
+		r.pieces = p.Tokens
+		if room.Output >= 0 && p.Tokens > room.Output {
+			cancelCap(errCapped)
+		}
+		if r.t.OnProgress != nil {
+			r.t.OnProgress(p)
+		}
+	}
+	return reqCtx, func() {
+		if stopTimer != nil {
+			stopTimer()
+		}
+		cancelCap(nil)
+		cancelLimits()
+	}, progress
+}
+
+// estimateInput is the request's input tokens as a floor: its messages and
+// tools, as sent, at charsPerToken characters a token.
+func estimateInput(params openai.ChatCompletionNewParams) int {
+	n := 0
+	if b, err := json.Marshal(params.Messages); err == nil {
+		n += len(b)
+	}
+	if b, err := json.Marshal(params.Tools); err == nil {
+		n += len(b)
+	}
+	return n / charsPerToken
 }
 
 // overLimit ends the turn when the wall or idle limit has passed.

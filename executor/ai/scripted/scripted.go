@@ -254,6 +254,10 @@ type Server struct {
 	always   []*script
 	requests []Request
 	calls    int
+	// sent counts the pieces each streamed answer wrote, by request
+	// number (from 1), and finished the answers written to their end.
+	sent     map[int]int
+	finished map[int]bool
 
 	// busy is how long chat requests took here, from their arrival to
 	// their answer's end: the model's share of a run's time.
@@ -263,7 +267,7 @@ type Server struct {
 // New starts a scripted server that is closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, quit: make(chan struct{})}
+	s := &Server{t: t, quit: make(chan struct{}), sent: map[int]int{}, finished: map[int]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
@@ -476,6 +480,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, completion(n, req.Model, *reply))
 }
 
+// Streamed says how many pieces the answer to the n-th chat request (from
+// 1) streamed, and whether it was written to its end: an answer the client
+// cut off is not.
+func (s *Server) Streamed(n int) (pieces int, finished bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent[n], s.finished[n]
+}
+
 // stream answers a streaming request with server-sent events.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, n int, req Request, reply Reply) {
 	flusher, ok := w.(http.Flusher)
@@ -551,6 +564,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, n int, req Reque
 			return
 		}
 		event(delta(p), nil)
+		s.mu.Lock()
+		s.sent[n]++
+		s.mu.Unlock()
 	}
 	finish := "stop"
 	if len(reply.ToolCalls) > 0 {
@@ -563,6 +579,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, n int, req Reque
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	flusher.Flush()
+	s.mu.Lock()
+	s.finished[n] = true
+	s.mu.Unlock()
 }
 
 // splitKeep splits s after each sep, keeping it, so the pieces join back.
