@@ -48,13 +48,18 @@ func (b *Book) Prices() Loaded {
 		day := *l.DayBudget
 		l.DayBudget = &day
 	}
+	if l.DayTokens != nil {
+		n := *l.DayTokens
+		l.DayTokens = &n
+	}
+	l.IntentCap = l.IntentCap.Clone()
 	return l
 }
 
 // SavePrices checks the prices form and, when every row is right, writes
 // prices.json atomically; a refusal names each problem in one sentence.
-func (b *Book) SavePrices(rows []Row, budget string) (Prices, error) {
-	p, problems := Parse(rows, budget)
+func (b *Book) SavePrices(rows []Row, caps CapsForm) (Prices, error) {
+	p, problems := Parse(rows, caps)
 	if problems != nil {
 		return Prices{}, &refusal.Error{Code: refusal.Invalid, Message: "The prices were not saved. " + problems.Error() + "."}
 	}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"autoapp/intent"
 	"autoapp/intent/atomicfile"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
@@ -35,12 +36,18 @@ type Price struct {
 	Output float64 `json:"output"`
 }
 
-// Prices is prices.json: model reference → price, and the daily budget.
+// Prices is prices.json: model reference → price, and the caps under its
+// "budget" key: the day's, in dollars and in tokens, and the default cap
+// of each intent.
 type Prices struct {
 	Models map[string]Price
-	// DayBudget is the budget of one day in dollars; nil when none is set.
-	// It is shown against today's spend and never enforced.
+	// DayBudget is the cap of one day in dollars; nil when none is set.
+	// It is shown against today's spend and enforced (see Guard).
 	DayBudget *float64
+	// DayTokens is the cap of one day in tokens; nil when none is set.
+	DayTokens *int64
+	// IntentCap is the cap of an intent the owner set none on.
+	IntentCap intent.Cap
 }
 
 // Of is the price of a model as a usage row names it (provider:model, or a
@@ -120,18 +127,8 @@ func parseFile(b []byte) (Prices, error) {
 	for _, k := range keys {
 		v := raw[k]
 		if k == budgetKey {
-			var bud struct {
-				Day *float64 `json:"day"`
-			}
-			if err := strictDecode(v, &bud); err != nil {
-				return Prices{}, errors.New(`"budget" must be {"day": dollars}.`)
-			}
-			if bud.Day != nil {
-				if *bud.Day <= 0 || math.IsInf(*bud.Day, 0) {
-					return Prices{}, errors.New(`"budget": "day" must be a number of dollars above 0.`)
-				}
-				d := *bud.Day
-				p.DayBudget = &d
+			if err := parseBudget(v, &p); err != nil {
+				return Prices{}, err
 			}
 			continue
 		}
@@ -151,6 +148,43 @@ func parseFile(b []byte) (Prices, error) {
 		p.Models[k] = Price{Input: *pr.Input, Output: *pr.Output}
 	}
 	return p, nil
+}
+
+// budgetJSON is the "budget" key of prices.json.
+type budgetJSON struct {
+	Day       *float64    `json:"day,omitempty"`
+	DayTokens *int64      `json:"dayTokens,omitempty"`
+	Intent    *intent.Cap `json:"intent,omitempty"`
+}
+
+// parseBudget reads the "budget" key into p: each cap above 0.
+func parseBudget(v json.RawMessage, p *Prices) error {
+	var bud budgetJSON
+	if err := strictDecode(v, &bud); err != nil {
+		return errors.New(`"budget" must be {"day": dollars, "dayTokens": tokens, "intent": {"dollars", "tokens", "minutes"}}.`)
+	}
+	if bud.Day != nil {
+		if *bud.Day <= 0 || math.IsInf(*bud.Day, 0) {
+			return errors.New(`"budget": "day" must be a number of dollars above 0.`)
+		}
+		d := *bud.Day
+		p.DayBudget = &d
+	}
+	if bud.DayTokens != nil {
+		if *bud.DayTokens <= 0 {
+			return errors.New(`"budget": "dayTokens" must be a number of tokens above 0.`)
+		}
+		n := *bud.DayTokens
+		p.DayTokens = &n
+	}
+	if c := bud.Intent; c != nil {
+		if _, ps := intent.ParseCap(c.Form(), ""); len(ps) > 0 || (c.Dollars != nil && *c.Dollars <= 0) ||
+			(c.Tokens != nil && *c.Tokens <= 0) || (c.Minutes != nil && *c.Minutes <= 0) {
+			return errors.New(`"budget": "intent" must be {"dollars", "tokens", "minutes"}, each above 0.`)
+		}
+		p.IntentCap = *c
+	}
+	return nil
 }
 
 func strictDecode(b []byte, v any) error {
@@ -177,8 +211,12 @@ func (p Prices) MarshalJSON() ([]byte, error) {
 	for k, v := range p.Models {
 		out[k] = v
 	}
-	if p.DayBudget != nil {
-		out[budgetKey] = map[string]float64{"day": *p.DayBudget}
+	if bud := (budgetJSON{Day: p.DayBudget, DayTokens: p.DayTokens}); bud.Day != nil || bud.DayTokens != nil || !p.IntentCap.None() {
+		if !p.IntentCap.None() {
+			c := p.IntentCap
+			bud.Intent = &c
+		}
+		out[budgetKey] = bud
 	}
 	return json.Marshal(out)
 }
@@ -188,11 +226,18 @@ type Row struct {
 	Model, Input, Output string
 }
 
+// CapsForm is the caps of the prices form as typed: the day's in dollars
+// (Day) and in tokens, and each intent's default.
+type CapsForm struct {
+	Day, DayTokens string
+	Intent         intent.CapForm
+}
+
 // Parse checks the prices form: each row with a model needs an input and
 // an output price of at least 0 dollars per million tokens; a row with no
-// model and no prices is left out; the daily budget, when given, is above
-// 0. Every problem is named.
-func Parse(rows []Row, budget string) (Prices, refusal.Problems) {
+// model and no prices is left out; each cap, when given, is above 0.
+// Every problem is named.
+func Parse(rows []Row, caps CapsForm) (Prices, refusal.Problems) {
 	p := Prices{Models: map[string]Price{}}
 	var problems refusal.Problems
 	seen := map[string]int{}
@@ -208,7 +253,7 @@ func Parse(rows []Row, budget string) (Prices, refusal.Problems) {
 		}
 		field := fmt.Sprintf("row %d (%s)", n, model)
 		if model == budgetKey {
-			problems = append(problems, refusal.Problem{Field: field, Message: `"budget" is the daily budget, not a model`})
+			problems = append(problems, refusal.Problem{Field: field, Message: `"budget" holds the caps, not a model`})
 			continue
 		}
 		if _, _, err := plan.ParseModelRef(model); err != nil {
@@ -231,14 +276,19 @@ func Parse(rows []Row, budget string) (Prices, refusal.Problems) {
 			p.Models[model] = Price{Input: inPrice, Output: outPrice}
 		}
 	}
-	if b := strings.TrimSpace(budget); b != "" {
-		v, m := dollars(b, "the daily budget", false)
+	if b := strings.TrimSpace(caps.Day); b != "" {
+		v, m := dollars(b, "the day's cap", false)
 		if m != "" {
 			problems = append(problems, refusal.Problem{Field: "budget", Message: m})
 		} else {
 			p.DayBudget = &v
 		}
 	}
+	day, ps := intent.ParseCap(intent.CapForm{Tokens: caps.DayTokens}, "day_")
+	problems = append(problems, ps...)
+	p.DayTokens = day.Tokens
+	p.IntentCap, ps = intent.ParseCap(caps.Intent, "intent_")
+	problems = append(problems, ps...)
 	if len(problems) > 0 {
 		return Prices{}, problems
 	}

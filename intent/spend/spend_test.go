@@ -236,14 +236,14 @@ func TestThePricesFormNamesEveryProblem(t *testing.T) {
 		{"a negative price", []spend.Row{{"m", "-1", "1"}}, "", []string{"row 1 (m): input cannot be below 0"}},
 		{"prices without a model", []spend.Row{{"", "1", "1"}}, "", []string{"row 1: name the model"}},
 		{"a model twice", []spend.Row{{"m", "1", "1"}, {"m", "2", "2"}}, "", []string{"row 2 (m): row 1 prices it already"}},
-		{"a model called budget", []spend.Row{{"budget", "1", "1"}}, "", []string{`row 1 (budget): "budget" is the daily budget`}},
-		{"a budget of zero", []spend.Row{{"m", "1", "1"}}, "0", []string{"budget: the daily budget must be above 0"}},
+		{"a model called budget", []spend.Row{{"budget", "1", "1"}}, "", []string{`row 1 (budget): "budget" holds the caps`}},
+		{"a budget of zero", []spend.Row{{"m", "1", "1"}}, "0", []string{"budget: the day's cap must be above 0"}},
 		{"two problems at once", []spend.Row{{"a", "x", "1"}, {"b", "1", "-2"}}, "lots", []string{"row 1 (a)", "row 2 (b)", "budget:"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustOpen(t)
-			_, err := e.book.SavePrices(c.rows, c.budget)
+			_, err := e.book.SavePrices(c.rows, spend.CapsForm{Day: c.budget})
 			var ie *refusal.Error
 			if !errors.As(err, &ie) || ie.Code != refusal.Invalid {
 				t.Fatalf("want an invalid refusal, got %v", err)
@@ -263,7 +263,7 @@ func TestThePricesFormNamesEveryProblem(t *testing.T) {
 func TestSavedPricesAreWrittenAtomicallyAndReadBack(t *testing.T) {
 	e := mustOpen(t)
 	rows := []spend.Row{{"z-ai/glm-5.3", "0.6", "2.2"}, {"", "", ""}, {"ollama:qwen3:27b", "0", "$0"}}
-	p, err := e.book.SavePrices(rows, "10")
+	p, err := e.book.SavePrices(rows, spend.CapsForm{Day: "10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestSavedPricesAreWrittenAtomicallyAndReadBack(t *testing.T) {
 	if err := os.Link(e.book.Path(), keep); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.book.SavePrices([]spend.Row{{"m", "1", "1"}}, ""); err != nil {
+	if _, err := e.book.SavePrices([]spend.Row{{"m", "1", "1"}}, spend.CapsForm{}); err != nil {
 		t.Fatal(err)
 	}
 	old, err := os.ReadFile(keep)
@@ -451,7 +451,7 @@ func TestAChangeOfThePricesShowsOnTheNextRead(t *testing.T) {
 		}
 	}
 	want(0, true)
-	if _, err := e.book.SavePrices([]spend.Row{{"m", "1", "1"}}, "5"); err != nil {
+	if _, err := e.book.SavePrices([]spend.Row{{"m", "1", "1"}}, spend.CapsForm{Day: "5"}); err != nil {
 		t.Fatal(err)
 	}
 	want(1, false)

@@ -1,0 +1,5 @@
+DROP TRIGGER backlog_version_intent_caps_delete;
+DROP TRIGGER backlog_version_intent_caps_update;
+DROP TRIGGER backlog_version_intent_caps_insert;
+DROP INDEX chat_turns_request;
+DROP TABLE intent_caps;
