@@ -17,6 +17,7 @@ import (
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
 	"autoapp/intent/refusal"
+	"autoapp/intent/spend"
 	"autoapp/intent/request"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
@@ -88,6 +89,10 @@ type Deps struct {
 	// lessons:<appId> document, and read by its knowledge.show; nil gives
 	// none.
 	Lessons LessonBook
+	// Caps answer each request's room under the intent's and the day's
+	// caps, and refuse a run that could not spend anything; nil caps
+	// nothing.
+	Caps Caps
 	// TaskContext is the path of task-context.json, read for every
 	// builder turn; "" is <root>/launcher/task-context.json beside the
 	// applications' folder.
@@ -254,6 +259,12 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	}
 	if err := e.checkModels(ctx, d); err != nil {
 		return err
+	}
+	// A run its cap or the day's would stop at its first request does not
+	// start: the owner raises the cap first.
+	if refused := CheckCaps(ctx, e.d.Caps, spend.Ask{IntentID: intentID, RunID: fmt.Sprintf("intent-%d-run", intentID), AppID: d.AppID,
+		Kind: intent.KindBuilder, Model: e.d.Models.DefaultModel()}, e.d.Log); refused != "" {
+		return refuse(refusal.Conflict, "%s", refused)
 	}
 	// A run builds and previews the engineer's code: never unconfined
 	// unless the owner chose so.

@@ -18,6 +18,7 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
+	"autoapp/intent/spend"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge"
 	"autoapp/knowledge/origin"
@@ -136,6 +137,15 @@ func (e *Executor) runTask(ctx context.Context, r *run, d intent.IntentDetail, t
 				return "The AI provider returned an error while building " + t.Slug + ". Nothing was judged. The launcher's log has the detail."
 			}
 			return "The AI provider returned an error while building " + t.Slug + ", before the model did anything. Nothing was judged. The launcher's log has the detail."
+		case out.res.Ended == ai.EndCap:
+			// A cap ended the turn before the model finished: nothing was
+			// judged, and the intent waits for the owner to raise the cap.
+			log.InfoContext(vctx, "a cap ended the turn", "run", runID, "cap", out.res.Sentence)
+			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: notAnAttempt + out.res.Sentence, RunID: runID,
+				Actor: intent.ActorExecutor, Outcome: intent.OutcomeNotAnAttempt}); err != nil {
+				log.ErrorContext(vctx, "the task could not be interrupted", "err", err)
+			}
+			return out.res.Sentence
 		case out.res.Ended == ai.EndAborted || ctx.Err() != nil:
 			cause := stopCause(ctx)
 			if err := e.d.Backlog.MoveTask(bg, t.ID, intent.TaskInterrupted, intent.Move{Reason: cause, RunID: runID, Actor: intent.ActorExecutor,
@@ -284,6 +294,8 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		Now:          e.d.Now,
 		Log:          e.d.Log,
 		OnUsage:      func(u ai.Usage) { r.update(func(p *Progress) { p.Usage = u }) },
+		Cap: CapOf(turnCtx, e.d.Caps, spend.Ask{IntentID: d.ID, RunID: runID, AppID: d.AppID, Kind: intent.KindBuilder,
+			Model: ModelRef(endpointOf(ep))}, e.d.Log),
 		OnProgress:   func(m ai.Progress) { r.update(func(p *Progress) { p.Model = m }) },
 		OnStep: func(c ai.Call) {
 			// Refusals by the schema never reach a handler: the session hears of them here.
@@ -611,12 +623,18 @@ func (e *Executor) advise(ctx context.Context, d intent.IntentDetail, task inten
 		return
 	}
 	bg := context.WithoutCancel(actx)
+	message := verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused))
+	adviceRun := fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug)
+	if capped := CheckCaps(bg, e.d.Caps, spend.Ask{IntentID: d.ID, RunID: adviceRun, AppID: d.AppID, Kind: intent.KindAdvice, Model: ref,
+		Input: int64(len(verdict.AdviceInstructions)+len(message)) / 3}, e.d.Log); capped != "" {
+		e.d.Log.InfoContext(bg, "no advice: a cap is reached", "task", task.Slug, "cap", capped)
+		return
+	}
 	var a verdict.Advice
 	u, err := ai.Ask(ctx, e.d.Now, endpointOf(ep),
-		verdict.AdviceInstructions, verdict.AdviceMessage(task.Slug, task.Title, reasons, builder.SummariseRefusals(refused)),
-		verdict.AdviceSchema, e.adviceTimeout(), &a)
+		verdict.AdviceInstructions, message, verdict.AdviceSchema, e.adviceTimeout(), &a)
 	partial := err != nil
-	if rerr := e.d.Usage.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: fmt.Sprintf("intent-%d-%s-advice", d.ID, task.Slug),
+	if rerr := e.d.Usage.RecordUsage(bg, intent.Usage{Kind: intent.KindAdvice, RunID: adviceRun,
 		AppID: d.AppID, Model: ref, Input: u.Input, Output: u.Output, Partial: partial || u.Partial}); rerr != nil {
 		e.d.Log.ErrorContext(bg, "usage row not written", "err", rerr)
 	}

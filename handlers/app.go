@@ -189,6 +189,7 @@ func New(d Deps) *fiber.App {
 	app.Get("/backlog/intents/:id/live", intents.intentLive)
 	app.Post("/backlog/intents/:id/withdraw", intents.intentWithdraw)
 	app.Post("/backlog/intents/:id/run", intents.intentRun)
+	app.Post("/backlog/intents/:id/cap", intents.intentCap)
 	app.Post("/backlog/intents/:id/stop", intents.intentStop)
 	app.Post("/backlog/intents/:id/interventions", intents.intentIntervene)
 	app.Get("/backlog/intents/:id/delivery/artifact", downloads.deliveryArtifact)

@@ -22,6 +22,7 @@ type Backlog interface {
 	SetTaskModel(ctx context.Context, opID string, taskID int64, model string) error
 	RemoveTask(ctx context.Context, opID string, taskID int64) error
 	Withdraw(ctx context.Context, opID string, intentID int64) error
+	SetCap(ctx context.Context, intentID int64, f intent.CapForm) error
 	TierModels() (map[string]string, error)
 	SetTierModels(ctx context.Context, opID string, m map[string]string, known intent.ModelChecker) error
 }

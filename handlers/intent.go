@@ -190,6 +190,11 @@ func intentView(p overview.IntentPage, op string) views.IntentView {
 	}
 	total := spendView(p.Spend.Total)
 	v.Spend = &total
+	if d.Status != intent.IntentWithdrawn && (d.Status != intent.IntentDone || !p.Cap.Cap.None()) {
+		f := p.Cap.Cap.Form()
+		v.Cap = &views.CapView{Line: p.Cap.Line(), Own: p.Cap.Own, Fields: views.CapFields{Dollars: f.Dollars, Tokens: f.Tokens, Minutes: f.Minutes},
+			CanSet: d.Status != intent.IntentDone}
+	}
 	if p.Progress != nil {
 		v.Progress = progressView(*p.Progress, p.At, p.Limits)
 	}
@@ -269,6 +274,18 @@ func (h *intentPages) intentRun(c *fiber.Ctx) error {
 		return err
 	}
 	return h.intentAction(c, id, "run", func() error { return h.Runs.Start(c.UserContext(), id) })
+}
+
+// intentCap keeps the owner's cap on the intent.
+func (h *intentPages) intentCap(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := capFields(c, "cap_")
+	return h.intentAction(c, id, "cap", func() error {
+		return h.Backlog.SetCap(c.UserContext(), id, intent.CapForm(f))
+	})
 }
 
 func (h *intentPages) intentStop(c *fiber.Ctx) error {

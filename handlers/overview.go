@@ -70,6 +70,7 @@ var needNoun = map[overview.NeedKind][2]string{
 	overview.NeedRelease:        {"release to make current", "releases to make current"},
 	overview.NeedApproval:       {"plan waiting for approval", "plans waiting for approval"},
 	overview.NeedDraftQuestions: {"draft with questions", "drafts with questions"},
+	overview.NeedCap:            {"intent stopped at a cap", "intents stopped at a cap"},
 }
 
 func spendView(t spend.Total) views.SpendView {
@@ -91,10 +92,12 @@ func overviewView(o overview.Overview) views.OverviewView {
 			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Open the intent"
 		case overview.NeedApproval:
 			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d", n.IntentID), "Review and approve the plan"
+		case overview.NeedCap:
+			nv.Href, nv.Action = fmt.Sprintf("/backlog/intents/%d#cap", n.IntentID), "Raise the cap"
 		}
 		v.Needs = append(v.Needs, nv)
 	}
-	for _, k := range []overview.NeedKind{overview.NeedQuestion, overview.NeedAnswer, overview.NeedFailed, overview.NeedFeedback, overview.NeedApproval, overview.NeedDraftQuestions, overview.NeedRelease} {
+	for _, k := range []overview.NeedKind{overview.NeedQuestion, overview.NeedAnswer, overview.NeedFailed, overview.NeedFeedback, overview.NeedApproval, overview.NeedCap, overview.NeedDraftQuestions, overview.NeedRelease} {
 		if more := o.Needs.More(k); more > 0 {
 			v.More = append(v.More, views.NeedMoreView{Kind: string(k), Text: "and " + views.Count(more, "more "+needNoun[k][0], "more "+needNoun[k][1]) + "."})
 		}

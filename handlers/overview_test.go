@@ -124,7 +124,7 @@ func TestTheOverviewPageShowsTodayTheDaysAsBarsAndEachModelAndKind(t *testing.T)
 	today := spend.Dollars((100_000*1 + 5_000*10) / 1e6)
 	wantSentence(t, r, `<strong data-testid="today-cost">`+today+`</strong>`)
 	// Over the budget of $0.10 a day, shown and not enforced.
-	wantSentence(t, r, "over the budget of $0.10 a day")
+	wantSentence(t, r, "at the day's cap of $0.10 a day")
 	wantSentence(t, r, "990 tokens of unpriced models not counted")
 	for _, want := range []string{"openrouter:z-ai/glm-5.3", "ollama:qwen3", ">builder<", ">chat<"} {
 		wantSentence(t, r, want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"autoapp/intent"
 	"autoapp/intent/spend"
 	"autoapp/views"
 )
@@ -15,7 +16,7 @@ import (
 // Prices is what Settings needs of prices.json.
 type Prices interface {
 	Prices() spend.Loaded
-	SavePrices(rows []spend.Row, budget string) (spend.Prices, error)
+	SavePrices(rows []spend.Row, caps spend.CapsForm) (spend.Prices, error)
 }
 
 // maxPriceRows bounds the rows a prices form may post.
@@ -34,7 +35,7 @@ func (h *settingsPages) pricesView(ctx context.Context, typed *views.PricesView)
 	v := &views.PricesView{Problem: l.Problem, Missing: l.Missing}
 	if typed != nil {
 		// As typed, row for row, so the refusal's row numbers point at them.
-		v.Rows, v.Budget = typed.Rows, typed.Budget
+		v.Rows, v.Budget, v.DayTokens, v.Intent = typed.Rows, typed.Budget, typed.DayTokens, typed.Intent
 	} else {
 		models := make([]string, 0, len(l.Models))
 		for m := range l.Models {
@@ -48,6 +49,11 @@ func (h *settingsPages) pricesView(ctx context.Context, typed *views.PricesView)
 		if l.DayBudget != nil {
 			v.Budget = price(*l.DayBudget)
 		}
+		if l.DayTokens != nil {
+			v.DayTokens = strconv.FormatInt(*l.DayTokens, 10)
+		}
+		f := l.IntentCap.Form()
+		v.Intent = views.CapFields{Dollars: f.Dollars, Tokens: f.Tokens, Minutes: f.Minutes}
 		for range emptyPriceRows {
 			v.Rows = append(v.Rows, views.PriceRow{})
 		}
@@ -64,6 +70,12 @@ func (h *settingsPages) pricesView(ctx context.Context, typed *views.PricesView)
 	return v
 }
 
+// capFields are a cap's fields as posted under prefix (intent_dollars, …).
+func capFields(c *fiber.Ctx, prefix string) views.CapFields {
+	return views.CapFields{Dollars: strings.TrimSpace(c.FormValue(prefix + "dollars")), Tokens: strings.TrimSpace(c.FormValue(prefix + "tokens")),
+		Minutes: strings.TrimSpace(c.FormValue(prefix + "minutes"))}
+}
+
 func price(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // pricesSave checks and writes prices.json.
@@ -75,7 +87,8 @@ func (h *settingsPages) pricesSave(c *fiber.Ctx) error {
 	if err != nil || n < 0 || n > maxPriceRows {
 		return fiber.NewError(fiber.StatusBadRequest, "This form is out of date; reload the page and try again.")
 	}
-	typed := &views.PricesView{Budget: strings.TrimSpace(c.FormValue("budget_day"))}
+	typed := &views.PricesView{Budget: strings.TrimSpace(c.FormValue("budget_day")), DayTokens: strings.TrimSpace(c.FormValue("day_tokens")),
+		Intent: capFields(c, "intent_")}
 	var rows []spend.Row
 	for i := range n {
 		is := strconv.Itoa(i)
@@ -83,7 +96,7 @@ func (h *settingsPages) pricesSave(c *fiber.Ctx) error {
 		rows = append(rows, r)
 		typed.Rows = append(typed.Rows, views.PriceRow{Model: r.Model, Input: r.Input, Output: r.Output})
 	}
-	_, err = h.Prices.SavePrices(rows, typed.Budget)
+	_, err = h.Prices.SavePrices(rows, spend.CapsForm{Day: typed.Budget, DayTokens: typed.DayTokens, Intent: intent.CapForm(typed.Intent)})
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "prices", Sentence: sentence}, typedPrices: typed})

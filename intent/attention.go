@@ -184,11 +184,17 @@ type Awaiting struct {
 	AppID     string `db:"app_id"`
 	Mode      Mode   `db:"mode"`
 	Questions int    `db:"questions"`
+	// StopReason is why a stopped intent stopped, when a cap stopped it.
+	StopReason string `db:"stop_reason"`
 }
 
+// capStopped is the condition on intents i that a cap stopped it: its stop
+// reason is one of the caps' sentences (spend.Guard's).
+const capStopped = `i.stop_reason GLOB 'Intent #* reached its cap of *' OR i.stop_reason GLOB 'Today''s cap of * is reached *'`
+
 // AwaitingOwner are the open intents that may wait for the owner, oldest
-// first: drafts with open questions, and submitted guided plans with a
-// proposed task, drafts or stopped. The answer is kept while the backlog
+// first: drafts with open questions, intents a cap stopped, and submitted
+// guided plans with a proposed task, drafts or stopped. The answer is kept while the backlog
 // does not change.
 func (s *Attention) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
 	return KeptRead(ctx, s.kept, "awaiting the owner", slices.Clone[[]Awaiting], s.awaitingOwner)
@@ -197,8 +203,10 @@ func (s *Attention) AwaitingOwner(ctx context.Context) ([]Awaiting, error) {
 func (s *Attention) awaitingOwner(ctx context.Context) ([]Awaiting, error) {
 	var out []Awaiting
 	if err := s.db.Read.SelectContext(ctx, &out,
-		`SELECT i.id, i.app_id, i.mode, json_array_length(i.questions) AS questions FROM intents i
+		`SELECT i.id, i.app_id, i.mode, json_array_length(i.questions) AS questions,
+		        CASE WHEN i.status = 'stopped' AND (`+capStopped+`) THEN i.stop_reason ELSE '' END AS stop_reason FROM intents i
 		 WHERE (i.status = 'draft' AND json_array_length(i.questions) > 0)
+		    OR (i.status = 'stopped' AND (`+capStopped+`))
 		    OR (i.status IN ('draft', 'stopped') AND i.mode = 'guided' AND i.submitted_at IS NOT NULL
 		        AND EXISTS (SELECT 1 FROM tasks t WHERE t.intent_id = i.id AND t.status = 'proposed'))
 		 ORDER BY i.id`); err != nil {

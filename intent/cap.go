@@ -129,10 +129,15 @@ func (s *Service) IntentCap(ctx context.Context, intentID int64) (Cap, bool, err
 	return c, true, nil
 }
 
-// SetCap keeps the owner's cap on the intent, in place of the default of
-// Settings (an empty cap caps nothing). It holds from the next request of
-// a run going; a done or withdrawn intent's cap is refused.
-func (s *Service) SetCap(ctx context.Context, intentID int64, c Cap) error {
+// SetCap checks the owner's cap as typed and keeps it on the intent, in
+// place of the default of Settings (every field empty caps nothing). It
+// holds from the next request of a run going; a done or withdrawn
+// intent's cap is refused, and every problem of the form is named.
+func (s *Service) SetCap(ctx context.Context, intentID int64, f CapForm) error {
+	c, ps := ParseCap(f, "cap_")
+	if len(ps) > 0 {
+		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The cap was not saved: " + ps.Error() + "."}
+	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("intent: set cap: %w", err)

@@ -134,6 +134,18 @@ type IntentView struct {
 	Interventions []ReceiptRow
 	// Spend is what its turns used and cost, over every run.
 	Spend *SpendView
+	// Cap is its cap and what was spent of it; nil for a withdrawn intent.
+	Cap *CapView
+}
+
+// CapView is an intent's cap: Line says what was spent of it ("" when
+// nothing caps it), Own that the owner set it (else it is the default of
+// Settings), Fields the form's values; CanSet offers the form.
+type CapView struct {
+	Line   string
+	Own    bool
+	Fields CapFields
+	CanSet bool
 }
 
 // ReceiptRow is one intervention: Applied is "" while it waits for a

@@ -62,11 +62,20 @@ type PriceRow struct {
 
 // PricesView is prices.json as the Settings form shows it.
 type PricesView struct {
-	Rows   []PriceRow
-	Budget string
+	Rows []PriceRow
+	// Budget is the day's cap in dollars, DayTokens in tokens, and Intent
+	// each intent's default cap, as saved or typed.
+	Budget    string
+	DayTokens string
+	Intent    CapFields
 	// Problem says why the file prices nothing; Missing that there is none.
 	Problem string
 	Missing bool
 	// Used are models that ran lately, offered as suggestions.
 	Used []string
+}
+
+// CapFields are a cap's fields as its form shows them: "" caps nothing.
+type CapFields struct {
+	Dollars, Tokens, Minutes string
 }

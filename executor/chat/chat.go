@@ -34,6 +34,7 @@ import (
 	"autoapp/intent/plan"
 	"autoapp/intent/refusal"
 	"autoapp/intent/request"
+	"autoapp/intent/spend"
 	"autoapp/intent/workspace"
 	"autoapp/knowledge/origin"
 	"autoapp/migrations"
@@ -107,7 +108,10 @@ type Deps struct {
 	Apps     Apps
 	// Usage gets each turn's usage row.
 	Usage executor.UsageBook
-	Log   *slog.Logger
+	// Caps answer each request's room: the day's cap, and the intent's
+	// once the turn's request has one; nil caps nothing.
+	Caps executor.Caps
+	Log  *slog.Logger
 	Now   func() time.Time
 	// Limits are the limits of each turn, read as it starts (limits.json);
 	// nil, or a zero field, takes the AI layer's defaults.
@@ -288,6 +292,11 @@ func (s *Service) start(ctx context.Context, selected, message string, write fun
 	appID, err := s.About(ctx, message, selected)
 	if err != nil {
 		return Turn{}, err
+	}
+	// The day's cap reached refuses the turn before anything is written.
+	if capped := executor.CheckCaps(ctx, s.d.Caps, spend.Ask{RunID: "chat-" + appID, AppID: appID, Kind: intent.KindChat,
+		Model: s.d.Models.DefaultModel()}, s.d.Log); capped != "" {
+		return Turn{}, refuse(refusal.Conflict, "%s", capped)
 	}
 	r := &running{done: make(chan struct{})}
 	s.mu.Lock()
@@ -482,7 +491,18 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 		log.ErrorContext(bg, "the earlier turns could not be read; the turn goes without them", "err", err)
 	}
 
+	// Its words count against the day's cap, and against its intent's once
+	// the request has one.
+	ask := spend.Ask{RunID: turn.RunID, AppID: turn.AppID, Kind: intent.KindChat, Model: executor.ModelRef(endpoint)}
+	if turn.RequestID != 0 && s.d.Requests != nil {
+		if st, err := s.d.Requests.State(bg, turn.RequestID); err == nil {
+			ask.IntentID = st.IntentID
+		} else {
+			log.ErrorContext(bg, "the turn's request could not be read; only the day's cap holds it", "err", err)
+		}
+	}
 	aiTurn := ai.Turn{
+		Cap:          executor.CapOf(turnCtx, s.d.Caps, ask, log),
 		Endpoint:     endpoint,
 		Kind:         ai.KindChat,
 		RunID:        turn.RunID,

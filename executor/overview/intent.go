@@ -46,6 +46,8 @@ type IntentPage struct {
 	Limits ai.Limits
 	// Spend is what its turns used and cost, the running turn included.
 	Spend IntentSpend
+	// Cap is its cap in force and what was spent of it.
+	Cap CapState
 	// Request is the request it answers, with its approval and whether the
 	// plan can be approved now (Approvable); nil when it answers none.
 	Request *request.State
@@ -97,6 +99,9 @@ func (s *Service) IntentPage(ctx context.Context, id int64) (IntentPage, error) 
 		p.Progress = &pr
 	}
 	if p.Spend, err = s.Intent(ctx, d); err != nil {
+		return p, err
+	}
+	if p.Cap, err = s.CapState(ctx, d.ID); err != nil {
 		return p, err
 	}
 	if s.d.Requests != nil {

@@ -29,6 +29,9 @@ type Backlog interface {
 	Task(ctx context.Context, taskID int64) (intent.TaskDetail, error)
 	Get(ctx context.Context, intentID int64) (intent.IntentDetail, error)
 	GetWithInterventions(ctx context.Context, intentID int64) (d intent.IntentDetail, pending, applied []intent.Receipt, err error)
+	// IntentCap and RanFor are an intent's cap and how long it ran.
+	IntentCap(ctx context.Context, intentID int64) (intent.Cap, bool, error)
+	RanFor(ctx context.Context, intentID int64) (time.Duration, error)
 }
 
 // Attention is what waits for the owner, each application's outlook and
@@ -140,6 +143,8 @@ const (
 	// NeedDraftQuestions: the engineer asked questions about a draft,
 	// answered on the Request page of its application.
 	NeedDraftQuestions NeedKind = "draft-questions"
+	// NeedCap: a cap stopped an intent; raising it and Run go on.
+	NeedCap NeedKind = "cap"
 )
 
 // Need is one thing waiting for the person.
@@ -376,8 +381,8 @@ func questions(n int) string {
 }
 
 // awaiting are the intents that wait for the owner rather than for a
-// task: a guided plan waiting for approval, and a draft whose engineer
-// asked questions.
+// task: one a cap stopped, a guided plan waiting for approval, and a
+// draft whose engineer asked questions.
 func (s *Service) awaiting(ctx context.Context) ([]Need, error) {
 	rows, err := s.d.Attention.AwaitingOwner(ctx)
 	if err != nil {
@@ -385,6 +390,11 @@ func (s *Service) awaiting(ctx context.Context) ([]Need, error) {
 	}
 	var out []Need
 	for _, a := range rows {
+		if a.StopReason != "" {
+			out = append(out, Need{Kind: NeedCap, AppID: a.AppID, IntentID: a.IntentID,
+				Text: fmt.Sprintf("%s: intent #%d stopped at a cap. %s", a.AppID, a.IntentID, a.StopReason)})
+			continue
+		}
 		if a.Questions > 0 {
 			out = append(out, Need{Kind: NeedDraftQuestions, AppID: a.AppID, IntentID: a.IntentID,
 				Text: fmt.Sprintf("%s: the engineer asks %s about the draft of intent #%d.", a.AppID, questions(a.Questions), a.IntentID)})

@@ -123,10 +123,27 @@ func (g *Guard) RecordUsage(ctx context.Context, u intent.Usage) error {
 
 // Room answers the request's room. An error reading what was spent is an
 // error: the caller refuses the request rather than guess.
+// The turn is counted live from then on, with what it used so far, until
+// its usage row is written.
 func (g *Guard) Room(ctx context.Context, a Ask) (Room, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.live[a.RunID] = Live{RunID: a.RunID, AppID: a.AppID, Kind: a.Kind, Model: a.Model, Input: a.UsedInput, Output: a.UsedOutput}
+	return g.room(ctx, a)
+}
+
+// Check is why a turn, a question or a run asked as a would be refused
+// now, or "": Room without counting anything live, for what has not
+// begun (Run, a chat turn) or asks once (the advice, a distillation).
+func (g *Guard) Check(ctx context.Context, a Ask) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, err := g.room(ctx, a)
+	return r.Refused, err
+}
+
+// room is Room's answer; the caller holds g.mu.
+func (g *Guard) room(ctx context.Context, a Ask) (Room, error) {
 	prices := g.book.Prices()
 	price, priced := prices.Of(a.Model)
 	var limits []limit
@@ -283,6 +300,21 @@ func OfIntent(runID string, intentID int64) bool {
 }
 
 func intentPrefix(intentID int64) string { return "intent-" + strconv.FormatInt(intentID, 10) + "-" }
+
+// OfIntentWith is OfIntent with the running turn live, counted until its
+// row is written.
+func (b *Book) OfIntentWith(ctx context.Context, intentID int64, live *Live) (Total, error) {
+	t, err := b.OfIntent(ctx, intentID)
+	if err != nil || live == nil {
+		return t, err
+	}
+	written, err := b.liveWritten(ctx, live)
+	if err != nil || written {
+		return t, err
+	}
+	t.add(live.Model, live.Input, live.Output, true, 1, b.Prices().Prices)
+	return t, nil
+}
 
 // OfIntent is what the intent spent: its run's turns ("intent-7-…") and
 // the chat turns of its request, each priced.

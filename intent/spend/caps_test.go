@@ -32,14 +32,12 @@ func (e *env) runningIntent(tb testing.TB) intent.Intent {
 	return in
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func TestTheGuardCountsTheRowsTheLiveTurnsAndTheRequestsInput(t *testing.T) {
 	e := mustOpen(t)
 	ctx := context.Background()
 	in := e.runningIntent(t)
 	guard := spend.NewGuard(e.book, e.backlog, e.usageBook, e.clock.Now)
-	if err := e.backlog.SetCap(ctx, in.ID, intent.Cap{Tokens: ptr[int64](10_000)}); err != nil {
+	if err := e.backlog.SetCap(ctx, in.ID, intent.CapForm{Tokens: "10,000"}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(n string) string { return "intent-" + itoa(in.ID) + "-first-change-a" + n }
@@ -126,7 +124,7 @@ func TestAnIntentWithNoCapOfItsOwnHasTheDefaultOfSettingsAndItsTimeCounts(t *tes
 		t.Errorf("reached %q, want %q", got, want)
 	}
 	// The owner's own cap replaces the default.
-	if err := e.backlog.SetCap(ctx, in.ID, intent.Cap{Minutes: ptr(60.0)}); err != nil {
+	if err := e.backlog.SetCap(ctx, in.ID, intent.CapForm{Minutes: "60"}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err = guard.Room(ctx, spend.Ask{IntentID: in.ID, RunID: "intent-" + itoa(in.ID) + "-first-change-a1", Kind: intent.KindBuilder}); err != nil || r.Refused != "" {

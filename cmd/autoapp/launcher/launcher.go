@@ -7,6 +7,7 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -91,6 +92,9 @@ type Launcher struct {
 	Lessons       *knowledge.Lessons
 	Servings      *knowledge.Servings
 	Spend         *spend.Book
+	// Caps is the guard of every request to a model (the intent's and the
+	// day's caps); it writes the usage rows.
+	Caps *spend.Guard
 	Overview      *overview.Service
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
@@ -206,7 +210,11 @@ func (l *Launcher) build(o Options) error {
 	if o.Limits != nil {
 		l.limits = o.Limits
 	}
-	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Usage, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
+	// What the turns cost, and the caps every request to a model asks: the
+	// guard writes the usage rows, so a turn counts live until its row does.
+	l.Spend = spend.New(l.Intents, l.Root, now)
+	l.Caps = spend.NewGuard(l.Spend, l.Backlog, l.Usage, now)
+	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Caps, Caps: l.Caps, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
 		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Books: books,
 		Lessons: l.Lessons, AdviceTimeout: o.AdviceTimeout,
 		Distill: l.distill})
@@ -216,7 +224,7 @@ func (l *Launcher) build(o Options) error {
 	// A chat turn is told what a builder's turn is told: the orientation,
 	// the evidence for its words and their lessons, and hints beside a
 	// failed build; its servings are kept like a builder turn's.
-	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, ChatTurns: l.ChatTurns, Interventions: l.Interventions, Usage: l.Usage, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
+	l.Chats = chat.NewService(chat.Deps{Backlog: l.Backlog, ChatTurns: l.ChatTurns, Interventions: l.Interventions, Usage: l.Caps, Caps: l.Caps, Requests: l.Requests, Models: providers, Apps: l.Apps, Log: log, Now: now, Limits: l.limits,
 		EditTools: chat.GatedEditTools(chat.EditConfig{Gate: l.Gate, Candidates: l.Candidates, Apps: l.Apps,
 			Busy: l.Runs.Busy, Hints: l.Lessons, Log: log, Now: now}),
 		Start: l.Runs.Start, Gate: l.Gate, Books: books, Distill: l.distill,
@@ -237,9 +245,7 @@ func (l *Launcher) build(o Options) error {
 		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
 		Limits: l.limits, Now: now, Version: Version})
 	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
-	// What the turns cost, what needs the person and what an intent's
-	// page shows: reads only.
-	l.Spend = spend.New(l.Intents, l.Root, now)
+	// What needs the person and what an intent's page shows: reads only.
 	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Attention: l.Attention, Feedback: l.Interventions, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
 		Questions: l.Gate, Spend: l.Spend, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
 		Models: providers, Requests: l.Requests, Deliveries: l.Deliveries, Chats: l.Chats})
@@ -379,13 +385,19 @@ func (l *Launcher) distill(ctx context.Context) {
 		return
 	}
 	ask := func(ctx context.Context, instructions, message string, schema json.RawMessage, out any) error {
+		// The day's cap holds distillation back too: the question waits
+		// for a later turn.
+		if capped := executor.CheckCaps(ctx, l.Caps, spend.Ask{RunID: "distill", Kind: intent.KindDistill, Model: ref,
+			Input: int64(len(instructions)+len(message)) / 3}, l.Log); capped != "" {
+			return errors.New(capped)
+		}
 		ep, err := l.Providers.Resolve(ctx, ref)
 		if err != nil {
 			return err
 		}
 		u, err := ai.Ask(ctx, l.Now, ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens},
 			instructions, message, schema, knowledge.DistillTimeout, out)
-		if rerr := l.Usage.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
+		if rerr := l.Caps.RecordUsage(ctx, intent.Usage{Kind: intent.KindDistill, Model: ref,
 			Input: u.Input, Output: u.Output, Partial: err != nil || u.Partial}); rerr != nil {
 			l.Log.Error("usage row not written", "err", rerr)
 		}
