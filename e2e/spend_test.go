@@ -32,7 +32,7 @@ func TestAFinishedRunShowsItsSpendAndTheChartRenders(t *testing.T) {
 	must(t, expect.Locator(page.GetByTestId("refusal-prices")).ToContainText(`row 1 (scripted:builder): input "two" is not a number of dollars`))
 	prices = page.GetByTestId("prices")
 	must(t, prices.GetByLabel("Input price, row 1").Fill("2"))
-	must(t, prices.GetByLabel("Daily budget in US dollars (optional)").Fill("5"))
+	must(t, prices.GetByLabel("Dollars a day (priced models)").Fill("5"))
 	must(t, prices.GetByTestId("save-prices").Click())
 	must(t, expect.Locator(page.GetByTestId("prices").GetByLabel("Input price, row 1")).ToHaveValue("2"))
 

@@ -39,8 +39,8 @@ type CapForm struct {
 }
 
 // ParseCap checks a cap as typed: each field empty, or a number above 0
-// ("$0.50", "200,000", "90"). Every problem is named; field names the
-// form's fields with prefix ("cap_dollars").
+// ("$0.50", "200,000", "90"). Every problem is named, each field as the
+// form labels it after prefix ("each intent's tokens").
 func ParseCap(f CapForm, prefix string) (Cap, refusal.Problems) {
 	var c Cap
 	var ps refusal.Problems
@@ -48,11 +48,11 @@ func ParseCap(f CapForm, prefix string) (Cap, refusal.Problems) {
 		v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
 		switch {
 		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-			ps = append(ps, refusal.Problem{Field: prefix + "dollars", Message: fmt.Sprintf("%q is not a number of dollars", s)})
+			ps = append(ps, refusal.Problem{Field: prefix + "US dollars", Message: fmt.Sprintf("%q is not a number of dollars", s)})
 		case v <= 0:
-			ps = append(ps, refusal.Problem{Field: prefix + "dollars", Message: "a cap in dollars must be above 0, or left empty for none"})
+			ps = append(ps, refusal.Problem{Field: prefix + "US dollars", Message: "a cap in dollars must be above 0, or left empty for none"})
 		case v > maxCapDollars:
-			ps = append(ps, refusal.Problem{Field: prefix + "dollars", Message: fmt.Sprintf("%q is more than a million dollars", s)})
+			ps = append(ps, refusal.Problem{Field: prefix + "US dollars", Message: fmt.Sprintf("%q is more than a million dollars", s)})
 		default:
 			c.Dollars = &v
 		}
@@ -74,11 +74,11 @@ func ParseCap(f CapForm, prefix string) (Cap, refusal.Problems) {
 		v, err := strconv.ParseFloat(s, 64)
 		switch {
 		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-			ps = append(ps, refusal.Problem{Field: prefix + "minutes", Message: fmt.Sprintf("%q is not a number of minutes", s)})
+			ps = append(ps, refusal.Problem{Field: prefix + "minutes of running", Message: fmt.Sprintf("%q is not a number of minutes", s)})
 		case v <= 0:
-			ps = append(ps, refusal.Problem{Field: prefix + "minutes", Message: "a cap in minutes must be above 0, or left empty for none"})
+			ps = append(ps, refusal.Problem{Field: prefix + "minutes of running", Message: "a cap in minutes must be above 0, or left empty for none"})
 		case v > maxCapMinutes:
-			ps = append(ps, refusal.Problem{Field: prefix + "minutes", Message: fmt.Sprintf("%q is more than a year of minutes", s)})
+			ps = append(ps, refusal.Problem{Field: prefix + "minutes of running", Message: fmt.Sprintf("%q is more than a year of minutes", s)})
 		default:
 			c.Minutes = &v
 		}
@@ -134,7 +134,7 @@ func (s *Service) IntentCap(ctx context.Context, intentID int64) (Cap, bool, err
 // holds from the next request of a run going; a done or withdrawn
 // intent's cap is refused, and every problem of the form is named.
 func (s *Service) SetCap(ctx context.Context, intentID int64, f CapForm) error {
-	c, ps := ParseCap(f, "cap_")
+	c, ps := ParseCap(f, "")
 	if len(ps) > 0 {
 		return &refusal.Error{Code: refusal.Invalid, Problems: ps, Message: "The cap was not saved: " + ps.Error() + "."}
 	}

@@ -1215,7 +1215,7 @@ func pricesForm(s Shell, p SettingsView, pr PricesView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 119, "</datalist><p class=\"hint\">Empty a row to drop its price; save with the rows filled to add more rows.</p><h3 id=\"caps\">Caps</h3><p class=\"hint\">A cap stops spending before it is passed: every request to a model is checked against it first, and a model still writing is cut when it crosses. Leave a field empty for no cap.</p><fieldset class=\"caps\" data-testid=\"day-cap\"><legend>Each day, across every run and chat turn</legend> <label for=\"budget-day\">US dollars (priced models)</label> <input id=\"budget-day\" name=\"budget_day\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 119, "</datalist><p class=\"hint\">Empty a row to drop its price; save with the rows filled to add more rows.</p><h3 id=\"caps\">Caps</h3><p class=\"hint\">A cap stops spending before it is passed: every request to a model is checked against it first, and a model still writing is cut when it crosses. Leave a field empty for no cap.</p><fieldset class=\"caps\" data-testid=\"day-cap\"><legend>Each day, across every run and chat turn</legend> <label for=\"budget-day\">Dollars a day (priced models)</label> <input id=\"budget-day\" name=\"budget_day\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1228,7 +1228,7 @@ func pricesForm(s Shell, p SettingsView, pr PricesView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" inputmode=\"decimal\" placeholder=\"none\" size=\"8\"> <label for=\"day-tokens\">Tokens (every model)</label> <input id=\"day-tokens\" name=\"day_tokens\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" inputmode=\"decimal\" placeholder=\"none\" size=\"8\"> <label for=\"day-tokens\">Tokens a day (every model)</label> <input id=\"day-tokens\" name=\"day_tokens\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1241,7 +1241,7 @@ func pricesForm(s Shell, p SettingsView, pr PricesView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 121, "\" inputmode=\"numeric\" placeholder=\"none\" size=\"10\"></fieldset><p class=\"hint\">Once the day's cap is reached, new runs and turns are refused until midnight, or until you raise it here.</p><fieldset class=\"caps\" data-testid=\"intent-cap-default\"><legend>Each intent, unless its page sets its own</legend> <label for=\"intent-dollars\">US dollars</label> <input id=\"intent-dollars\" name=\"intent_dollars\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 121, "\" inputmode=\"numeric\" placeholder=\"none\" size=\"10\"></fieldset><p class=\"hint\">Once the day's cap is reached, new runs and turns are refused until midnight, or until you raise it here.</p><fieldset class=\"caps\" data-testid=\"intent-cap-default\"><legend>Each intent, unless its page sets its own</legend> <label for=\"intent-dollars\">Dollars an intent</label> <input id=\"intent-dollars\" name=\"intent_dollars\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1254,7 +1254,7 @@ func pricesForm(s Shell, p SettingsView, pr PricesView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, "\" inputmode=\"decimal\" placeholder=\"none\" size=\"8\"> <label for=\"intent-tokens\">Tokens</label> <input id=\"intent-tokens\" name=\"intent_tokens\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, "\" inputmode=\"decimal\" placeholder=\"none\" size=\"8\"> <label for=\"intent-tokens\">Tokens an intent</label> <input id=\"intent-tokens\" name=\"intent_tokens\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1267,7 +1267,7 @@ func pricesForm(s Shell, p SettingsView, pr PricesView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "\" inputmode=\"numeric\" placeholder=\"none\" size=\"10\"> <label for=\"intent-minutes\">Minutes of running</label> <input id=\"intent-minutes\" name=\"intent_minutes\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "\" inputmode=\"numeric\" placeholder=\"none\" size=\"10\"> <label for=\"intent-minutes\">Minutes of running an intent</label> <input id=\"intent-minutes\" name=\"intent_minutes\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

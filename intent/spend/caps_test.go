@@ -133,3 +133,44 @@ func TestAnIntentWithNoCapOfItsOwnHasTheDefaultOfSettingsAndItsTimeCounts(t *tes
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestAnIntentsChatTurnsCountAgainstItsCap(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	in := e.runningIntent(t)
+	other := e.runningIntentOf(t, "blog")
+	for _, q := range []string{
+		`INSERT INTO requests (id, app_id, intent_id, mode, created_at) VALUES (1, 'site', ` + itoa(in.ID) + `, 'autonomous', 0)`,
+		`INSERT INTO requests (id, app_id, intent_id, mode, created_at) VALUES (2, 'blog', ` + itoa(other.ID) + `, 'autonomous', 0)`,
+		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (1, 'site', 1, 'chat-site-1', 'Plan it.', 'answered', 0)`,
+		`INSERT INTO chat_turns (id, app_id, request_id, run_id, message, status, started_at) VALUES (2, 'blog', 2, 'chat-blog-2', 'Plan it.', 'answered', 0)`,
+	} {
+		if _, err := e.db.Write.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.usage(t, intent.Usage{Kind: intent.KindPlanning, RunID: "chat-site-1", AppID: "site", Model: "ollama:qwen", Input: 3000, Output: 500})
+	e.usage(t, intent.Usage{Kind: intent.KindPlanning, RunID: "chat-blog-2", AppID: "blog", Model: "ollama:qwen", Input: 9000, Output: 900})
+	e.usage(t, intent.Usage{Kind: intent.KindBuilder, RunID: "intent-" + itoa(in.ID) + "-first-change-a1", AppID: "site", Model: "ollama:qwen", Input: 1000, Output: 100})
+	got, err := e.book.OfIntent(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tokens() != 4600 || got.Turns != 2 {
+		t.Errorf("intent #%d spent %d tokens in %d turns, want its planning turn and its builder's: 4,600 in 2", in.ID, got.Tokens(), got.Turns)
+	}
+}
+
+// runningIntentOf is runningIntent of another application.
+func (e *env) runningIntentOf(tb testing.TB, appID string) intent.Intent {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := e.db.Write.Exec(`INSERT OR IGNORE INTO apps (id, name, origin, created_at) VALUES (?, ?, 'template:static', 0)`, appID, appID); err != nil {
+		tb.Fatal(err)
+	}
+	in, err := e.backlog.OpenDraft(ctx, appID, "Change it.", intent.Analysis{Restated: []string{"Change it."}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return in
+}

@@ -279,15 +279,15 @@ func Parse(rows []Row, caps CapsForm) (Prices, refusal.Problems) {
 	if b := strings.TrimSpace(caps.Day); b != "" {
 		v, m := dollars(b, "the day's cap", false)
 		if m != "" {
-			problems = append(problems, refusal.Problem{Field: "budget", Message: m})
+			problems = append(problems, refusal.Problem{Field: "the day's US dollars", Message: m})
 		} else {
 			p.DayBudget = &v
 		}
 	}
-	day, ps := intent.ParseCap(intent.CapForm{Tokens: caps.DayTokens}, "day_")
+	day, ps := intent.ParseCap(intent.CapForm{Tokens: caps.DayTokens}, "the day's ")
 	problems = append(problems, ps...)
 	p.DayTokens = day.Tokens
-	p.IntentCap, ps = intent.ParseCap(caps.Intent, "intent_")
+	p.IntentCap, ps = intent.ParseCap(caps.Intent, "each intent's ")
 	problems = append(problems, ps...)
 	if len(problems) > 0 {
 		return Prices{}, problems

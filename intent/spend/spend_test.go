@@ -237,8 +237,8 @@ func TestThePricesFormNamesEveryProblem(t *testing.T) {
 		{"prices without a model", []spend.Row{{"", "1", "1"}}, "", []string{"row 1: name the model"}},
 		{"a model twice", []spend.Row{{"m", "1", "1"}, {"m", "2", "2"}}, "", []string{"row 2 (m): row 1 prices it already"}},
 		{"a model called budget", []spend.Row{{"budget", "1", "1"}}, "", []string{`row 1 (budget): "budget" holds the caps`}},
-		{"a budget of zero", []spend.Row{{"m", "1", "1"}}, "0", []string{"budget: the day's cap must be above 0"}},
-		{"two problems at once", []spend.Row{{"a", "x", "1"}, {"b", "1", "-2"}}, "lots", []string{"row 1 (a)", "row 2 (b)", "budget:"}},
+		{"a budget of zero", []spend.Row{{"m", "1", "1"}}, "0", []string{"the day's US dollars: the day's cap must be above 0"}},
+		{"two problems at once", []spend.Row{{"a", "x", "1"}, {"b", "1", "-2"}}, "lots", []string{"row 1 (a)", "row 2 (b)", "the day's US dollars: the day's cap \"lots\""}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
