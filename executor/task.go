@@ -296,7 +296,7 @@ func (e *Executor) turn(ctx context.Context, r *run, d intent.IntentDetail, task
 		OnUsage:      func(u ai.Usage) { r.update(func(p *Progress) { p.Usage = u }) },
 		Cap: CapOf(turnCtx, e.d.Caps, spend.Ask{IntentID: d.ID, RunID: runID, AppID: d.AppID, Kind: intent.KindBuilder,
 			Model: ModelRef(endpointOf(ep))}, e.d.Log),
-		OnProgress:   func(m ai.Progress) { r.update(func(p *Progress) { p.Model = m }) },
+		OnProgress: func(m ai.Progress) { r.update(func(p *Progress) { p.Model = m }) },
 		OnStep: func(c ai.Call) {
 			// Refusals by the schema never reach a handler: the session hears of them here.
 			session.Observe(c)

@@ -112,7 +112,7 @@ type Deps struct {
 	// once the turn's request has one; nil caps nothing.
 	Caps executor.Caps
 	Log  *slog.Logger
-	Now   func() time.Time
+	Now  func() time.Time
 	// Limits are the limits of each turn, read as it starts (limits.json);
 	// nil, or a zero field, takes the AI layer's defaults.
 	Limits func() ai.Limits

@@ -94,8 +94,8 @@ type Launcher struct {
 	Spend         *spend.Book
 	// Caps is the guard of every request to a model (the intent's and the
 	// day's caps); it writes the usage rows.
-	Caps *spend.Guard
-	Overview      *overview.Service
+	Caps     *spend.Guard
+	Overview *overview.Service
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
 	Replays *replay.Harness
