@@ -83,7 +83,7 @@ func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) vi
 			}
 			cv.Cards = append(cv.Cards, views.CardView{ID: strconv.FormatInt(c.TaskID, 10), Href: fmt.Sprintf("/backlog/tasks/%d", c.TaskID), Slug: c.Slug, Title: c.Title,
 				Intent: fmt.Sprintf("intent #%d", c.IntentID), Status: c.Status, Tier: c.Tier, Model: model, Labels: c.Labels,
-				Criteria: fmt.Sprintf("%d of %d criteria passing", c.Passing, c.Criteria), Spend: spendView(c.Spend), Why: c.Why, Advice: c.Advice})
+				Criteria: fmt.Sprintf("%d of %d criteria passing", c.Passing, c.Criteria), Spend: spendView(c.Spend), Cap: c.Cap, Why: c.Why, Advice: c.Advice})
 		}
 		v.Columns = append(v.Columns, cv)
 	}

@@ -227,7 +227,7 @@ func taskRow(t intent.BacklogTask, removable bool) views.TaskRow {
 	row := views.TaskRow{ID: t.ID, Slug: t.Slug, Title: t.Title, Priority: t.Priority, Tier: t.Tier,
 		TierReasons: strings.Join(t.TierReasons, "; "), Model: t.RunsOn, ModelSource: modelSource(t.RunsOnFrom), OwnModel: t.Model,
 		Status: string(t.Status), Blocked: t.Blocked, BlockedBy: t.BlockedBy, CanRemove: removable,
-		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, AdviceLines: adviceLines(t.Advice), FailReason: failReason(t), Attempts: t.Attempts,
+		CanChangeModel: t.ModelChangeable(), Question: t.Question, Advice: t.Advice, AdviceLines: adviceLines(t.Advice), FailReason: failReason(t), Capped: capped(t), Attempts: t.Attempts,
 		CriteriaTotal: len(t.Criteria), CanAnswer: t.Status == intent.TaskNeedsAnswer}
 	for _, h := range t.ExampleHashes {
 		if h != "" {
@@ -253,7 +253,16 @@ func failReason(t intent.BacklogTask) string {
 	if t.Reason == "" {
 		return "It " + string(t.Status) + "."
 	}
+	if capped(t) {
+		return "A cap cut its turn before it finished: nothing was judged and no attempt was counted."
+	}
 	return t.Reason
+}
+
+// capped says a cap cut the task's last turn.
+func capped(t intent.BacklogTask) bool {
+	r, ok := strings.CutPrefix(t.Reason, "not an attempt: ")
+	return ok && t.Status == intent.TaskInterrupted && intent.CapReached(r)
 }
 
 // progressView is the task in hand as the page shows it at a time, with

@@ -211,3 +211,10 @@ func (c Cap) Clone() Cap {
 	}
 	return out
 }
+
+// CapReached says reason is a cap's sentence (spend.Guard's): an intent's
+// or the day's cap was reached. Attention's capStopped says the same in SQL.
+func CapReached(reason string) bool {
+	return (strings.HasPrefix(reason, "Intent #") && strings.Contains(reason, " reached its cap of ")) ||
+		(strings.HasPrefix(reason, "Today's cap of ") && strings.Contains(reason, " is reached "))
+}

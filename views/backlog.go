@@ -67,6 +67,9 @@ type TaskRow struct {
 	// CanAnswer shows the answer box under a question.
 	CanAnswer                    bool
 	Question, FailReason, Advice string
+	// Capped says a cap cut its last turn: raising the cap, not a retry,
+	// is what goes on.
+	Capped bool
 	// AdviceLines are the advice's diagnosis, advice and note, each named.
 	AdviceLines                   []Fact
 	Attempts                      int

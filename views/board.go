@@ -32,6 +32,8 @@ type CardView struct {
 	// Criteria is "2 of 3 criteria passing".
 	Criteria string
 	Spend    SpendView
-	Why      string
-	Advice   string
+	// Cap is what its intent spent of its cap: "12,345 of 200,000 tokens".
+	Cap    string
+	Why    string
+	Advice string
 }

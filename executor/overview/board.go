@@ -53,6 +53,9 @@ type Card struct {
 	// Passing of Criteria have an example that passed.
 	Passing, Criteria int
 	Spend             spend.Total
+	// Cap says what its intent spent of its cap, for a card in progress
+	// (CapState.Line); "" when nothing caps it.
+	Cap string
 	// Why says why it waits for the person, for a card in Waiting.
 	Why    string
 	Advice string
@@ -166,6 +169,14 @@ func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
 	for id, t := range totals {
 		o := owner[id]
 		b.Columns[o.column][o.i].Spend = b.Columns[o.column][o.i].Spend.Plus(t)
+	}
+	// The intent's cap, beside the task in hand.
+	for i, c := range b.Columns[ColumnProgress] {
+		st, err := s.CapState(ctx, c.IntentID)
+		if err != nil {
+			return b, err
+		}
+		b.Columns[ColumnProgress][i].Cap = st.Line()
 	}
 	b.Labels = slices.Sorted(func(yield func(string) bool) {
 		for l := range labels {
