@@ -110,6 +110,10 @@ type Deps struct {
 	Sandbox Sandbox
 	// Limits are the turn limits of limits.json, set in Settings.
 	Limits Limits
+	// Notices are what runs needed of the owner, and Webhook where they
+	// are sent; nil offers no notifications.
+	Notices Notices
+	Webhook Webhook
 	// Now is the clock the pages tell elapsed times by; required.
 	Now func() time.Time
 	// Quit stops the launcher gracefully, as SIGTERM does.
@@ -233,6 +237,9 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/prices", settings.pricesSave)
 	app.Post("/settings/sandbox", settings.sandboxSave)
 	app.Post("/settings/limits", settings.limitsSave)
+	app.Post("/settings/notifications", settings.notificationsSave)
+	app.Post("/settings/notifications/test", settings.notificationsTest)
+	app.Get("/notices", settings.noticesJSON)
 	app.Post("/quit", settings.quitLauncher)
 
 	app.Get("/apps", apps.appList)

@@ -54,6 +54,8 @@ type settingsNotes struct {
 	typedTiers map[string]string
 	// typedPrices are refused prices, shown back as typed.
 	typedPrices *views.PricesView
+	// typedNotifications are refused webhook settings, shown back as typed.
+	typedNotifications *views.NotificationsView
 	// typedIdle and typedTurn are refused limits, shown back as typed.
 	typedIdle, typedTurn string
 	// tools says whether the tested provider's model calls tools.
@@ -85,6 +87,8 @@ func (h *settingsPages) settingsPage(c *fiber.Ctx) error {
 			}
 			n.notice = fmt.Sprintf("Saved the provider %s at %s; it is turned %s.", p.Name, p.BaseURL, state)
 		}
+	case "notifications":
+		n.notice = "Saved the notifications."
 	case "model":
 		if m := h.Providers.DefaultModel(); m != "" {
 			n.notice = "The engineer now runs on " + m + ", unless a task or its tier names another model."
@@ -119,6 +123,7 @@ func (h *settingsPages) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
 	v.Sandbox = sandboxView(h.Sandbox)
 	v.Limits = h.limitsView(n.typedIdle, n.typedTurn)
+	v.Notifications = h.notificationsView(c.UserContext(), n.typedNotifications)
 	return render(c, views.SettingsPageView(s, v))
 }
 

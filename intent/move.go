@@ -120,6 +120,10 @@ func moveTask(ctx context.Context, tx *sqlx.Tx, now time.Time, taskID int64, to 
 		taskID, at.Int64, from, to, ev.Reason, ev.RunID, ev.Actor, ev.Outcome); err != nil {
 		return "", fmt.Errorf("intent: move task %d: %w", taskID, err)
 	}
+	// A question or a failure tells the owner, in the same transaction.
+	if err := taskNotice(ctx, tx, now, taskID, to, ev); err != nil {
+		return "", err
+	}
 	return from, nil
 }
 
@@ -183,7 +187,8 @@ func moveIntent(ctx context.Context, tx *sqlx.Tx, now time.Time, intentID int64,
 		intentID, at, from, to, reason); err != nil {
 		return fmt.Errorf("intent: move intent %d: %w", intentID, err)
 	}
-	return nil
+	// Done, or stopped by a cap or the provider, tells the owner.
+	return intentNotice(ctx, tx, now, intentID, to, reason)
 }
 
 // stampMove writes what a move carries besides its status: the completing

@@ -396,6 +396,14 @@ func (s *Service) Submit(ctx context.Context, intentID int64) error {
 		`UPDATE intents SET submitted_at = ?, updated_at = ? WHERE id = ?`, now, now, intentID); err != nil {
 		return fmt.Errorf("intent: submit: %w", err)
 	}
+	// A guided plan waits for the owner's approval from now on.
+	if in.Mode == ModeGuided {
+		if err := notify(ctx, tx, s.now(), Notice{Kind: NoticeApproval, AppID: in.AppID, IntentID: intentID,
+			Sentence: fmt.Sprintf("The guided plan of intent #%d (%s) waits for your approval.", intentID, in.AppID),
+			Link:     fmt.Sprintf("/backlog/intents/%d", intentID)}); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("intent: submit: %w", err)
 	}

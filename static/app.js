@@ -37,3 +37,64 @@
     }
   });
 })();
+
+// Notifications in this browser: once the owner turned them on (and the
+// browser allowed them), every open tab asks the console every few seconds
+// for the notices after the last one shown here, and raises each as a
+// notification whose click opens the place to act. The last id shown is
+// kept for every tab of the browser, and each notification is tagged with
+// its notice, so none repeats.
+(function () {
+  "use strict";
+  var onKey = "autoapp.notify", lastKey = "autoapp.noticeLast";
+  function get(k) { try { return window.localStorage.getItem(k); } catch (e) { return null; } }
+  function set(k, v) { try { window.localStorage.setItem(k, v); } catch (e) { /* private mode */ } }
+  function supported() { return "Notification" in window; }
+  function on() { return supported() && get(onKey) === "on" && Notification.permission === "granted"; }
+  function say() {
+    var p = document.querySelector("[data-notify-state]");
+    if (!p) { return; }
+    var state, text;
+    if (!supported()) {
+      state = "unsupported"; text = "This browser cannot show notifications.";
+    } else if (Notification.permission === "denied") {
+      state = "blocked"; text = "This browser blocks notifications from this page: allow them in its site settings, then turn them on here.";
+    } else if (on()) {
+      state = "on"; text = "On in this browser: while any Autoapp tab is open, you get a notification when a run needs you.";
+    } else {
+      state = "off"; text = "Off in this browser.";
+    }
+    p.setAttribute("data-notify-state", state);
+    p.textContent = text;
+  }
+  function poll() {
+    if (!on() || !document.querySelector('[data-testid="rail"]')) { return; }
+    var last = get(lastKey);
+    var url = "/notices" + (last ? "?after=" + encodeURIComponent(last) : "");
+    fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (d) {
+      if (!d) { return; }
+      if (!last) { set(lastKey, String(d.last)); return; }
+      d.notices.forEach(function (n) {
+        var seen = parseInt(get(lastKey) || "0", 10);
+        if (n.id <= seen) { return; }
+        set(lastKey, String(n.id));
+        var note = new Notification(n.title, { body: n.sentence, tag: "autoapp-notice-" + n.id });
+        note.onclick = function () { window.focus(); window.location.href = n.link; note.close(); };
+      });
+    }).catch(function () { /* the console is restarting: ask again later */ });
+  }
+  document.addEventListener("click", function (ev) {
+    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-notify]") : null;
+    if (!b) { return; }
+    if (b.getAttribute("data-notify") === "off") { set(onKey, "off"); say(); return; }
+    if (!supported()) { say(); return; }
+    Notification.requestPermission().then(function (p) {
+      if (p === "granted") { set(onKey, "on"); poll(); }
+      say();
+    });
+  });
+  document.addEventListener("DOMContentLoaded", function () { say(); poll(); });
+  window.setInterval(poll, 3000);
+})();

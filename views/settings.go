@@ -46,6 +46,28 @@ type SettingsView struct {
 	Sandbox SandboxView
 	// Limits is the turn limits form; nil when the launcher keeps none.
 	Limits *LimitsView
+	// Notifications is the webhook form and this browser's switch; nil
+	// when the launcher sends none.
+	Notifications *NotificationsView
+}
+
+// NotificationsView is the Notifications card: the webhook as saved or
+// typed, the kinds it sends, and how its sending stands.
+type NotificationsView struct {
+	URL, Format string
+	Kinds       []NoticeKindView
+	// Chosen are the kinds as typed, after a refusal.
+	Chosen map[string]bool
+	// Problem says why nothing is sent (the file cannot be used).
+	Problem          string
+	Pending, GivenUp int
+	LastError        string
+}
+
+// NoticeKindView is one kind of notice, and whether the webhook sends it.
+type NoticeKindView struct {
+	Kind, Title string
+	On          bool
 }
 
 // LimitsView is limits.json as the Settings form shows it, in minutes.

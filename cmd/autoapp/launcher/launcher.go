@@ -30,6 +30,7 @@ import (
 	"autoapp/intent/delivery"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
+	"autoapp/intent/notice"
 	"autoapp/intent/spend"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
@@ -94,7 +95,12 @@ type Launcher struct {
 	Spend         *spend.Book
 	// Caps is the guard of every request to a model (the intent's and the
 	// day's caps); it writes the usage rows.
-	Caps     *spend.Guard
+	Caps *spend.Guard
+	// Notices are what runs needed of the owner; Webhook sends them
+	// (notifications.json) once serve listens, at Base's links.
+	Notices *intent.Notices
+	Webhook notice.Webhook
+	Base    string
 	Overview *overview.Service
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
@@ -245,6 +251,10 @@ func (l *Launcher) build(o Options) error {
 		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
 		Limits: l.limits, Now: now, Version: Version})
 	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
+	// What runs needed of the owner, sent through the webhook.
+	l.Notices = intent.NewNotices(l.Intents, now)
+	l.Webhook.Book = notice.NewBook(l.Root)
+	l.Webhook.Sender = notice.NewSender(l.Notices, l.Webhook.Book, func() string { return l.Base }, now, log)
 	// What needs the person and what an intent's page shows: reads only.
 	l.Overview = overview.New(overview.Deps{Backlog: l.Backlog, Attention: l.Attention, Feedback: l.Interventions, Apps: l.Apps, Candidates: l.Candidates, Runs: l.Runs,
 		Questions: l.Gate, Spend: l.Spend, ModelOf: overview.ModelOf(providers), Limits: l.limits, Now: now,
@@ -353,8 +363,15 @@ func (l *Launcher) startUpkeep() {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		l.upkeepStop, l.upkeepDone = stop, done
+		// The webhook's outbox is sent from now on; Close waits for it.
+		sending := make(chan struct{})
+		go func() {
+			defer close(sending)
+			l.Webhook.Run(ctx)
+		}()
 		go func() {
 			defer close(done)
+			defer func() { <-sending }()
 			log := l.Log
 			u, err := knowledge.UpdateLinks(ctx, l.Knowledge.DB(), l.Backlog)
 			switch {

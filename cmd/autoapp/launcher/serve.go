@@ -28,7 +28,7 @@ func (l *Launcher) App(site Site, quit func()) *fiber.App {
 	return handlers.New(handlers.Deps{Hosts: site.Hosts, TrustedProxies: site.TrustedProxies, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
 		Actions: l.Runs, Backlog: l.Backlog, Attention: l.Attention, Interventions: l.Interventions, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
 		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, LessonReplays: l.LessonReplays, Overview: l.Overview, IntentPages: l.Overview,
-		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Now: l.Now, Log: l.Log, Version: Version})
+		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Notices: l.Notices, Webhook: l.Webhook, Now: l.Now, Log: l.Log, Version: Version})
 }
 
 // Serve answers on ln at the site until ctx ends or Quit is pressed, then
@@ -40,6 +40,12 @@ func (l *Launcher) App(site Site, quit func()) *fiber.App {
 func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stopping func()) error {
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
+	// The webhook's links point at the console as its first name says.
+	if len(site.Hosts) > 0 {
+		l.Base = "http://" + site.Hosts[0]
+	} else {
+		l.Base = "http://" + ln.Addr().String()
+	}
 	app := l.App(site, quit)
 	app.Hooks().OnListen(func(fiber.ListenData) error {
 		l.startUpkeep()
