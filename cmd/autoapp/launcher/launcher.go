@@ -28,9 +28,9 @@ import (
 	"autoapp/intent"
 	"autoapp/intent/app"
 	"autoapp/intent/delivery"
+	"autoapp/intent/notice"
 	"autoapp/intent/owner"
 	"autoapp/intent/request"
-	"autoapp/intent/notice"
 	"autoapp/intent/spend"
 	"autoapp/intent/workspace"
 	"autoapp/intent/workspace/sandbox"
@@ -98,9 +98,9 @@ type Launcher struct {
 	Caps *spend.Guard
 	// Notices are what runs needed of the owner; Webhook sends them
 	// (notifications.json) once serve listens, at Base's links.
-	Notices *intent.Notices
-	Webhook notice.Webhook
-	Base    string
+	Notices  *intent.Notices
+	Webhook  notice.Webhook
+	Base     string
 	Overview *overview.Service
 	// Replays runs the engineer again on a case, with its lesson and
 	// without, for the person who confirms it.
