@@ -176,8 +176,10 @@ func (e *Executor) byHand(appID string, write func() error) error {
 // busyLocked refuses the owner's writes to an application while a run
 // changes it; the caller holds e.mu.
 func (e *Executor) busyLocked(appID string) error {
-	if r := e.run; r != nil && r.appID == appID {
-		return refuse(refusal.Conflict, "Intent #%d is running on %s; stop it before changing the application by hand.", r.intentID, appID)
+	for _, r := range e.runs {
+		if r.appID == appID {
+			return refuse(refusal.Conflict, "Intent #%d is running on %s; stop it before changing the application by hand.", r.intentID, appID)
+		}
 	}
 	return nil
 }

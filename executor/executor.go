@@ -1,11 +1,14 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,6 +96,10 @@ type Deps struct {
 	// caps, and refuse a run that could not spend anything; nil caps
 	// nothing.
 	Caps Caps
+	// RunsAtOnce is how many intents may run at once, each of a
+	// different application (Settings → Runs at once); a replay counts as
+	// one. nil, or below 1, is one: seed 000's one run per launcher.
+	RunsAtOnce func() int
 	// TaskContext is the path of task-context.json, read for every
 	// builder turn; "" is <root>/launcher/task-context.json beside the
 	// applications' folder.
@@ -139,12 +146,13 @@ type Requests interface {
 	Delivered(ctx context.Context, id int64) (request.State, error)
 }
 
-// Executor runs at most one intent at a time in this server.
+// Executor runs the intents of this server: at most Deps.RunsAtOnce at a
+// time, never two of one application.
 type Executor struct {
 	d  Deps
 	mu sync.Mutex
-	// run is the run going, or nil.
-	run *run
+	// runs are the runs going, by intent.
+	runs map[int64]*run
 	// closed refuses new runs once the server shuts down.
 	closed bool
 	// actions are the owner's actions by application (see OwnerAction);
@@ -233,7 +241,62 @@ func New(d Deps) *Executor {
 	if d.TaskContext == "" && d.Apps != nil {
 		d.TaskContext = filepath.Join(filepath.Dir(d.Apps.Dir("")), "launcher", TaskContextFile)
 	}
-	return &Executor{d: d}
+	return &Executor{d: d, runs: map[int64]*run{}}
+}
+
+// Run is one intent running, and its application.
+type Run struct {
+	IntentID int64
+	AppID    string
+}
+
+// atOnce is how many runs may go at once now.
+func (e *Executor) atOnce() int {
+	if e.d.RunsAtOnce == nil {
+		return 1
+	}
+	return max(e.d.RunsAtOnce(), 1)
+}
+
+// goingLocked are the runs going, in the order of their intents; the
+// caller holds e.mu.
+func (e *Executor) goingLocked() []Run {
+	out := make([]Run, 0, len(e.runs))
+	for _, r := range e.runs {
+		out = append(out, Run{IntentID: r.intentID, AppID: r.appID})
+	}
+	slices.SortFunc(out, func(a, b Run) int { return cmp.Compare(a.IntentID, b.IntentID) })
+	return out
+}
+
+// fullLocked is why no other run (or replay) can start now because as
+// many go as Settings allows, or nil; the caller holds e.mu. what is "an
+// intent" or "a replay", for the sentence.
+func (e *Executor) fullLocked(what string) error {
+	n := e.atOnce()
+	going := len(e.runs)
+	if e.replay != nil {
+		going++
+	}
+	if going < n {
+		return nil
+	}
+	if n == 1 {
+		if e.replay != nil {
+			return refuse(refusal.Conflict, "%s is going; %s can run once it ends.", e.replay.what, what)
+		}
+		r := e.goingLocked()[0]
+		return refuse(refusal.Conflict, "Intent #%d is running; wait for it to end or stop it first.", r.IntentID)
+	}
+	var names []string
+	for _, r := range e.goingLocked() {
+		names = append(names, fmt.Sprintf("intent #%d of %s", r.IntentID, r.AppID))
+	}
+	if e.replay != nil {
+		names = append(names, strings.ToLower(e.replay.what[:1])+e.replay.what[1:])
+	}
+	return refuse(refusal.Conflict, "%d runs are going (%s), as many as Settings → Runs at once allows; wait for one to end, stop one, or raise the number.",
+		going, strings.Join(names, ", "))
 }
 
 // Start runs the intent, as Run in the Backlog asks, and returns at once.
@@ -248,11 +311,23 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	if e.closed {
 		return refuse(refusal.Conflict, "The launcher is shutting down; nothing can start.")
 	}
-	if e.run != nil {
-		return refuse(refusal.Conflict, "Intent #%d is running; wait for it to end or stop it first.", e.run.intentID)
+	if _, ok := e.runs[intentID]; ok {
+		return refuse(refusal.Conflict, "Intent #%d is running already.", intentID)
 	}
-	if e.replay != nil {
-		return refuse(refusal.Conflict, "%s is going; an intent can run once it ends.", e.replay.what)
+	// With one run at once, the sentence is seed 000's whichever
+	// application runs; with more, the running application is named first.
+	if e.atOnce() == 1 {
+		if err := e.fullLocked("an intent"); err != nil {
+			return err
+		}
+	}
+	for _, r := range e.runs {
+		if r.appID == d.AppID {
+			return refuse(refusal.Conflict, "Intent #%d of %s is running; an application runs one intent at a time, so wait for it to end or stop it first.", r.intentID, r.appID)
+		}
+	}
+	if err := e.fullLocked("an intent"); err != nil {
+		return err
 	}
 	if a := e.actions[d.AppID]; a != nil && a.Going() {
 		return candidate.AlreadyRunning(d.AppID)
@@ -280,15 +355,15 @@ func (e *Executor) Start(ctx context.Context, intentID int64) error {
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{intentID: intentID, appID: d.AppID, cancel: cancel, done: make(chan struct{})}
 	r.progress.IntentID = intentID
-	e.run = r
+	e.runs[intentID] = r
 	// What the owner's last action said is the run's to change now.
 	delete(e.actions, d.AppID)
 	go func() {
 		defer close(r.done)
 		defer func() {
 			e.mu.Lock()
-			if e.run == r {
-				e.run = nil
+			if e.runs[intentID] == r {
+				delete(e.runs, intentID)
 			}
 			e.mu.Unlock()
 		}()
@@ -337,9 +412,9 @@ func (e *Executor) checkModels(ctx context.Context, d intent.IntentDetail) error
 // the run has stopped.
 func (e *Executor) Stop(intentID int64) error {
 	e.mu.Lock()
-	r := e.run
+	r := e.runs[intentID]
 	e.mu.Unlock()
-	if r == nil || r.intentID != intentID {
+	if r == nil {
 		return refuse(refusal.Conflict, "Intent #%d is not running.", intentID)
 	}
 	r.cancel(errStopped)
@@ -347,31 +422,42 @@ func (e *Executor) Stop(intentID int64) error {
 	return nil
 }
 
-// Shutdown interrupts the task in hand and stops the intent, as stopping
-// the launcher does, stops the owner's actions and the replay going (what
-// finished of it is kept), and refuses new runs, actions and replays.
+// Shutdown interrupts the task in hand of every run and stops its intent,
+// as stopping the launcher does, stops the owner's actions and the replay
+// going (what finished of it is kept), and refuses new runs, actions and
+// replays.
 func (e *Executor) Shutdown() {
 	e.mu.Lock()
 	e.closed = true
-	r := e.run
+	going := slices.Collect(maps.Values(e.runs))
 	e.mu.Unlock()
 	e.stopActions()
 	e.stopReplay()
-	if r == nil {
-		return
+	for _, r := range going {
+		r.cancel(errShutdown)
 	}
-	r.cancel(errShutdown)
-	<-r.done
+	for _, r := range going {
+		<-r.done
+	}
 }
 
-// Running says which intent runs, if any.
-func (e *Executor) Running() (int64, string, bool) {
+// Running are the intents running, in the order of their numbers.
+func (e *Executor) Running() []Run {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.run == nil {
-		return 0, "", false
+	return e.goingLocked()
+}
+
+// RunningOf says which intent of the application runs, if one does.
+func (e *Executor) RunningOf(appID string) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range e.runs {
+		if r.appID == appID {
+			return r.intentID, true
+		}
 	}
-	return e.run.intentID, e.run.appID, true
+	return 0, false
 }
 
 // Busy refuses the owner's writes to an application while a run changes it.
@@ -384,9 +470,9 @@ func (e *Executor) Busy(appID string) error {
 // Progress is the run's progress, when the intent runs.
 func (e *Executor) Progress(intentID int64) (Progress, bool) {
 	e.mu.Lock()
-	r := e.run
+	r := e.runs[intentID]
 	e.mu.Unlock()
-	if r == nil || r.intentID != intentID {
+	if r == nil {
 		return Progress{}, false
 	}
 	r.mu.Lock()

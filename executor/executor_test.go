@@ -104,7 +104,7 @@ func (h *host) wait(t *testing.T, id int64) intent.IntentDetail {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, running := h.exec.Running(); d.Status != intent.IntentRunning && !running {
+		if running := len(h.exec.Running()) > 0; d.Status != intent.IntentRunning && !running {
 			return d
 		}
 		if time.Now().After(deadline) {

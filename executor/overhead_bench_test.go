@@ -179,7 +179,7 @@ func (h *host) waitTB(b *testing.B, id int64) intent.IntentDetail {
 	b.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for {
-		if _, _, running := h.exec.Running(); !running {
+		if running := len(h.exec.Running()) > 0; !running {
 			d, err := h.backlog.Get(context.Background(), id)
 			if err != nil {
 				b.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 // A replay (executor/replay) runs the engineer's builder turns as a run
 // does, on the same models and within the same sandbox, so the executor
-// holds it as it holds a run: one run or one replay at a time per
-// launcher, decided under the executor's lock. The replay's own work is
+// counts it as a run against Settings → Runs at once (one replay at a
+// time), decided under the executor's lock. The replay's own work is
 // the harness's, which builds on the executor; it is handed here as a
 // function to run in the background, until it ends or the launcher stops.
 
@@ -62,12 +62,12 @@ func (e *Executor) replayRefusedLocked() error {
 	switch {
 	case e.closed:
 		return refuse(refusal.Conflict, "The launcher is shutting down; nothing can start.")
-	case e.run != nil:
-		return refuse(refusal.Conflict, "Intent #%d is running; a replay can start once it ends, or once you stop it.", e.run.intentID)
 	case e.replay != nil:
 		return refuse(refusal.Conflict, "%s is going; one replay runs at a time, so wait for it to end.", e.replay.what)
+	case len(e.runs) > 0 && e.atOnce() == 1:
+		return refuse(refusal.Conflict, "Intent #%d is running; a replay can start once it ends, or once you stop it.", e.goingLocked()[0].IntentID)
 	}
-	return nil
+	return e.fullLocked("a replay")
 }
 
 // stopReplay cancels the replay going, as the launcher stops, and waits

@@ -653,7 +653,7 @@ func TestARestartInterruptsTheTaskAndStopsTheIntent(t *testing.T) {
 	g.Open()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, _, running := h.exec.Running(); !running {
+		if running := len(h.exec.Running()) > 0; !running {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -752,7 +752,7 @@ func TestStartRefusesWithASentence(t *testing.T) {
 				t.Errorf("the refused Start moved the intent from %s to %s, its task from %s to %s",
 					before.Status, after.Status, before.Tasks[0].Status, after.Tasks[0].Status)
 			}
-			if _, _, running := h.exec.Running(); running {
+			if running := len(h.exec.Running()) > 0; running {
 				t.Error("a run goes after the refusal")
 			}
 			if n := h.model.Count(); n != 0 {

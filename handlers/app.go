@@ -237,6 +237,7 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/prices", settings.pricesSave)
 	app.Post("/settings/sandbox", settings.sandboxSave)
 	app.Post("/settings/limits", settings.limitsSave)
+	app.Post("/settings/runs", settings.runsSave)
 	app.Post("/settings/notifications", settings.notificationsSave)
 	app.Post("/settings/notifications/test", settings.notificationsTest)
 	app.Get("/notices", settings.noticesJSON)

@@ -44,17 +44,22 @@ func (h *boardPages) board(c *fiber.Ctx) (views.BoardView, error) {
 	if err != nil {
 		return views.BoardView{}, err
 	}
-	q := overview.BoardQuery{AppID: appID, Label: c.Query("label")}
+	q := overview.BoardQuery{AppID: appID, All: c.Query("apps") == "all", Label: c.Query("label")}
 	q.Intent, _ = strconv.ParseInt(c.Query("intent"), 10, 64)
 	b, err := h.Overview.Board(ctx, q)
 	if err != nil {
 		return views.BoardView{}, err
 	}
-	return boardView(b, q, h.Providers.DefaultModel()), nil
+	v := boardView(b, q, h.Providers.DefaultModel())
+	v.Selected = appID
+	return v, nil
 }
 
 func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) views.BoardView {
-	v := views.BoardView{AppID: b.AppID, Labels: b.Labels, Label: q.Label, Polling: b.Running, OlderIntents: b.OlderIntents}
+	v := views.BoardView{AppID: b.AppID, All: b.All, Labels: b.Labels, Label: q.Label, Polling: b.Running, OlderIntents: b.OlderIntents}
+	for _, r := range b.Runs {
+		v.Runs = append(v.Runs, views.BoardRunView{IntentID: r.IntentID, AppID: r.AppID, Slug: r.Slug, Stage: r.Stage})
+	}
 	if q.Intent != 0 {
 		v.Intent = strconv.FormatInt(q.Intent, 10)
 	}
@@ -62,6 +67,9 @@ func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) vi
 		v.Intents = append(v.Intents, strconv.FormatInt(id, 10))
 	}
 	query := url.Values{}
+	if b.All {
+		query.Set("apps", "all")
+	}
 	if v.Intent != "" {
 		query.Set("intent", v.Intent)
 	}
@@ -81,8 +89,12 @@ func boardView(b overview.Board, q overview.BoardQuery, settingsModel string) vi
 					model = "no model chosen"
 				}
 			}
+			in := fmt.Sprintf("intent #%d", c.IntentID)
+			if b.All {
+				in += " of " + c.AppID
+			}
 			cv.Cards = append(cv.Cards, views.CardView{ID: strconv.FormatInt(c.TaskID, 10), Href: fmt.Sprintf("/backlog/tasks/%d", c.TaskID), Slug: c.Slug, Title: c.Title,
-				Intent: fmt.Sprintf("intent #%d", c.IntentID), Status: c.Status, Tier: c.Tier, Model: model, Labels: c.Labels,
+				Intent: in, Status: c.Status, Tier: c.Tier, Model: model, Labels: c.Labels,
 				Criteria: fmt.Sprintf("%d of %d criteria passing", c.Passing, c.Criteria), Spend: spendView(c.Spend), Cap: c.Cap, Why: c.Why, Advice: c.Advice})
 		}
 		v.Columns = append(v.Columns, cv)

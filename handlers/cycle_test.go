@@ -194,7 +194,7 @@ func TestARunAndTheOwnersBuildNeverGoTogether(t *testing.T) {
 		if got := intentStatus(t, r); got != "draft" {
 			t.Errorf("the intent is %s", got)
 		}
-		if _, _, going := s.executor.Running(); going {
+		if going := len(s.executor.Running()) > 0; going {
 			t.Error("a run started beside the owner's build")
 		}
 	})

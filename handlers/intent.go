@@ -28,6 +28,8 @@ type Runs interface {
 	Start(ctx context.Context, intentID int64) error
 	Stop(intentID int64) error
 	Answer(ctx context.Context, taskID int64, answer string) error
+	// Running are the intents running, for the rail.
+	Running() []executor.Run
 }
 
 // intentPages are an intent's page and its live part, a task's page, and

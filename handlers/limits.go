@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/executor/ai"
@@ -11,18 +13,24 @@ import (
 type Limits interface {
 	Read() (ai.Limits, string)
 	Save(idle, turn string) error
+	RunsAtOnce() int
+	SaveRunsAtOnce(text string) error
 }
 
 // limitsView is the Settings form: the limits in force, or as typed after
 // a refusal, and why the defaults hold when they do.
-func (h *settingsPages) limitsView(typedIdle, typedTurn string) *views.LimitsView {
+func (h *settingsPages) limitsView(typedIdle, typedTurn, typedRuns string) *views.LimitsView {
 	if h.Limits == nil {
 		return nil
 	}
 	l, problem := h.Limits.Read()
-	v := &views.LimitsView{Idle: ai.Minutes(l.Idle), Turn: ai.Minutes(l.Wall), Problem: problem}
+	v := &views.LimitsView{Idle: ai.Minutes(l.Idle), Turn: ai.Minutes(l.Wall), Problem: problem,
+		Runs: strconv.Itoa(h.Limits.RunsAtOnce()), MaxRuns: ai.MaxRunsAtOnce}
 	if typedIdle != "" || typedTurn != "" {
 		v.Idle, v.Turn = typedIdle, typedTurn
+	}
+	if typedRuns != "" {
+		v.Runs = typedRuns
 	}
 	return v
 }
@@ -46,4 +54,19 @@ func (h *settingsPages) limitsSave(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Redirect("/settings#limits", fiber.StatusSeeOther)
+}
+
+// runsSave keeps how many runs may go at once, or shows the form again
+// with the problem named.
+func (h *settingsPages) runsSave(c *fiber.Ctx) error {
+	runs := c.FormValue("runs_at_once")
+	err := h.Limits.SaveRunsAtOnce(runs)
+	if status, sentence, ok := refused(err); ok {
+		c.Status(status)
+		return h.renderSettings(c, settingsNotes{refusal: views.Refusal{At: "runs", Sentence: sentence}, typedRuns: runs})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect("/settings#runs", fiber.StatusSeeOther)
 }

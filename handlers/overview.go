@@ -78,7 +78,7 @@ func spendView(t spend.Total) views.SpendView {
 }
 
 func overviewView(o overview.Overview) views.OverviewView {
-	v := views.OverviewView{Today: spendView(o.Today), Polling: o.Running || o.InHand != nil}
+	v := views.OverviewView{Today: spendView(o.Today), Polling: o.Running || len(o.InHand) > 0}
 	for _, n := range o.Needs.List {
 		nv := views.NeedView{Kind: string(n.Kind), AppID: n.AppID, Text: n.Text, Advice: n.Advice}
 		switch n.Kind {
@@ -102,12 +102,12 @@ func overviewView(o overview.Overview) views.OverviewView {
 			v.More = append(v.More, views.NeedMoreView{Kind: string(k), Text: "and " + views.Count(more, "more "+needNoun[k][0], "more "+needNoun[k][1]) + "."})
 		}
 	}
-	if p := o.InHand; p != nil {
-		v.InHand = &views.InHandView{IntentID: p.IntentID, AppID: p.AppID, Slug: p.Slug, RunID: p.RunID, Stage: p.Stage,
+	for _, p := range o.InHand {
+		v.InHand = append(v.InHand, views.InHandView{IntentID: p.IntentID, AppID: p.AppID, Slug: p.Slug, RunID: p.RunID, Stage: p.Stage,
 			LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Elapsed: duration(p.Elapsed), Limit: duration(p.Limit),
 			Idle: duration(p.Idle), Model: p.Model.Sentence(o.At),
 			Turn: p.Turn, MaxTurns: p.MaxTurns, Attempts: p.Attempts, MaxCounted: p.MaxCounted, Passed: p.Passed, Total: p.Total,
-			Task: spendView(p.Task), Run: spendView(p.Run)}
+			Task: spendView(p.Task), Run: spendView(p.Run)})
 	}
 	if b := o.Prices.DayBudget; b != nil {
 		v.Budget = spend.Dollars(*b) + " a day"

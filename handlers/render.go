@@ -42,6 +42,7 @@ func (f frame) page(c *fiber.Ctx, title, current string) (views.Shell, error) {
 func (f frame) pageMarked(c *fiber.Ctx, title, current string, needsYou int) (views.Shell, error) {
 	s := shell(c, title, current)
 	s.NeedsYou = needsYou
+	s.Running = f.running()
 	id, err := f.Apps.Selected(c.UserContext())
 	if err != nil || id == "" {
 		return s, err
@@ -60,8 +61,21 @@ func (f frame) pageMarked(c *fiber.Ctx, title, current string, needsYou int) (vi
 func (f frame) pageAbout(c *fiber.Ctx, title, current, appID, appName string) views.Shell {
 	s := shell(c, title, current)
 	s.NeedsYou = f.needsYou(c.UserContext())
+	s.Running = f.running()
 	s.AppID, s.AppName = appID, appName
 	return s
+}
+
+// running are the intents running, as the rail names them.
+func (f frame) running() []views.RunLink {
+	if f.Runs == nil {
+		return nil
+	}
+	var out []views.RunLink
+	for _, r := range f.Runs.Running() {
+		out = append(out, views.RunLink{IntentID: r.IntentID, AppID: r.AppID})
+	}
+	return out
 }
 
 func errorPage(c *fiber.Ctx, status int, sentence string) templ.Component {

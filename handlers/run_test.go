@@ -116,7 +116,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 		if got := intentStatus(t, ada.get(intentPath(in.ID))); got != "draft" {
 			t.Errorf("the intent is %s", got)
 		}
-		if _, _, going := s.executor.Running(); going {
+		if going := len(s.executor.Running()) > 0; going {
 			t.Error("a run started")
 		}
 	})
@@ -127,7 +127,7 @@ func TestRunStopAndAnswerNeedTheCSRFToken(t *testing.T) {
 		r := ada.send(formRequest(intentPath(in.ID)+"/stop", url.Values{}, "Origin", origin))
 		wantStatus(t, r, fiber.StatusForbidden)
 		wantSentence(t, r, noToken)
-		if id, _, going := s.executor.Running(); !going || id != in.ID {
+		if r := s.executor.Running(); len(r) != 1 || r[0].IntentID != in.ID {
 			t.Error("the run stopped")
 		}
 		wantRedirect(t, ada.post(intentPath(in.ID)+"/stop", nil), intentPath(in.ID))

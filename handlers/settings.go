@@ -58,6 +58,8 @@ type settingsNotes struct {
 	typedNotifications *views.NotificationsView
 	// typedIdle and typedTurn are refused limits, shown back as typed.
 	typedIdle, typedTurn string
+	// typedRuns is a refused number of runs at once, shown back as typed.
+	typedRuns string
 	// tools says whether the tested provider's model calls tools.
 	tools   string
 	toolsOK bool
@@ -122,7 +124,7 @@ func (h *settingsPages) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	}
 	v.Prices = h.pricesView(c.UserContext(), n.typedPrices)
 	v.Sandbox = sandboxView(h.Sandbox)
-	v.Limits = h.limitsView(n.typedIdle, n.typedTurn)
+	v.Limits = h.limitsView(n.typedIdle, n.typedTurn, n.typedRuns)
 	v.Notifications = h.notificationsView(c.UserContext(), n.typedNotifications)
 	return render(c, views.SettingsPageView(s, v))
 }

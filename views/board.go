@@ -2,7 +2,13 @@ package views
 
 // BoardView is the board of the selected application.
 type BoardView struct {
-	AppID string
+	// AppID is the application shown, "" with All (every application);
+	// Selected the one chosen on the Applications page, for the filter.
+	AppID    string
+	All      bool
+	Selected string
+	// Runs are the runs going among the applications shown.
+	Runs []BoardRunView
 	// Columns in order, each with its cards.
 	Columns []BoardColumnView
 	// The filters: what can be chosen and what is.
@@ -15,6 +21,13 @@ type BoardView struct {
 	OlderIntents int
 	// Polling refreshes the board every two seconds while a run goes.
 	Polling bool
+}
+
+// BoardRunView is one run going: its intent, application and the task in
+// hand with its stage ("" between turns).
+type BoardRunView struct {
+	IntentID           int64
+	AppID, Slug, Stage string
 }
 
 // BoardColumnView is one column.

@@ -35,7 +35,7 @@ type NeedMoreView struct {
 	Kind, Text string
 }
 
-// InHandView is the task the run is building, with its limits.
+// InHandView is the task a run is building, with its limits.
 type InHandView struct {
 	IntentID                            int64
 	AppID, Slug, RunID, Stage, LastTool string
@@ -63,8 +63,9 @@ type AppOutlookView struct {
 type OverviewView struct {
 	Needs []NeedView
 	// More says, per kind, how many needs the list leaves out.
-	More   []NeedMoreView
-	InHand *InHandView
+	More []NeedMoreView
+	// InHand are the tasks the runs going build now, one a run.
+	InHand []InHandView
 	Today  SpendView
 	// Budget is the daily budget ("$10.00 a day"), or "".
 	Budget     string

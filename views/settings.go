@@ -73,6 +73,10 @@ type NoticeKindView struct {
 // LimitsView is limits.json as the Settings form shows it, in minutes.
 type LimitsView struct {
 	Idle, Turn string
+	// Runs is how many runs may go at once, as saved or typed, of at most
+	// MaxRuns.
+	Runs    string
+	MaxRuns int
 	// Problem says why the defaults hold instead of the file.
 	Problem string
 }

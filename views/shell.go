@@ -26,6 +26,14 @@ type Shell struct {
 	// asked, a failed task, a release to make current); the rail marks
 	// the Backlog while it is above 0.
 	NeedsYou int
+	// Running are the intents running now, each with its application.
+	Running []RunLink
+}
+
+// RunLink is an intent running, as the rail names it.
+type RunLink struct {
+	IntentID int64
+	AppID    string
 }
 
 // RailEntry is one place the rail leads to.

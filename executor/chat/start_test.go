@@ -16,8 +16,8 @@ import (
 
 // runningIntent is the intent the launcher's executor runs, or 0.
 func (h *host) runningIntent() int64 {
-	if id, _, ok := h.runs.Running(); ok {
-		return id
+	if r := h.runs.Running(); len(r) > 0 {
+		return r[0].IntentID
 	}
 	return 0
 }

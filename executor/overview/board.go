@@ -42,8 +42,10 @@ const BoardColumnCards = 40
 // Card is one task on the board.
 type Card struct {
 	TaskID, IntentID int64
-	Slug, Title      string
-	Column           string
+	// AppID is its intent's application.
+	AppID       string
+	Slug, Title string
+	Column      string
 	// Status is the task's own status ("blocked" for a blocked in-queue task).
 	Status string
 	Tier   string
@@ -64,10 +66,12 @@ type Card struct {
 	runs []string
 }
 
-// Board is the board of one application: its cards by column, and what
-// the filters can choose.
+// Board is the board of one application, or of all: its cards by column,
+// and what the filters can choose.
 type Board struct {
+	// AppID is the application shown; "" when All.
 	AppID   string
+	All     bool
 	Columns map[string][]Card
 	// Intents and Labels are what the filters offer: every live intent and
 	// label of the cards, before filtering.
@@ -78,13 +82,26 @@ type Board struct {
 	OlderIntents int
 	// Hidden counts, per column, the cards beyond BoardColumnCards.
 	Hidden map[string]int
-	// Running says a run of this application goes: the board refreshes.
+	// Running says a run of an application shown goes: the board
+	// refreshes. Runs are those runs, with the task each has in hand.
 	Running bool
+	Runs    []BoardRun
 }
 
-// BoardQuery narrows the board to one intent or one label (zero: all).
+// BoardRun is one run going on the board: its intent, application and
+// the task in hand ("" between turns).
+type BoardRun struct {
+	IntentID int64
+	AppID    string
+	Slug     string
+	Stage    string
+}
+
+// BoardQuery is the board of one application, or of all of them (All),
+// narrowed to one intent or one label (zero: all).
 type BoardQuery struct {
 	AppID  string
+	All    bool
 	Intent int64
 	Label  string
 }
@@ -93,43 +110,69 @@ type BoardQuery struct {
 // intents' tasks and its newest completed ones, their spend, and the run's
 // progress for the task in hand.
 func (s *Service) Board(ctx context.Context, q BoardQuery) (Board, error) {
-	b := Board{AppID: q.AppID, Columns: map[string][]Card{}, Hidden: map[string]int{}}
-	if q.AppID == "" {
+	b := Board{AppID: q.AppID, All: q.All, Columns: map[string][]Card{}, Hidden: map[string]int{}}
+	appIDs := []string{q.AppID}
+	if q.All {
+		b.AppID = ""
+		apps, err := s.d.Apps.List(ctx)
+		if err != nil {
+			return b, err
+		}
+		appIDs = appIDs[:0]
+		for _, a := range apps {
+			appIDs = append(appIDs, a.ID)
+		}
+	} else if q.AppID == "" {
 		return b, nil
 	}
-	rows, err := s.d.Attention.Board(ctx, q.AppID, BoardRecent, BoardIntents, q.Intent)
+	gs, err := s.going(ctx)
 	if err != nil {
 		return b, err
 	}
-	live, p, err := s.live(ctx)
-	if err != nil {
-		return b, err
+	live := lives(gs)
+	progress := map[int64]going{}
+	for _, g := range gs {
+		if slices.Contains(appIDs, g.AppID) {
+			progress[g.IntentID] = g
+			b.Runs = append(b.Runs, BoardRun{IntentID: g.IntentID, AppID: g.AppID, Slug: g.p.Slug, Stage: g.p.Stage})
+		}
 	}
-	runningIntent, runningApp, running := s.d.Runs.Running()
-	b.Running = running && runningApp == q.AppID
+	b.Running = len(b.Runs) > 0
 
 	var cards []Card
 	labels := map[string]bool{}
-	b.Intents = rows.LiveIDs
-	if q.Intent == 0 && len(rows.LiveIDs) > len(rows.Live) {
-		b.OlderIntents = len(rows.LiveIDs) - len(rows.Live)
-	}
-	for _, d := range rows.Live {
-		awaiting := s.awaitsApproval(ctx, d)
-		for _, t := range d.Tasks {
-			c, ok := card(d.ID, t, awaiting)
-			if !ok {
-				continue
+	for _, appID := range appIDs {
+		rows, err := s.d.Attention.Board(ctx, appID, BoardRecent, BoardIntents, q.Intent)
+		if err != nil {
+			return b, err
+		}
+		b.Intents = append(b.Intents, rows.LiveIDs...)
+		if q.Intent == 0 && len(rows.LiveIDs) > len(rows.Live) {
+			b.OlderIntents += len(rows.LiveIDs) - len(rows.Live)
+		}
+		for _, d := range rows.Live {
+			awaiting := s.awaitsApproval(ctx, d)
+			for _, t := range d.Tasks {
+				c, ok := card(d.ID, t, awaiting)
+				if !ok {
+					continue
+				}
+				c.AppID = appID
+				if g, ok := progress[d.ID]; ok && g.p.TaskID == t.ID && g.p.Total > 0 {
+					c.Passing, c.Criteria = g.p.Passed, g.p.Total
+				}
+				cards = append(cards, c)
 			}
-			if running && runningIntent == d.ID && p.TaskID == t.ID && p.Total > 0 {
-				c.Passing, c.Criteria = p.Passed, p.Total
-			}
+		}
+		for _, t := range rows.Completed {
+			c, _ := card(t.IntentID, t, false)
+			c.AppID = appID
 			cards = append(cards, c)
 		}
 	}
-	for _, t := range rows.Completed {
-		c, _ := card(t.IntentID, t, false)
-		cards = append(cards, c)
+	if q.All {
+		slices.Sort(b.Intents)
+		slices.Reverse(b.Intents)
 	}
 	for _, c := range cards {
 		for _, l := range c.Labels {

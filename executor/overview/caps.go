@@ -30,13 +30,13 @@ func (s *Service) CapState(ctx context.Context, id int64) (CapState, error) {
 	if !c.Own {
 		c.Cap = s.d.Spend.Prices().IntentCap
 	}
-	var live *spend.Live
+	var live []spend.Live
 	if p, ok := s.d.Runs.Progress(id); ok && p.RunID != "" {
 		t, err := s.d.Backlog.Task(ctx, p.TaskID)
 		if err != nil {
 			return c, err
 		}
-		live = &spend.Live{RunID: p.RunID, Kind: intent.KindBuilder, Model: s.d.ModelOf(t.RunsOn), Input: int64(p.Usage.Input), Output: int64(p.Usage.Output)}
+		live = []spend.Live{{RunID: p.RunID, Kind: intent.KindBuilder, Model: s.d.ModelOf(t.RunsOn), Input: int64(p.Usage.Input), Output: int64(p.Usage.Output)}}
 	}
 	if c.Spent, err = s.d.Spend.OfIntentWith(ctx, id, live); err != nil {
 		return c, err

@@ -63,9 +63,9 @@ type Candidates interface {
 	State(appID string) (candidate.State, error)
 }
 
-// Runs is the run going in this server (*executor.Executor).
+// Runs are the runs going in this server (*executor.Executor).
 type Runs interface {
-	Running() (int64, string, bool)
+	Running() []executor.Run
 	Progress(intentID int64) (executor.Progress, bool)
 }
 
@@ -205,7 +205,7 @@ func (n *Needs) add(x Need) {
 	n.Count[x.Kind]++
 }
 
-// InHand is the task the run is building now.
+// InHand is the task a run is building now.
 type InHand struct {
 	IntentID, TaskID         int64
 	AppID, Slug, RunID       string
@@ -240,9 +240,11 @@ type AppOutlook struct {
 
 // Overview is the one read.
 type Overview struct {
-	At     time.Time
-	Needs  Needs
-	InHand *InHand
+	At    time.Time
+	Needs Needs
+	// InHand are the tasks the runs going are building now, one a run
+	// that is in a turn, in the order of their intents.
+	InHand []InHand
 	Today  spend.Total
 	// Prices is prices.json as read: its budget, or why it prices nothing.
 	Prices spend.Loaded
@@ -262,11 +264,24 @@ func (s *Service) Read(ctx context.Context) (Overview, error) {
 	if o.Needs, err = s.needs(ctx, apps); err != nil {
 		return o, err
 	}
-	live, hand, err := s.inHand(ctx)
+	gs, err := s.going(ctx)
 	if err != nil {
 		return o, err
 	}
-	o.InHand = hand
+	live := lives(gs)
+	byApp := map[string]going{}
+	hands := map[string]*InHand{}
+	for _, g := range gs {
+		byApp[g.AppID] = g
+		h, err := s.inHand(ctx, g, live)
+		if err != nil {
+			return o, err
+		}
+		if h != nil {
+			o.InHand = append(o.InHand, *h)
+			hands[g.AppID] = h
+		}
+	}
 	if o.Today, o.Prices, err = s.d.Spend.Today(ctx, live); err != nil {
 		return o, err
 	}
@@ -274,11 +289,11 @@ func (s *Service) Read(ctx context.Context) (Overview, error) {
 	if err != nil {
 		return o, err
 	}
-	runningIntent, runningApp, running := s.d.Runs.Running()
-	o.Running = running
+	o.Running = len(gs) > 0
 	for _, a := range apps {
 		ol := outlooks[a.ID]
-		ao := AppOutlook{ID: a.ID, Name: a.Name, Left: ol.Left, Running: running && runningApp == a.ID}
+		g, running := byApp[a.ID]
+		ao := AppOutlook{ID: a.ID, Name: a.Name, Left: ol.Left, Running: running}
 		samples, err := s.d.Spend.Samples(ctx, a.ID)
 		if err != nil {
 			return o, err
@@ -288,7 +303,7 @@ func (s *Service) Read(ctx context.Context) (Overview, error) {
 		} else {
 			ao.Samples = e.From
 		}
-		ao.State = s.state(a, ol, ao.Running, runningIntent, hand)
+		ao.State = s.state(a, ol, ao.Running, g.IntentID, hands[a.ID])
 		o.Apps = append(o.Apps, ao)
 	}
 	return o, nil
@@ -298,7 +313,7 @@ func (s *Service) Read(ctx context.Context) (Overview, error) {
 func (s *Service) state(a app.App, ol intent.Outlook, running bool, runningIntent int64, hand *InHand) string {
 	var parts []string
 	switch {
-	case running && hand != nil && hand.AppID == a.ID:
+	case running && hand != nil:
 		parts = append(parts, fmt.Sprintf("Intent #%d runs: %s is %s.", runningIntent, hand.Slug, hand.Stage))
 	case running:
 		parts = append(parts, fmt.Sprintf("Intent #%d runs.", runningIntent))
@@ -478,11 +493,14 @@ func (s *Service) needs(ctx context.Context, apps []app.App) (Needs, error) {
 // not current.
 func (s *Service) releases(apps []app.App) []Need {
 	var out []Need
-	_, runningApp, running := s.d.Runs.Running()
+	running := map[string]bool{}
+	for _, r := range s.d.Runs.Running() {
+		running[r.AppID] = true
+	}
 	for _, a := range apps {
 		// While a run builds it, the candidate changes under it and
 		// cannot be made current anyway.
-		if running && runningApp == a.ID {
+		if running[a.ID] {
 			continue
 		}
 		st, err := s.d.Candidates.State(a.ID)
@@ -511,40 +529,65 @@ func passedNotCurrent(st candidate.State, current string) (string, int, bool) {
 	return b.Release.ID, len(c.Results), true
 }
 
-// Live is the builder turn running now, as spend counts it, or nil.
-func (s *Service) Live(ctx context.Context) (*spend.Live, error) {
-	live, _, err := s.live(ctx)
-	return live, err
+// going is one run going, as the pages read it: its application, its
+// progress, and its turn in hand as spend counts it (nil between turns).
+type going struct {
+	executor.Run
+	p    executor.Progress
+	live *spend.Live
 }
 
-func (s *Service) live(ctx context.Context) (*spend.Live, executor.Progress, error) {
-	id, appID, ok := s.d.Runs.Running()
-	if !ok {
-		return nil, executor.Progress{}, nil
+// going are the runs going, in the order of their intents.
+func (s *Service) going(ctx context.Context) ([]going, error) {
+	var out []going
+	for _, r := range s.d.Runs.Running() {
+		g := going{Run: r}
+		p, ok := s.d.Runs.Progress(r.IntentID)
+		if ok {
+			g.p = p
+		}
+		if ok && p.RunID != "" {
+			t, err := s.d.Backlog.Task(ctx, p.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			g.live = &spend.Live{RunID: p.RunID, AppID: r.AppID, Kind: intent.KindBuilder, Model: s.d.ModelOf(t.RunsOn),
+				Input: int64(p.Usage.Input), Output: int64(p.Usage.Output)}
+		}
+		out = append(out, g)
 	}
-	p, ok := s.d.Runs.Progress(id)
-	if !ok || p.RunID == "" {
-		return nil, p, nil
+	return out, nil
+}
+
+// lives are the turns in hand of the runs going.
+func lives(gs []going) []spend.Live {
+	var out []spend.Live
+	for _, g := range gs {
+		if g.live != nil {
+			out = append(out, *g.live)
+		}
+	}
+	return out
+}
+
+// Live are the builder turns running now, as spend counts them.
+func (s *Service) Live(ctx context.Context) ([]spend.Live, error) {
+	gs, err := s.going(ctx)
+	return lives(gs), err
+}
+
+// inHand is the task a run is building now, or nil between turns.
+func (s *Service) inHand(ctx context.Context, g going, live []spend.Live) (*InHand, error) {
+	p := g.p
+	if g.live == nil {
+		return nil, nil
 	}
 	t, err := s.d.Backlog.Task(ctx, p.TaskID)
 	if err != nil {
-		return nil, p, err
-	}
-	return &spend.Live{RunID: p.RunID, AppID: appID, Kind: intent.KindBuilder, Model: s.d.ModelOf(t.RunsOn),
-		Input: int64(p.Usage.Input), Output: int64(p.Usage.Output)}, p, nil
-}
-
-func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
-	live, p, err := s.live(ctx)
-	if err != nil || live == nil {
-		return live, nil, err
-	}
-	t, err := s.d.Backlog.Task(ctx, p.TaskID)
-	if err != nil {
-		return live, nil, err
+		return nil, err
 	}
 	lim := s.d.Limits().WithDefaults()
-	h := &InHand{IntentID: p.IntentID, TaskID: p.TaskID, AppID: live.AppID, Slug: p.Slug, RunID: p.RunID,
+	h := &InHand{IntentID: p.IntentID, TaskID: p.TaskID, AppID: g.AppID, Slug: p.Slug, RunID: p.RunID,
 		Stage: p.Stage, LastTool: p.LastTool, Refusal: p.Refusal, HostBuild: p.HostBuild, Started: p.Started,
 		Limit: lim.Wall, Idle: lim.Idle, Model: p.Model, Turn: p.Turn, MaxTurns: verdict.MaxTurns, Attempts: p.Counted, MaxCounted: verdict.MaxCounted,
 		Passed: p.Passed, Total: p.Total}
@@ -553,11 +596,11 @@ func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
 	}
 	turns, _, err := s.d.Spend.Turns(ctx, fmt.Sprintf("intent-%d-", p.IntentID), live)
 	if err != nil {
-		return live, nil, err
+		return nil, err
 	}
 	started, err := s.d.Attention.RunStartedAt(ctx, p.IntentID)
 	if err != nil {
-		return live, nil, err
+		return nil, err
 	}
 	taskRuns := map[string]bool{AdviceRunID(p.IntentID, p.Slug): true}
 	for _, id := range t.RunIDs {
@@ -571,7 +614,7 @@ func (s *Service) inHand(ctx context.Context) (*spend.Live, *InHand, error) {
 			h.Run = h.Run.Plus(u.Total)
 		}
 	}
-	return live, h, nil
+	return h, nil
 }
 
 // Models are the providers' defaults (*provider.Registry).
@@ -654,7 +697,7 @@ func (s *Service) Task(ctx context.Context, t intent.TaskDetail) (IntentSpend, e
 		Tasks: []intent.BacklogTask{t.BacklogTask}})
 }
 
-// Spend is the report of the last days, the running turn counted today.
+// Spend is the report of the last days, the running turns counted today.
 func (s *Service) Spend(ctx context.Context, days int) (spend.Report, error) {
 	live, err := s.Live(ctx)
 	if err != nil {

@@ -358,10 +358,10 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := o.InHand
-	if h == nil {
-		t.Fatal("no task in hand")
+	if len(o.InHand) != 1 {
+		t.Fatalf("%d tasks in hand, want 1", len(o.InHand))
 	}
+	h := o.InHand[0]
 	if h.Slug != tasks[2].Slug || h.RunID != runID || h.Stage != "building" || h.LastTool != "candidate.build" || !strings.HasPrefix(h.Refusal, "source.edit: ") {
 		t.Errorf("in hand: %+v", h)
 	}
@@ -407,7 +407,7 @@ func TestTheReadShowsTheTaskInHandItsLimitsAndSpend(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Still a floor: the third task's first turn wrote a partial row.
-	if o.InHand != nil || !o.Today.AtLeast || o.Today.Turns != 5 || o.Today.Input != 1000+3000+50+50+700 {
+	if len(o.InHand) != 0 || !o.Today.AtLeast || o.Today.Turns != 5 || o.Today.Input != 1000+3000+50+50+700 {
 		t.Fatalf("after the turn: in hand %+v, today %+v", o.InHand, o.Today)
 	}
 	is, err := e.svc.Intent(ctx, mustGet(t, e, in.ID))

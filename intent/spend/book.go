@@ -69,9 +69,10 @@ func (b *Book) SavePrices(rows []Row, caps CapsForm) (Prices, error) {
 	return p, nil
 }
 
-// Live is the turn running now: what its completed steps have used so far,
+// Live is a turn running now: what its completed steps have used so far,
 // held in memory until the turn's row replaces it. It makes any total it
-// is part of a floor.
+// is part of a floor. Every read below takes the turns running now, one
+// per run going (none, when nothing runs).
 type Live struct {
 	RunID, AppID, Kind, Model string
 	Input, Output             int64
@@ -114,9 +115,9 @@ func prefixEnd(prefix string) string {
 
 // Turns are the turns whose run id starts with prefix ("intent-7-" is every
 // turn of intent #7: its builders' and the advice about its tasks), oldest
-// first, each priced; the running turn is added when it belongs and its
-// row is not written yet.
-func (b *Book) Turns(ctx context.Context, prefix string, live *Live) ([]Turn, Loaded, error) {
+// first, each priced; a running turn is added when it belongs and its row
+// is not written yet.
+func (b *Book) Turns(ctx context.Context, prefix string, live []Live) ([]Turn, Loaded, error) {
 	if prefix == "" {
 		return nil, Loaded{}, fmt.Errorf("spend: turns: an empty prefix would read every row")
 	}
@@ -127,21 +128,22 @@ func (b *Book) Turns(ctx context.Context, prefix string, live *Live) ([]Turn, Lo
 		 FROM usage WHERE run_id >= ? AND run_id < ? ORDER BY at, id`, prefix, prefixEnd(prefix)); err != nil {
 		return nil, prices, fmt.Errorf("spend: turns: %w", err)
 	}
-	out := make([]Turn, 0, len(rows)+1)
-	written := false
+	out := make([]Turn, 0, len(rows)+len(live))
+	written := map[string]bool{}
 	for _, r := range rows {
 		t := Turn{Usage: intent.Usage{ID: r.ID, At: time.UnixMilli(r.At), Kind: r.Kind, RunID: r.RunID, AppID: r.AppID,
 			Model: r.Model, Input: int(r.Input), Output: int(r.Output), Partial: r.Partial}}
 		t.Total.add(r.Model, r.Input, r.Output, r.Partial, 1, prices.Prices)
 		out = append(out, t)
-		if live != nil && r.RunID == live.RunID {
-			written = true
-		}
+		written[r.RunID] = true
 	}
-	if live != nil && !written && strings.HasPrefix(live.RunID, prefix) {
-		t := Turn{Live: true, Usage: intent.Usage{At: b.now(), Kind: live.Kind, RunID: live.RunID, AppID: live.AppID,
-			Model: live.Model, Input: int(live.Input), Output: int(live.Output), Partial: true}}
-		t.Total.add(live.Model, live.Input, live.Output, true, 1, prices.Prices)
+	for _, l := range live {
+		if written[l.RunID] || !strings.HasPrefix(l.RunID, prefix) {
+			continue
+		}
+		t := Turn{Live: true, Usage: intent.Usage{At: b.now(), Kind: l.Kind, RunID: l.RunID, AppID: l.AppID,
+			Model: l.Model, Input: int(l.Input), Output: int(l.Output), Partial: true}}
+		t.Total.add(l.Model, l.Input, l.Output, true, 1, prices.Prices)
 		out = append(out, t)
 	}
 	return out, prices, nil
@@ -156,17 +158,20 @@ func Sum(turns []Turn) Total {
 	return t
 }
 
-// liveWritten says whether the running turn's row is written already, so
-// that it is not counted twice.
-func (b *Book) liveWritten(ctx context.Context, live *Live) (bool, error) {
-	if live == nil {
-		return true, nil
+// unwritten are the running turns whose rows are not written yet, so
+// that none is counted twice.
+func (b *Book) unwritten(ctx context.Context, live []Live) ([]Live, error) {
+	var out []Live
+	for _, l := range live {
+		var n int
+		if err := b.db.Read.GetContext(ctx, &n, `SELECT count(*) FROM usage WHERE run_id = ?`, l.RunID); err != nil {
+			return nil, fmt.Errorf("spend: the running turn: %w", err)
+		}
+		if n == 0 {
+			out = append(out, l)
+		}
 	}
-	var n int
-	if err := b.db.Read.GetContext(ctx, &n, `SELECT count(*) FROM usage WHERE run_id = ?`, live.RunID); err != nil {
-		return false, fmt.Errorf("spend: the running turn: %w", err)
-	}
-	return n > 0, nil
+	return out, nil
 }
 
 // midnight is the start of t's day where t is.
@@ -175,8 +180,8 @@ func midnight(t time.Time) time.Time {
 }
 
 // Today is what today's turns used and cost, since local midnight, with
-// the running turn.
-func (b *Book) Today(ctx context.Context, live *Live) (Total, Loaded, error) {
+// the running turns.
+func (b *Book) Today(ctx context.Context, live []Live) (Total, Loaded, error) {
 	r, err := b.report(ctx, 1, live)
 	return r.Today, r.Prices, err
 }
@@ -208,8 +213,8 @@ type Report struct {
 var Kinds = []string{intent.KindChat, intent.KindPlanning, intent.KindBuilder, intent.KindAdvice, intent.KindDistill}
 
 // Days reports the spend of the last n days, today included, with the
-// running turn counted today.
-func (b *Book) Days(ctx context.Context, n int, live *Live) (Report, error) {
+// running turns counted today.
+func (b *Book) Days(ctx context.Context, n int, live []Live) (Report, error) {
 	if n < 1 {
 		n = 1
 	}
@@ -227,7 +232,7 @@ type dayGroup struct {
 	Rows    int    `db:"c"`
 }
 
-func (b *Book) report(ctx context.Context, n int, live *Live) (Report, error) {
+func (b *Book) report(ctx context.Context, n int, live []Live) (Report, error) {
 	prices := b.Prices()
 	now := b.now()
 	today := midnight(now)
@@ -274,12 +279,12 @@ func (b *Book) report(ctx context.Context, n int, live *Live) (Report, error) {
 	for _, g := range groups {
 		count(g.N, g.Model, g.Kind, g.Input, g.Output, g.Partial, g.Rows)
 	}
-	written, err := b.liveWritten(ctx, live)
+	unwritten, err := b.unwritten(ctx, live)
 	if err != nil {
 		return r, err
 	}
-	if !written {
-		count(n-1, live.Model, live.Kind, live.Input, live.Output, true, 1)
+	for _, l := range unwritten {
+		count(n-1, l.Model, l.Kind, l.Input, l.Output, true, 1)
 	}
 	for _, d := range r.Days {
 		r.Period = r.Period.Plus(d.Total)
@@ -321,10 +326,10 @@ func costOr(t Total) float64 {
 // maxRunsAsked is how many run ids one query of ByRuns names.
 const maxRunsAsked = 500
 
-// ByRuns is what each of runIDs used and cost, priced, the running turn
+// ByRuns is what each of runIDs used and cost, priced, a running turn
 // added when it is one of them and its row is not written yet: a run id
 // with no usage has no entry. It reads only those runs' rows.
-func (b *Book) ByRuns(ctx context.Context, runIDs []string, live *Live) (map[string]Total, error) {
+func (b *Book) ByRuns(ctx context.Context, runIDs []string, live []Live) (map[string]Total, error) {
 	prices := b.Prices()
 	out := map[string]Total{}
 	for start := 0; start < len(runIDs); start += maxRunsAsked {
@@ -345,11 +350,11 @@ func (b *Book) ByRuns(ctx context.Context, runIDs []string, live *Live) (map[str
 			out[r.RunID] = t
 		}
 	}
-	if live != nil {
-		if _, written := out[live.RunID]; !written && slices.Contains(runIDs, live.RunID) {
+	for _, l := range live {
+		if _, written := out[l.RunID]; !written && slices.Contains(runIDs, l.RunID) {
 			var t Total
-			t.add(live.Model, live.Input, live.Output, true, 1, prices.Prices)
-			out[live.RunID] = t
+			t.add(l.Model, l.Input, l.Output, true, 1, prices.Prices)
+			out[l.RunID] = t
 		}
 	}
 	return out, nil

@@ -301,18 +301,26 @@ func OfIntent(runID string, intentID int64) bool {
 
 func intentPrefix(intentID int64) string { return "intent-" + strconv.FormatInt(intentID, 10) + "-" }
 
-// OfIntentWith is OfIntent with the running turn live, counted until its
-// row is written.
-func (b *Book) OfIntentWith(ctx context.Context, intentID int64, live *Live) (Total, error) {
+// OfIntentWith is OfIntent with the intent's running turns live, each
+// counted until its row is written.
+func (b *Book) OfIntentWith(ctx context.Context, intentID int64, live []Live) (Total, error) {
 	t, err := b.OfIntent(ctx, intentID)
-	if err != nil || live == nil {
+	if err != nil {
 		return t, err
 	}
-	written, err := b.liveWritten(ctx, live)
-	if err != nil || written {
+	var mine []Live
+	for _, l := range live {
+		if OfIntent(l.RunID, intentID) {
+			mine = append(mine, l)
+		}
+	}
+	unwritten, err := b.unwritten(ctx, mine)
+	if err != nil {
 		return t, err
 	}
-	t.add(live.Model, live.Input, live.Output, true, 1, b.Prices().Prices)
+	for _, l := range unwritten {
+		t.add(l.Model, l.Input, l.Output, true, 1, b.Prices().Prices)
+	}
 	return t, nil
 }
 

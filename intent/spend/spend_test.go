@@ -57,7 +57,7 @@ func (e *env) usage(tb testing.TB, u intent.Usage) {
 	}
 }
 
-func (e *env) today(tb testing.TB, live *spend.Live) spend.Total {
+func (e *env) today(tb testing.TB, live ...spend.Live) spend.Total {
 	tb.Helper()
 	t, _, err := e.book.Today(context.Background(), live)
 	if err != nil {
@@ -116,13 +116,13 @@ func TestATotalWithAPartialRowOrARunningTurnIsAFloor(t *testing.T) {
 	e := mustOpen(t)
 	e.prices(t, `{"m": {"input": 1, "output": 2}}`)
 	e.usage(t, intent.Usage{Kind: intent.KindBuilder, RunID: "intent-1-0001-a-a1", Model: "m", Input: 1000, Output: 100})
-	whole := e.today(t, nil)
+	whole := e.today(t)
 	if whole.AtLeast || whole.CostText() != spend.Dollars(costOf(t, whole)) {
 		t.Fatalf("a whole row made a floor: %+v %q", whole, whole.CostText())
 	}
 
 	e.usage(t, intent.Usage{Kind: intent.KindAdvice, RunID: "intent-1-0001-a-advice", Model: "m", Input: 300, Output: 0, Partial: true})
-	floor := e.today(t, nil)
+	floor := e.today(t)
 	if !floor.AtLeast || !strings.HasPrefix(floor.CostText(), "at least $") {
 		t.Fatalf("a partial row did not make a floor: %+v %q", floor, floor.CostText())
 	}
@@ -135,7 +135,7 @@ func TestATotalWithAPartialRowOrARunningTurnIsAFloor(t *testing.T) {
 	e2 := mustOpen(t)
 	e2.prices(t, `{"m": {"input": 1, "output": 2}}`)
 	e2.usage(t, intent.Usage{Kind: intent.KindBuilder, RunID: "intent-1-0001-a-a1", Model: "m", Input: 1000, Output: 100})
-	live := &spend.Live{RunID: "intent-1-0002-b-a1", Kind: intent.KindBuilder, Model: "m", Input: 400, Output: 40}
+	live := spend.Live{RunID: "intent-1-0002-b-a1", Kind: intent.KindBuilder, Model: "m", Input: 400, Output: 40}
 	running := e2.today(t, live)
 	if !running.AtLeast || running.Input != 1400 || running.Output != 140 || running.Turns != 2 {
 		t.Fatalf("with the running turn: %+v", running)
@@ -145,7 +145,7 @@ func TestATotalWithAPartialRowOrARunningTurnIsAFloor(t *testing.T) {
 	if ended.AtLeast || ended.Input != 1500 || ended.Turns != 2 {
 		t.Fatalf("the row did not replace the running turn: %+v", ended)
 	}
-	turns, _, err := e2.book.Turns(context.Background(), "intent-1-", &spend.Live{RunID: "intent-1-0003-c-a1", Model: "m", Input: 7})
+	turns, _, err := e2.book.Turns(context.Background(), "intent-1-", []spend.Live{{RunID: "intent-1-0003-c-a1", Model: "m", Input: 7}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestUnpricedTokensAreCountedAndNothingPricedIsNullNotZero(t *testing.T) {
 	e.usage(t, intent.Usage{Kind: intent.KindChat, Model: "gpt-5-mini", Input: 50, Output: 5})
 
 	// No prices.json at all: tokens, no cost.
-	none := e.today(t, nil)
+	none := e.today(t)
 	if none.Cost != nil || none.CostText() != "—" || none.UnpricedTokens != none.Tokens() || none.Tokens() != 1555 {
 		t.Fatalf("nothing priced: %+v %q", none, none.CostText())
 	}
@@ -174,7 +174,7 @@ func TestUnpricedTokensAreCountedAndNothingPricedIsNullNotZero(t *testing.T) {
 
 	// One model priced: its cost, and the other's tokens said.
 	e.prices(t, `{"gpt-5-mini": {"input": 0.25, "output": 2}}`)
-	some := e.today(t, nil)
+	some := e.today(t)
 	if want := (50*0.25 + 5*2.0) / 1e6; !near(costOf(t, some), want) {
 		t.Fatalf("cost %v, want %v", *some.Cost, want)
 	}
@@ -184,7 +184,7 @@ func TestUnpricedTokensAreCountedAndNothingPricedIsNullNotZero(t *testing.T) {
 
 	// A price of zero is a cost of $0.00, not nothing.
 	e.prices(t, `{"qwen3:27b": {"input": 0, "output": 0}, "gpt-5-mini": {"input": 0, "output": 0}}`)
-	free := e.today(t, nil)
+	free := e.today(t)
 	if free.Cost == nil || *free.Cost != 0 || free.CostText() != "$0.00" || free.UnpricedTokens != 0 {
 		t.Fatalf("priced at zero: %+v %q", free, free.CostText())
 	}
@@ -481,7 +481,7 @@ func TestTodaysSpendFollowsEveryRowAndTheDay(t *testing.T) {
 	beside := intent.New(db, e.root, e.clock.Now, intent.Collaborators{Journal: request.Journal{}}).Usage
 	want := func(turns int) {
 		t.Helper()
-		if got := e.today(t, nil); got.Turns != turns {
+		if got := e.today(t); got.Turns != turns {
 			t.Fatalf("today counts %d turns, want %d", got.Turns, turns)
 		}
 	}

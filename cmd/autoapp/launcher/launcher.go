@@ -220,7 +220,7 @@ func (l *Launcher) build(o Options) error {
 	// guard writes the usage rows, so a turn counts live until its row does.
 	l.Spend = spend.New(l.Intents, l.Root, now)
 	l.Caps = spend.NewGuard(l.Spend, l.Backlog, l.Usage, now)
-	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Caps, Caps: l.Caps, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits,
+	l.Runs = executor.New(executor.Deps{Backlog: l.Backlog, Interventions: l.Interventions, Usage: l.Caps, Caps: l.Caps, Apps: l.Apps, Candidates: l.Candidates, Models: providers, Limits: l.limits, RunsAtOnce: l.Limits.RunsAtOnce,
 		Log: log, Now: now, Deliveries: l.Deliveries, Requests: l.Requests, Books: books,
 		Lessons: l.Lessons, AdviceTimeout: o.AdviceTimeout,
 		Distill: l.distill})
