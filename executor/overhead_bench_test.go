@@ -3,6 +3,8 @@ package executor_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +61,98 @@ func BenchmarkTwentyTrivialTasks(b *testing.B) {
 			b.ReportMetric(float64(ran.Microseconds())/1000/tasks, "ms/task")
 			b.ReportMetric(float64((ran-model).Microseconds())/1000/tasks, "host-ms/task")
 		})
+	}
+}
+
+// BenchmarkRunsAtOnce runs twenty trivial tasks (two intents of ten) on
+// each of one or two fresh applications of the static template each round,
+// the two at once with Runs at once = 2, as BenchmarkTwentyTrivialTasks
+// does. ms/task is each run's own time per task, as its owner waits for
+// it (the mean over the runs): two at once should stay within 1.5× of one
+// alone. wall-ms/task is the round's whole time over every task run.
+func BenchmarkRunsAtOnce(b *testing.B) {
+	for _, runs := range []int{1, 2} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
+			h := newHost(b)
+			if err := h.launcher.Limits.SaveRunsAtOnce(strconv.Itoa(runs)); err != nil {
+				b.Fatal(err)
+			}
+			var own, wall time.Duration
+			var mu sync.Mutex
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				var appIDs []string
+				for range runs {
+					round++
+					appIDs = append(appIDs, h.trivialApp(b, round, 0))
+				}
+				// Every intent is planned before the clock starts; each
+				// application's second waits for its first to end.
+				plans := make([][]int64, runs)
+				for i, appID := range appIDs {
+					plans[i] = append(plans[i], h.trivialIntent(b, appID, round, 0))
+				}
+				b.StartTimer()
+				began := time.Now()
+				var wg sync.WaitGroup
+				for i, appID := range appIDs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						start := time.Now()
+						for part := range trivialTasks / trivialPerIntent {
+							id := plans[i][0]
+							if part > 0 {
+								id = h.trivialIntent(b, appID, round, part)
+							}
+							if err := h.exec.Start(context.Background(), id); err != nil {
+								b.Error(err)
+								return
+							}
+							if d := h.waitIntent(b, id); d.Status != intent.IntentDone {
+								b.Errorf("%s ended %s: %s", appID, d.Status, d.StopReason)
+								return
+							}
+						}
+						mu.Lock()
+						own += time.Since(start)
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				wall += time.Since(began)
+				if b.Failed() {
+					b.FailNow()
+				}
+			}
+			tasks := float64(round * trivialTasks)
+			b.ReportMetric(float64(own.Microseconds())/1000/tasks, "ms/task")
+			b.ReportMetric(float64(wall.Microseconds())/1000/tasks, "wall-ms/task")
+		})
+	}
+}
+
+// waitIntent waits until the intent's own run ends, asking the executor
+// (in memory), then reads the intent once.
+func (h *host) waitIntent(b *testing.B, id int64) intent.IntentDetail {
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		if _, going := h.exec.Progress(id); !going {
+			d, err := h.backlog.Get(context.Background(), id)
+			if err != nil {
+				b.Error(err)
+				return d
+			}
+			if d.Status != intent.IntentRunning {
+				return d
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Errorf("intent %d still runs", id)
+			return intent.IntentDetail{}
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
