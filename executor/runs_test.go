@@ -175,6 +175,40 @@ func TestTwoApplicationsRunAtOnceAndStopStopsOne(t *testing.T) {
 	if d := h.waitFor(t, site2); d.Status != intent.IntentDone {
 		t.Fatalf("site's second intent ended %s (%s)", d.Status, d.StopReason)
 	}
+	// The knowledge log names each run's own application on every record
+	// the runs wrote side by side.
+	apps := map[int64]string{site: "site", blog: "blog", docs: "docs", site2: "site"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rows []struct {
+			RunID string `db:"run_id"`
+			AppID string `db:"app_id"`
+		}
+		if err := h.launcher.Knowledge.DB().Read.Select(&rows,
+			`SELECT DISTINCT run_id, coalesce(app_id, '') AS app_id FROM events WHERE run_id LIKE 'intent-%'`); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int64]bool{}
+		for _, r := range rows {
+			var id int64
+			fmt.Sscanf(r.RunID, "intent-%d-", &id)
+			if apps[id] == "" {
+				continue
+			}
+			if r.AppID != apps[id] {
+				t.Fatalf("the log's records of run %s name application %q, want %q", r.RunID, r.AppID, apps[id])
+			}
+			seen[id] = true
+		}
+		// (The run stopped in its first request may have written none.)
+		if seen[blog] && seen[docs] && seen[site2] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log has records of the runs of %v only", seen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // With the default of one run at once, a run of another application is
