@@ -28,3 +28,23 @@ func TestTheLimitsAreSetInSettingsWithEveryProblemNamed(t *testing.T) {
 	wantSentence(t, r, `name="idle_minutes" value="12.5"`)
 	wantSentence(t, r, `name="turn_minutes" value="45"`)
 }
+
+func TestRunsAtOnceIsSetInSettingsAndARefusalNamesTheProblem(t *testing.T) {
+	t.Parallel()
+	_, b := withOwner(t)
+	r := b.get("/settings")
+	wantStatus(t, r, fiber.StatusOK)
+	wantSentence(t, r, `name="runs_at_once" type="number" min="1" max="8" value="1"`)
+
+	r = b.post("/settings/runs", url.Values{"runs_at_once": {"12"}})
+	wantStatus(t, r, fiber.StatusUnprocessableEntity)
+	wantSentence(t, r, `Runs at once was not saved: &#34;12&#34; is not a whole number from 1 to 8.`)
+	wantSentence(t, r, `value="12"`)
+
+	wantRedirect(t, b.post("/settings/runs", url.Values{"runs_at_once": {"3"}}), "/settings#runs")
+	r = b.get("/settings")
+	wantSentence(t, r, `name="runs_at_once" type="number" min="1" max="8" value="3"`)
+	// The turn limits saved after it keep it.
+	wantRedirect(t, b.post("/settings/limits", url.Values{"idle_minutes": {"5"}, "turn_minutes": {"15"}}), "/settings#limits")
+	wantSentence(t, b.get("/settings"), `value="3"`)
+}
