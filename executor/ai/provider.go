@@ -26,6 +26,9 @@ type Endpoint struct {
 	Model    string
 	// ContextTokens is the model's context window, when known; 0 when not.
 	ContextTokens int
+	// NoTextCalls turns off reading tool calls a model wrote as text
+	// (recoverCalls): the provider's setting.
+	NoTextCalls bool
 }
 
 // RunHeader names the run a request belongs to, so that a log or a

@@ -49,7 +49,9 @@ type answer struct {
 	Counted bool
 }
 
-type toolCall struct{ ID, Name, Args string }
+// toolCall is one call of an answer; FromText names the form it was
+// written in when it was read from the answer's text (recoverCalls).
+type toolCall struct{ ID, Name, Args, FromText string }
 
 // errStreamCut is a stream that ended without saying it was done;
 // errNotAStream is an answer that held no completion chunk at all.

@@ -267,6 +267,10 @@ type Call struct {
 	OK     bool            `json:"ok"`
 	// Problems are why the call was refused, when it was.
 	Problems []refusal.Problem `json:"problems,omitempty"`
+	// FromText names the form the model wrote the call in as text, when
+	// the host read it from the answer's text rather than its tool_calls
+	// (TextCallHermes, …); "" for a call sent as one.
+	FromText string `json:"fromText,omitempty"`
 	Started  time.Time         `json:"started"`
 	Took     time.Duration     `json:"took"`
 }
@@ -485,6 +489,11 @@ func Run(ctx context.Context, t Turn) Result {
 
 		// A model's reasoning is neither its answer nor a tool's input.
 		content := withoutThinking(a.Content)
+		if len(a.Calls) == 0 && !t.Endpoint.NoTextCalls && len(r.tools) > 0 {
+			if found, rest, _ := recoverCalls(content, r.resolve); len(found) > 0 {
+				a.Calls, content = found, rest
+			}
+		}
 		if strings.TrimSpace(content) != "" {
 			if r.res.Words != "" {
 				r.res.Words += "\n\n"
@@ -525,13 +534,27 @@ func Run(ctx context.Context, t Turn) Result {
 		}
 		params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asked})
 		for _, tc := range calls {
-			answer, ended, ok := r.call(ctx, tc.Name, tc.Args)
+			answer, ended, ok := r.call(ctx, tc)
 			if ok {
 				return ended
 			}
 			params.Messages = append(params.Messages, openai.ToolMessage(string(answer), tc.ID))
 		}
 	}
+}
+
+// resolve answers the wire name of the tool a call written as text names,
+// by its wire name (source_read) or its name in our words (source.read).
+func (r *turn) resolve(name string) (string, bool) {
+	if _, ok := r.tools[name]; ok {
+		return name, true
+	}
+	for wire, t := range r.tools {
+		if t.Name == name {
+			return wire, true
+		}
+	}
+	return "", false
 }
 
 // requestContext bounds one request by what is left of the wall and idle
@@ -633,8 +656,9 @@ func (r *turn) failed(pe *ProviderError) Result {
 
 // call runs one tool call and returns the answer for the model. When the
 // call ends the turn, it returns the turn's result and true.
-func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage, Result, bool) {
-	c := Call{Name: wireName, Input: inputJSON(args), Started: r.now()}
+func (r *turn) call(ctx context.Context, tc toolCall) (json.RawMessage, Result, bool) {
+	wireName, args := tc.Name, tc.Args
+	c := Call{Name: wireName, Input: inputJSON(args), Started: r.now(), FromText: tc.FromText}
 	if r.t.RunID != "" {
 		// The call's rows name it by the envelope's count, whatever id the
 		// model gave it.
@@ -711,6 +735,9 @@ func (r *turn) call(ctx context.Context, wireName, args string) (json.RawMessage
 	c.Result, c.OK, c.Problems = b, answer.OK, answer.Problems
 	c.Took = r.now().Sub(c.Started)
 	r.res.Calls = append(r.res.Calls, c)
+	if c.FromText != "" {
+		r.log.InfoContext(ctx, "ai: a tool call written as text was read", "tool", c.Name, "form", c.FromText, "ok", c.OK)
+	}
 	if r.t.OnStep != nil {
 		r.t.OnStep(c)
 	}

@@ -98,6 +98,10 @@ type Reply struct {
 	FirstToken, Every time.Duration
 	// DropAfter closes the connection after that many pieces (0: never).
 	DropAfter int
+	// TextPieces, when above 0, cuts the text into pieces of that many
+	// bytes rather than word by word: a tag or a JSON value then falls
+	// across pieces, as a tokenizer cuts it.
+	TextPieces int
 	// Reasoning is sent as reasoning_content before the answer, as
 	// DeepSeek's and vLLM's reasoning models do.
 	Reasoning string
@@ -528,7 +532,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, n int, req Reque
 	for _, word := range splitKeep(reply.Reasoning, " ") {
 		pieces = append(pieces, map[string]any{"reasoning_content": word})
 	}
-	for _, word := range splitKeep(reply.Text, " ") {
+	words := splitKeep(reply.Text, " ")
+	if reply.TextPieces > 0 {
+		words = chunks(reply.Text, reply.TextPieces)
+	}
+	for _, word := range words {
 		pieces = append(pieces, map[string]any{"content": word})
 	}
 	for i, c := range reply.ToolCalls {
