@@ -270,9 +270,9 @@ type Call struct {
 	// FromText names the form the model wrote the call in as text, when
 	// the host read it from the answer's text rather than its tool_calls
 	// (TextCallHermes, …); "" for a call sent as one.
-	FromText string `json:"fromText,omitempty"`
-	Started  time.Time         `json:"started"`
-	Took     time.Duration     `json:"took"`
+	FromText string        `json:"fromText,omitempty"`
+	Started  time.Time     `json:"started"`
+	Took     time.Duration `json:"took"`
 }
 
 // Usage is the tokens a turn's completed steps used. Partial says the
