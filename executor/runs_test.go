@@ -282,3 +282,57 @@ func TestRunsAtOnceIsCheckedAndKeepsTheTurnLimits(t *testing.T) {
 		t.Fatalf("saving the turn limits lost runs at once: %d", h.launcher.Limits.RunsAtOnce())
 	}
 }
+
+// asHermes writes calls as a Qwen model whose server left them in the
+// text does: one <tool_call> block each.
+func asHermes(calls ...scripted.Call) scripted.Reply {
+	var b strings.Builder
+	b.WriteString("I will do this now.\n")
+	for _, c := range calls {
+		fmt.Fprintf(&b, "<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>\n", c.Name, c.Args)
+	}
+	return scripted.Reply{Text: b.String(), TextPieces: 9}
+}
+
+// A builder that writes every tool call as Hermes text still builds its
+// task to done, and the knowledge log marks each call read from text.
+func TestABuilderThatWritesItsCallsAsTextRunsToDone(t *testing.T) {
+	h := newHost(t, func(c *hostConfig) { c.opts.Quiet = false }) // the log goes to the knowledge store
+	id := h.plan(t, heading())
+	h.model.On(scripted.RunID(runID(id, headingSlug, 1)),
+		asHermes(change(headingC1, example("The home page says Hello notes", "/", "Hello notes")), addLine("Hello notes")),
+		asHermes(cycle),
+		scripted.Reply{Text: "The home page says Hello notes."})
+	if err := h.exec.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.waitFor(t, id); d.Status != intent.IntentDone {
+		t.Fatalf("the intent ended %s (%s)", d.Status, d.StopReason)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rows []struct {
+			CallID string `db:"call_id"`
+			Attrs  string `db:"attrs"`
+		}
+		if err := h.launcher.Knowledge.DB().Read.Select(&rows,
+			`SELECT coalesce(call_id, '') AS call_id, attrs FROM events WHERE message = 'ai: a tool call written as text was read' AND run_id = ?`,
+			runID(id, headingSlug, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 3 {
+			for _, r := range rows {
+				if r.CallID == "" || !strings.Contains(r.Attrs, `"form":"hermes"`) {
+					t.Errorf("a recovered call's record: %+v", r)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			var msgs []string
+			_ = h.launcher.Knowledge.DB().Read.Select(&msgs, `SELECT message FROM events WHERE run_id = ?`, runID(id, headingSlug, 1))
+			t.Fatalf("the log marks %d calls read from text, want 3; the run logged %q", len(rows), msgs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -591,7 +591,7 @@ func (e *Executor) record(runID, appID, request, model string) *TurnRecord {
 
 // endpointOf is the AI layer's endpoint for the provider's.
 func endpointOf(ep provider.Endpoint) ai.Endpoint {
-	return ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens}
+	return ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens, NoTextCalls: ep.NoTextCalls}
 }
 
 // intentDocument is intent:<appId> for this one intent.

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -47,4 +48,18 @@ func TestRunsAtOnceIsSetInSettingsAndARefusalNamesTheProblem(t *testing.T) {
 	// The turn limits saved after it keep it.
 	wantRedirect(t, b.post("/settings/limits", url.Values{"idle_minutes": {"5"}, "turn_minutes": {"15"}}), "/settings#limits")
 	wantSentence(t, b.get("/settings"), `value="3"`)
+}
+
+func TestReadingToolCallsWrittenAsTextIsAProviderSetting(t *testing.T) {
+	t.Parallel()
+	_, b := withOwner(t)
+	r := b.get("/settings")
+	wantSentence(t, r, `name="text_calls" value="1" checked`)
+	wantRedirect(t, b.post("/settings/providers", url.Values{"name": {"ollama"}, "base_url": {"http://127.0.0.1:11434"}, "on": {"1"}}), "/settings?saved=provider&name=ollama")
+	wantSentence(t, b.get("/settings"), "tool calls written as text are not read")
+	wantRedirect(t, b.post("/settings/providers", url.Values{"editing": {"ollama"}, "name": {"ollama"}, "base_url": {"http://127.0.0.1:11434"},
+		"on": {"1"}, "text_calls": {"1"}}), "/settings?saved=provider&name=ollama")
+	if body := b.get("/settings"); strings.Contains(body.body, "tool calls written as text are not read") {
+		t.Error("reading tool calls written as text was turned back on and the page still says it is off")
+	}
 }

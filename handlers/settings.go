@@ -77,7 +77,7 @@ func (h *settingsPages) settingsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name, ContextTokens: tokensText(p.ContextTokens)}
+		n.form = views.ProviderForm{Name: p.Name, BaseURL: p.BaseURL, On: p.On, Editing: p.Name, ContextTokens: tokensText(p.ContextTokens), TextCalls: !p.NoTextCalls}
 	}
 	// What the last save saved, said once after its redirect.
 	switch c.Query("saved") {
@@ -111,7 +111,7 @@ func (h *settingsPages) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	v := views.SettingsView{DefaultModel: h.Providers.DefaultModel(), Form: n.form, Refusal: n.refusal, Notice: n.notice, Op: op}
 	list := h.Providers.List()
 	for _, p := range list {
-		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On, ContextTokens: tokensText(p.ContextTokens)}
+		row := views.ProviderRow{Name: p.Name, BaseURL: p.BaseURL, KeyMask: p.KeyMask, HasKey: p.HasKey, On: p.On, ContextTokens: tokensText(p.ContextTokens), NoTextCalls: p.NoTextCalls}
 		if p.Name == n.tested {
 			row.Tested, row.Models, row.TestProblem = true, n.models, n.testProblem
 			row.Tools, row.ToolsOK = n.tools, n.toolsOK
@@ -160,9 +160,10 @@ func (h *settingsPages) offered(ctx context.Context, list []provider.ProviderVie
 
 func (h *settingsPages) providerSave(c *fiber.Ctx) error {
 	form := views.ProviderForm{Name: strings.TrimSpace(c.FormValue("name")), BaseURL: strings.TrimSpace(c.FormValue("base_url")),
-		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens"))}
+		On: c.FormValue("on") == "1", Editing: c.FormValue("editing"), ContextTokens: strings.TrimSpace(c.FormValue("context_tokens")),
+		TextCalls: c.FormValue("text_calls") == "1"}
 	err := h.Providers.Apply(provider.Edit{Editing: form.Editing, Name: form.Name, BaseURL: form.BaseURL, APIKey: c.FormValue("api_key"),
-		On: form.On, ContextTokens: form.ContextTokens, ClearKey: c.FormValue("clear_key") == "1"})
+		On: form.On, ContextTokens: form.ContextTokens, ClearKey: c.FormValue("clear_key") == "1", NoTextCalls: !form.TextCalls})
 	if status, sentence, ok := refused(err); ok {
 		c.Status(status)
 		return h.renderSettings(c, settingsNotes{form: form, refusal: views.Refusal{At: "provider-form", Sentence: sentence}})

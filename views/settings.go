@@ -7,6 +7,8 @@ type ProviderRow struct {
 	HasKey, On             bool
 	// ContextTokens is the context window set in Settings, or "".
 	ContextTokens string
+	// NoTextCalls says tool calls written as text are not read.
+	NoTextCalls bool
 	// Tested is set when the owner just pressed Test: Models lists what it
 	// offers, or TestProblem says why not.
 	Tested bool
@@ -25,6 +27,8 @@ type ProviderForm struct {
 	// ContextTokens is the context window as typed, "" to ask the provider.
 	ContextTokens string
 	On            bool
+	// TextCalls says tool calls written as text are read (the default).
+	TextCalls bool
 	// Editing names the provider being edited; "" adds one.
 	Editing string
 }

@@ -27,6 +27,8 @@ var probeSchema = json.RawMessage(`{
 // ProbeTools asks the model for one small tool call, as every turn of the
 // engineer needs, and says in a sentence whether it made one with valid
 // arguments, and how long it took: "qwen3:8b calls tools: yes (1.8 s)."
+// A call written as text is read as a turn reads it, and said so: "calls
+// tools (written as text; the launcher reads them): yes (2.4 s)."
 // ok is false when it did not, or the provider failed.
 func ProbeTools(ctx context.Context, ep Endpoint, now func() time.Time) (ok bool, sentence string) {
 	p, err := newProvider(ep, "", ProbeTimeout)
@@ -58,7 +60,14 @@ func ProbeTools(ctx context.Context, ep Endpoint, now func() time.Time) (ok bool
 	if err != nil {
 		return false, ep.Model + ": " + p.reduce(reqCtx, err, nil).Sentence
 	}
-	for _, c := range a.Calls {
+	calls, written := a.Calls, ""
+	if len(calls) == 0 && !ep.NoTextCalls {
+		calls, _, _ = recoverCalls(withoutThinking(a.Content), func(name string) (string, bool) { return name, name == "echo" })
+		if len(calls) > 0 {
+			written = " (written as text; the launcher reads them)"
+		}
+	}
+	for _, c := range calls {
 		if c.Name != "echo" {
 			continue
 		}
@@ -66,7 +75,7 @@ func ProbeTools(ctx context.Context, ep Endpoint, now func() time.Time) (ok bool
 			return false, fmt.Sprintf("%s called the tool, but its arguments do not match the tool's schema (%s): choose a model with better tool support.",
 				ep.Model, refusal.Problems(ps).Error())
 		}
-		return true, fmt.Sprintf("%s calls tools: yes (%.1f s).", ep.Model, took.Seconds())
+		return true, fmt.Sprintf("%s calls tools%s: yes (%.1f s).", ep.Model, written, took.Seconds())
 	}
 	return false, ep.Model + " answered in text instead of calling the tool: choose a model with tool support, or start llama.cpp's server with --jinja."
 }

@@ -210,6 +210,8 @@ func TestTheToolTestSaysWhetherTheModelCallsTools(t *testing.T) {
 		{"a tool call", scripted.Reply{Reasoning: "easy", ToolCalls: []scripted.Call{{Name: "echo", Args: `{"word":"ready"}`}}}, true, "model-1 calls tools: yes ("},
 		{"text instead", scripted.Reply{Text: `echo("ready")`}, false,
 			"model-1 answered in text instead of calling the tool: choose a model with tool support, or start llama.cpp's server with --jinja."},
+		{"a call written as text", scripted.Reply{Text: "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"word\": \"ready\"}}\n</tool_call>", TextPieces: 5}, true,
+			"model-1 calls tools (written as text; the launcher reads them): yes ("},
 		{"bad arguments", scripted.Reply{ToolCalls: []scripted.Call{{Name: "echo", Args: `{"text":"ready"}`}}}, false, "model-1 called the tool, but its arguments do not match"},
 		{"a provider fault", scripted.Reply{Fault: scripted.Status401}, false, "model-1: The AI provider refused the key."},
 	}

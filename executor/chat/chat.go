@@ -451,7 +451,7 @@ func (s *Service) run(ctx context.Context, r *running, turn Turn, ep provider.En
 	// builds move it.
 	pos := s.position(bg, turn.AppID, ws)
 	// The turn's knowledge, every row of it, is its record's.
-	endpoint := ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens}
+	endpoint := ai.Endpoint{Provider: ep.Provider, BaseURL: ep.BaseURL, APIKey: ep.APIKey, Model: ep.Model, ContextTokens: ep.ContextTokens, NoTextCalls: ep.NoTextCalls}
 	books := s.d.Books
 	books.Log = log
 	rec := executor.NewTurnRecord(books, turn.RunID, turn.AppID, turn.Message, executor.ModelRef(endpoint))

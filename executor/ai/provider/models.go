@@ -340,5 +340,5 @@ func (r *Registry) TryTools(ctx context.Context, name string, models []string) (
 	if model == "" {
 		return false, name + " lists no model to try."
 	}
-	return ai.ProbeTools(ctx, ai.Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model}, r.now)
+	return ai.ProbeTools(ctx, ai.Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model, NoTextCalls: p.NoTextCalls}, r.now)
 }

@@ -46,6 +46,9 @@ type Provider struct {
 	// set it (for Ollama, the num_ctx it runs with); 0 leaves it to what
 	// the provider says.
 	ContextTokens int `json:"contextTokens,omitempty"`
+	// NoTextCalls turns off reading the tool calls its models write as
+	// text (Hermes, Llama, Mistral or fenced JSON) when they send none.
+	NoTextCalls bool `json:"noTextCalls,omitempty"`
 }
 
 // String names the provider without its key.
@@ -68,6 +71,7 @@ type ProviderView struct {
 	HasKey        bool   `json:"hasKey"`
 	On            bool   `json:"on"`
 	ContextTokens int    `json:"contextTokens,omitempty"`
+	NoTextCalls   bool   `json:"noTextCalls,omitempty"`
 }
 
 // Endpoint is where one turn goes: the provider, its base URL (without
@@ -79,6 +83,8 @@ type Endpoint struct {
 	Model    string `json:"model"`
 	// ContextTokens is the model's context window; 0 when unknown.
 	ContextTokens int `json:"contextTokens,omitempty"`
+	// NoTextCalls is the provider's: tool calls written as text are not read.
+	NoTextCalls bool `json:"noTextCalls,omitempty"`
 }
 
 // String names the endpoint without its key.
@@ -90,7 +96,7 @@ func (e Endpoint) LogValue() slog.Value {
 }
 
 func (p Provider) view() ProviderView {
-	return ProviderView{Name: p.Name, BaseURL: p.BaseURL, KeyMask: MaskKey(p.APIKey), HasKey: p.APIKey != "", On: p.On, ContextTokens: p.ContextTokens}
+	return ProviderView{Name: p.Name, BaseURL: p.BaseURL, KeyMask: MaskKey(p.APIKey), HasKey: p.APIKey != "", On: p.On, ContextTokens: p.ContextTokens, NoTextCalls: p.NoTextCalls}
 }
 
 // MaskKey is how a key is shown: "••••" and its last four characters when

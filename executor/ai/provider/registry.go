@@ -55,6 +55,8 @@ type fileProvider struct {
 	// ContextTokens is the context window set in Settings; 0 or absent
 	// leaves it to the provider.
 	ContextTokens int `json:"contextTokens,omitempty"`
+	// NoTextCalls turns off reading tool calls its models write as text.
+	NoTextCalls bool `json:"noTextCalls,omitempty"`
 }
 
 // NewRegistry opens the registry under root, reading providers.json when
@@ -106,7 +108,7 @@ func (r *Registry) load() error {
 	}
 	seen := map[string]bool{}
 	for i, fp := range f.Providers {
-		p := Provider{Name: fp.Name, APIKey: fp.APIKey, On: fp.On, ContextTokens: fp.ContextTokens}
+		p := Provider{Name: fp.Name, APIKey: fp.APIKey, On: fp.On, ContextTokens: fp.ContextTokens, NoTextCalls: fp.NoTextCalls}
 		if e := validateName(p.Name); e != nil {
 			return fmt.Errorf("provider: %s, provider %d: %s", r.path, i+1, e.Message)
 		}
@@ -214,6 +216,8 @@ type Edit struct {
 	On            bool
 	ContextTokens string
 	ClearKey      bool
+	// NoTextCalls turns off reading tool calls written as text.
+	NoTextCalls bool
 }
 
 // Apply checks an edit from the Settings form against every rule and
@@ -230,7 +234,7 @@ func (r *Registry) Apply(e Edit) error {
 		}
 		tokens = n
 	}
-	p := Provider{Name: e.Name, BaseURL: e.BaseURL, APIKey: e.APIKey, On: e.On, ContextTokens: tokens}
+	p := Provider{Name: e.Name, BaseURL: e.BaseURL, APIKey: e.APIKey, On: e.On, ContextTokens: tokens, NoTextCalls: e.NoTextCalls}
 	return r.save(p, func(existing int) (keepKey bool, err error) {
 		switch {
 		case e.Editing == "" && existing >= 0:

@@ -43,7 +43,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (Endpoint, error) {
 	if !slices.Contains(offered, model) {
 		return Endpoint{}, refuse(refusal.NotFound, "%s no longer offers %s.", p.Name, model)
 	}
-	return Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model, ContextTokens: r.window(p.Name, model)}, nil
+	return Endpoint{Provider: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Model: model, ContextTokens: r.window(p.Name, model), NoTextCalls: p.NoTextCalls}, nil
 }
 
 // InUse is the provider a bare model id goes to: the one the Settings
