@@ -209,6 +209,9 @@ func newProvider(ep Endpoint, runID string, timeout time.Duration) (*provider, e
 		// The turn's limits are ours; the SDK does not resend a request
 		// (and its cost) behind them.
 		option.WithMaxRetries(0),
+		// A server that answers a streamed request with one plain JSON
+		// completion is read as that answer.
+		option.WithMiddleware(plainAnswerAsStream),
 	}
 	if ep.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(ep.APIKey))

@@ -2,7 +2,10 @@ package ai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // Limits of waiting for a provider that asks to wait (HTTP 429 or 503).
@@ -63,6 +67,7 @@ var (
 // stream sends one chat completion request and reads its answer as the
 // model writes it, telling tokens how many pieces have come so far.
 func (p *provider) stream(ctx context.Context, params openai.ChatCompletionNewParams, tokens func(n int)) (answer, error) {
+	ctx = context.WithValue(ctx, streamedKey{}, true)
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	s := p.chat.NewStreaming(ctx, params)
 	defer s.Close()
@@ -287,4 +292,71 @@ func (p Progress) Sentence(now time.Time) string {
 		return "The model is writing: 1 token so far in this step."
 	}
 	return "The model is writing: " + groupDigits(p.Tokens) + " tokens so far in this step."
+}
+
+// streamedKey marks the context of a request sent to be streamed.
+type streamedKey struct{}
+
+// plainAnswerAsStream is the providers' middleware that reads a plain JSON
+// completion, answered to a request sent to be streamed (some servers, and
+// proxies in front of them, do not stream), as the one chunk a stream of
+// it would be: each choice's message its delta, each tool call with its
+// index, the usage as it was.
+func plainAnswerAsStream(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil || res.StatusCode != http.StatusOK || req.Context().Value(streamedKey{}) == nil {
+		return res, err
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "application/json" {
+		return res, err
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	chunk, ok := completionAsChunk(body)
+	if !ok {
+		// Not a completion: the stream reader says so as it always did.
+		chunk = body
+	}
+	res.Body = io.NopCloser(strings.NewReader("data: " + string(chunk) + "\n\ndata: [DONE]\n\n"))
+	res.Header.Set("Content-Type", "text/event-stream")
+	res.ContentLength = -1
+	res.Header.Del("Content-Length")
+	return res, nil
+}
+
+// completionAsChunk writes a chat completion as the chunk that streams it.
+func completionAsChunk(body []byte) ([]byte, bool) {
+	var c map[string]any
+	if json.Unmarshal(body, &c) != nil {
+		return nil, false
+	}
+	choices, ok := c["choices"].([]any)
+	if !ok || c["object"] == "chat.completion.chunk" {
+		return nil, false
+	}
+	for _, ch := range choices {
+		choice, ok := ch.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		msg, _ := choice["message"].(map[string]any)
+		if msg == nil {
+			msg = map[string]any{}
+		}
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			for i, tc := range calls {
+				if m, ok := tc.(map[string]any); ok {
+					m["index"] = i
+				}
+			}
+		}
+		delete(choice, "message")
+		choice["delta"] = msg
+	}
+	c["object"] = "chat.completion.chunk"
+	out, err := json.Marshal(c)
+	return out, err == nil
 }
