@@ -61,11 +61,11 @@ check:
 
 unit:
 	@echo "==> Unit and handler tests"
-	go test -count=1 $$(go list ./... | grep -v /e2e)
+	go test -count=1 -timeout 20m $$(go list ./... | grep -v /e2e)
 
 e2e: browser driver axe
 	@echo "==> Browser tests (Chromium at $(CHROMIUM), Playwright driver $(PW_VERSION) in $(PW_DRIVER))"
-	go test -count=1 -v ./e2e/
+	go test -count=1 -timeout 30m -v ./e2e/
 
 # The sandbox's namespaces: Debian's bubblewrap, installed once. The server
 # refuses to run the engineer's code without it (unless the owner turns on

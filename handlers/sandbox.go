@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/intent/workspace/sandbox"
@@ -17,9 +19,25 @@ type Sandbox interface {
 // Applications pages.
 func sandboxView(sb Sandbox) views.SandboxView {
 	st := sb.State()
-	return views.SandboxView{Sentence: st.Sentence(), Confined: st.Confined(), Refused: st.Refused(),
+	v := views.SandboxView{Sentence: st.Sentence(), Confined: st.Confined(), Refused: st.Refused(),
 		Unconfined: st.Unconfined, Problem: st.Problem,
 		BuildLimits: sandbox.BuildLimits.Lines(), PreviewLimits: sandbox.PreviewLimits.Lines()}
+	found := map[string]bool{}
+	for _, tc := range sandbox.Toolchains() {
+		found[tc.Program] = true
+		version := tc.Version
+		if version == "" {
+			version = "version not known"
+		}
+		v.Toolchains = append(v.Toolchains, views.ToolchainView{Program: tc.Program, Version: version, Found: tc.Found,
+			Roots: strings.Join(tc.Roots, ", ")})
+	}
+	for _, p := range sandbox.ToolchainPrograms {
+		if !found[p] {
+			v.Missing = append(v.Missing, p)
+		}
+	}
+	return v
 }
 
 // sandboxSave keeps the owner's choice to run the engineer's code

@@ -29,3 +29,15 @@ func TestTheOwnerTurnsTheSandboxOffAndOnInSettings(t *testing.T) {
 	wantRedirect(t, b.post("/settings/sandbox", url.Values{}), "/settings#sandbox")
 	wantSentence(t, b.get("/apps"), `data-confined="true"`)
 }
+
+func TestSettingsListsTheToolchainsTheSandboxSees(t *testing.T) {
+	t.Parallel()
+	_, b := withOwner(t)
+	r := b.get("/settings")
+	wantStatus(t, r, fiber.StatusOK)
+	// The tests run with a go on PATH: it is listed with its version.
+	wantSentence(t, r, `data-testid="toolchain-go"><code>go</code> go1.`)
+	for _, p := range []string{"python3", "node", "npm"} {
+		wantSentence(t, r, `data-testid="toolchain-`+p+`"`)
+	}
+}

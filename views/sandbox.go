@@ -16,4 +16,14 @@ type SandboxView struct {
 	// BuildLimits and PreviewLimits say, a line each, what a build stage
 	// and a preview may use in the sandbox.
 	BuildLimits, PreviewLimits []string
+	// Toolchains are the programs of the owner's a stage finds, each
+	// with its version and the folders the sandbox reads it from.
+	Toolchains []ToolchainView
+	// Missing names the toolchain programs the owner's PATH does not have.
+	Missing []string
+}
+
+// ToolchainView is one toolchain program as the sandbox sees it.
+type ToolchainView struct {
+	Program, Version, Found, Roots string
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -224,6 +225,31 @@ func runStage(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 	return sr, one("stage %s was ended by %v and printed nothing", s.Name, err)
 }
 
+// lookPath finds program as the stage's own PATH (in env) finds it, and
+// says in a sentence where it looked when it is not there.
+func lookPath(program string, env []string) (string, error) {
+	if strings.Contains(program, "/") {
+		return program, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	dirs := filepath.SplitList(path)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, program)
+		if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s was not found in any folder of its PATH (%s): install it, or put the folder that holds it on the launcher's PATH", program, strings.Join(dirs, ", "))
+}
+
 // startError is a stage whose command could not be started at all.
 type startError struct{ err error }
 
@@ -237,7 +263,12 @@ func runGroup(ctx context.Context, jail Starter, policy sandbox.Policy, dir stri
 	if len(argv) == 0 || argv[0] == "" {
 		return &startError{errors.New("the stage has no command")}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	program, err := lookPath(argv[0], env)
+	if err != nil {
+		return &startError{err}
+	}
+	cmd := exec.Command(program, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

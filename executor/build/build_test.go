@@ -202,8 +202,10 @@ func TestRunCommandThatCannotStart(t *testing.T) {
 	if res.OK || !slices.Equal(res.StagesRun, []string{"compile"}) || !slices.Equal(res.NotRun, []string{"test"}) {
 		t.Fatalf("Run = %+v, want compile run and failed, test not run", res)
 	}
-	if msg := res.Problems[0].Message; !strings.HasPrefix(msg, "stage compile could not start: ") {
-		t.Errorf("message = %q, want it to say the stage could not start", msg)
+	// One sentence naming the program and where it was looked for.
+	want := regexp.MustCompile(`^stage compile could not start: no-such-program-autoapp was not found in any folder of its PATH \(.*/usr/bin.*\): install it, or put the folder that holds it on the launcher's PATH$`)
+	if msg := res.Problems[0].Message; !want.MatchString(msg) {
+		t.Errorf("message = %q, want it to name the program and the folders looked in", msg)
 	}
 }
 

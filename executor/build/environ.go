@@ -46,7 +46,9 @@ func Environ(ws string) (env []string, cleanup func(), err error) {
 	}
 	gopath := filepath.Join(l.Cache, "go")
 	env = []string{
-		"PATH=" + path,
+		// The owner's toolchains first where a shim hides them (pyenv,
+		// asdf): the sandbox reads their install roots.
+		"PATH=" + sandbox.ToolchainPath(path),
 		"HOME=" + l.Home,
 		"TMPDIR=" + tmp,
 		"LANG=C.UTF-8",
