@@ -65,20 +65,38 @@ func accessible(t *testing.T, page playwright.Page, name string) {
 }
 
 // accessibleWideAndNarrow is accessible, then at 900 px wide, where
-// nothing scrolls sideways, in the dark, where the page is as readable.
+// nothing scrolls sideways, in the dark, where the page is as readable,
+// and at a phone's 390 px, where the page still does not scroll sideways.
 func accessibleWideAndNarrow(t *testing.T, page playwright.Page, name string) {
 	t.Helper()
 	accessible(t, page, name)
 	must(t, page.SetViewportSize(900, 800))
-	wide, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
-	must(t, err)
-	if n, _ := wide.(int); n > 0 {
-		t.Errorf("%s scrolls sideways by %d px at 900 px wide", name, n)
-	}
+	notSideways(t, page, name, 900)
 	must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}))
 	accessible(t, page, name+"-dark-900")
 	must(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}))
+	accessibleOnAPhone(t, page, name)
+}
+
+// accessibleOnAPhone is accessible at a phone's 390 by 844 px, where the
+// page does not scroll sideways either; the page is left at 1280 px.
+func accessibleOnAPhone(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	must(t, page.SetViewportSize(390, 844))
+	notSideways(t, page, name, 390)
+	accessible(t, page, name+"-390")
 	must(t, page.SetViewportSize(1280, 800))
+}
+
+// notSideways fails the test when the page itself scrolls sideways at the
+// width it is shown at; a wide table scrolls inside its own box instead.
+func notSideways(t *testing.T, page playwright.Page, name string, width int) {
+	t.Helper()
+	wide, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+	must(t, err)
+	if n, _ := wide.(int); n > 0 {
+		t.Errorf("%s scrolls sideways by %d px at %d px wide", name, n, width)
+	}
 }
 
 // TestEveryPageIsAccessible runs axe-core on each page a person meets,
@@ -89,8 +107,10 @@ func TestEveryPageIsAccessible(t *testing.T) {
 	_, err := page.Goto(s.URL + "/setup")
 	must(t, err)
 	accessible(t, page, "setup")
+	accessibleOnAPhone(t, page, "setup")
 	createOwner(t, page, s)
 	accessible(t, page, "backlog-first-run")
+	accessibleOnAPhone(t, page, "backlog-first-run")
 
 	model := scripted.New(t)
 	model.Models("builder")
@@ -133,4 +153,5 @@ func TestEveryPageIsAccessible(t *testing.T) {
 	_, err = page.Goto(s.URL + "/signin")
 	must(t, err)
 	accessible(t, page, "signin")
+	accessibleOnAPhone(t, page, "signin")
 }

@@ -1,5 +1,10 @@
 package views
 
+import (
+	"strings"
+	"unicode"
+)
+
 // BoardView is the board of the selected application.
 type BoardView struct {
 	// AppID is the application shown, "" with All (every application);
@@ -49,4 +54,38 @@ type CardView struct {
 	Cap    string
 	Why    string
 	Advice string
+}
+
+// WhyFirst is the first sentence of Why, which a phone shows on the card.
+func (c CardView) WhyFirst() string {
+	first, _ := firstSentence(c.Why)
+	return first
+}
+
+// WhyRest is what Why says after its first sentence, or "": a phone
+// leaves it to the task's page.
+func (c CardView) WhyRest() string {
+	_, rest := firstSentence(c.Why)
+	return rest
+}
+
+// firstSentence splits text after its first sentence: at a full stop,
+// question or exclamation mark followed by a space and a capital or a
+// digit, so "index.html", "1.5" and "e.g. the" do not end one.
+func firstSentence(text string) (first, rest string) {
+	text = strings.TrimSpace(text)
+	r := []rune(text)
+	for i := 0; i+2 < len(r); i++ {
+		if !strings.ContainsRune(".?!", r[i]) || !unicode.IsSpace(r[i+1]) {
+			continue
+		}
+		j := i + 1
+		for j < len(r) && unicode.IsSpace(r[j]) {
+			j++
+		}
+		if j < len(r) && (unicode.IsUpper(r[j]) || unicode.IsDigit(r[j]) || strings.ContainsRune("\"'“‘(", r[j])) {
+			return string(r[:i+1]), string(r[j:])
+		}
+	}
+	return text, ""
 }
