@@ -273,7 +273,9 @@ func (b *batch) repositories(ctx context.Context, root string, list []app.App) e
 				return err
 			}
 			return f.Close()
-		}, func(Part) string { return "application " + a.ID + " (its git repository, HEAD " + shortHead(head) + ")" })
+		}, func(Part) string {
+			return "application " + a.ID + " (its git repository, HEAD " + shortHead(head) + ")"
+		})
 		if err != nil {
 			return fmt.Errorf("the repository of %s could not be bundled: %v", a.ID, err)
 		}
