@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // Latest is the newest version the set's embedded migrations reach: the
@@ -67,9 +69,12 @@ func Version(path string) (uint, bool, error) {
 
 // Snapshot writes to dst, which must not exist, a copy of the store at
 // path as one moment left it, while other processes go on writing it:
-// SQLite's VACUUM INTO reads inside one read transaction, so the copy
-// holds every transaction committed before it began and nothing of a
-// later one. The store is opened read-only and nothing of it changes.
+// SQLite's online backup copies every page in one step, inside one read
+// transaction, so the copy holds every transaction committed before it
+// began and nothing of a later one, page for page (a row's rowid too,
+// which task_runs' order is read by). The store is opened read-only and
+// nothing of it changes; the copy is left in rollback journal mode, a
+// file alone, which serve turns to WAL when it opens it.
 func Snapshot(ctx context.Context, path, dst string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("migrations: there is no store at %s: %w", path, err)
@@ -77,14 +82,66 @@ func Snapshot(ctx context.Context, path, dst string) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("migrations: the copy %s is there already", dst)
 	}
-	db, err := sql.Open("sqlite3", readOnlyDSN(path))
-	if err != nil {
-		return fmt.Errorf("migrations: cannot open %s: %w", path, err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
+	if err := backup(ctx, path, dst); err != nil {
 		os.Remove(dst)
+		os.Remove(dst + "-journal")
 		return fmt.Errorf("migrations: copying %s: %w", path, err)
+	}
+	return nil
+}
+
+func backup(ctx context.Context, path, dst string) error {
+	src, err := sql.Open("sqlite3", readOnlyDSN(path))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	to, err := sql.Open("sqlite3", "file:"+dst+"?_journal_mode=DELETE")
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	srcConn, err := src.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer srcConn.Close()
+	toConn, err := to.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer toConn.Close()
+	if err := toConn.Raw(func(toRaw any) error {
+		return srcConn.Raw(func(srcRaw any) error {
+			toSQLite, ok1 := toRaw.(*sqlite3.SQLiteConn)
+			srcSQLite, ok2 := srcRaw.(*sqlite3.SQLiteConn)
+			if !ok1 || !ok2 {
+				return errors.New("the connections are not SQLite's")
+			}
+			b, err := toSQLite.Backup("main", srcSQLite, "main")
+			if err != nil {
+				return err
+			}
+			// -1: every page in one step, one read transaction.
+			done, err := b.Step(-1)
+			if ferr := b.Finish(); err == nil {
+				err = ferr
+			}
+			if err == nil && !done {
+				err = errors.New("the copy did not finish in one step")
+			}
+			return err
+		})
+	}); err != nil {
+		return err
+	}
+	// The pages came with the store's WAL mode; the copy is a file alone.
+	var mode string
+	if err := toConn.QueryRowContext(ctx, `PRAGMA journal_mode = DELETE`).Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "delete" {
+		return fmt.Errorf("the copy stayed in %s mode", mode)
 	}
 	return nil
 }

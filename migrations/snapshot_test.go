@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -14,15 +15,25 @@ import (
 
 // TestASnapshotHoldsWholeTransactionsWhileAnotherWrites: a writer commits
 // pairs of rows without pause while the store is copied; the copy holds
-// an even number of them, is at the store's migration version, and the
-// store itself is left as SQLite had it.
+// an even number of them and every row's rowid, is at the store's
+// migration version, and is a file alone that reading leaves alone.
 func TestASnapshotHoldsWholeTransactionsWhileAnotherWrites(t *testing.T) {
 	for _, set := range []migrations.Set{migrations.Intents, migrations.Knowledge} {
 		t.Run(string(set), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, string(set)+".sqlite")
 			db := open(t, path, set)
-			if _, err := db.Write.Exec(`CREATE TABLE pairs (n INTEGER NOT NULL)`); err != nil {
+			// A table with an implicit rowid, rows of it deleted: the
+			// copy keeps each row's rowid.
+			for _, q := range []string{`CREATE TABLE pairs (n INTEGER NOT NULL)`, `CREATE TABLE named (name TEXT PRIMARY KEY)`,
+				`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) INSERT INTO named SELECT printf('n%03d', 300 - i) FROM c`,
+				`DELETE FROM named WHERE rowid % 3 = 0`} {
+				if _, err := db.Write.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var rowids string
+			if err := db.Read.Get(&rowids, `SELECT group_concat(rowid || ':' || name) FROM (SELECT rowid, name FROM named ORDER BY rowid)`); err != nil {
 				t.Fatal(err)
 			}
 			var stop atomic.Bool
@@ -68,6 +79,16 @@ func TestASnapshotHoldsWholeTransactionsWhileAnotherWrites(t *testing.T) {
 			if rows == 0 || rows%2 != 0 {
 				t.Fatalf("the copy holds %d rows, want a whole number of pairs", rows)
 			}
+			var copied, mode string
+			if err := cp.QueryRow(`SELECT group_concat(rowid || ':' || name) FROM (SELECT rowid, name FROM named ORDER BY rowid)`).Scan(&copied); err != nil {
+				t.Fatal(err)
+			}
+			if copied != rowids {
+				t.Fatalf("the copy's rowids are\n%s\nthe store's\n%s", copied, rowids)
+			}
+			if err := cp.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "delete" {
+				t.Fatalf("the copy is in journal mode %q (%v), want delete: a file alone", mode, err)
+			}
 			latest, err := migrations.Latest(set)
 			if err != nil {
 				t.Fatal(err)
@@ -78,6 +99,12 @@ func TestASnapshotHoldsWholeTransactionsWhileAnotherWrites(t *testing.T) {
 			}
 			if err := migrations.IntegrityCheck(dst); err != nil {
 				t.Fatal(err)
+			}
+			cp.Close()
+			for _, beside := range []string{"-wal", "-shm", "-journal"} {
+				if _, err := os.Stat(dst + beside); err == nil {
+					t.Errorf("reading the copy left %s beside it", filepath.Base(dst+beside))
+				}
 			}
 			if err := migrations.Snapshot(context.Background(), path, dst); err == nil {
 				t.Fatal("a second snapshot over the first was written")
