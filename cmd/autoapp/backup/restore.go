@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"autoapp/intent/app"
 	"autoapp/intent/refusal"
 	"autoapp/intent/workspace"
@@ -108,9 +110,14 @@ func Restore(ctx context.Context, from, root string, progress io.Writer) (Restor
 	if err := checkEmpty(root); err != nil {
 		return Restored{}, err
 	}
-	// rename(2) puts a folder over an empty one, or where there was none.
-	if err := os.Rename(partial, root); err != nil {
-		return Restored{}, fmt.Errorf("the restored data folder could not be put at %s: %v", root, unwrapPath(err))
+	// rename(2) puts a folder over an empty one, or where there was none,
+	// and fails whole when root is no longer empty (os.Rename refuses any
+	// folder there).
+	if err := unix.Rename(partial, root); err != nil {
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			return Restored{}, refuse(refusal.Conflict, "%s is not empty any more; restore into a new or an empty folder, so that nothing there is overwritten.", root)
+		}
+		return Restored{}, fmt.Errorf("the restored data folder could not be put at %s: %v", root, err)
 	}
 	placed = true
 	syncDir(parent)
