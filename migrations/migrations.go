@@ -59,12 +59,14 @@ func dsn(path string, writer bool) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", "5000")
 	q.Set("_fk", "1")
-	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
 	// Each connection keeps its prepared statements: a page's queries are
 	// the same on every request, and preparing them was a tenth of a read.
 	q.Set("_stmt_cache_size", "64")
 	if writer {
+		// The journal mode is the file's own, kept in it: the writer sets
+		// it, and a reader leaves the file as it found it.
+		q.Set("_journal_mode", "WAL")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Set("_query_only", "1")

@@ -2,7 +2,9 @@
 // `autoapp owner set` creates or resets the owner from the terminal,
 // `autoapp intent list|show` prints the backlog, `autoapp knowledge` reviews
 // the lessons, `autoapp intervention` queues feedback or a pause for a
-// running intent, and `autoapp version` prints the version.
+// running intent, `autoapp backup` writes the data folder into one archive
+// and `autoapp restore` makes a new data folder of one, and `autoapp
+// version` prints the version.
 package main
 
 import (
@@ -29,6 +31,8 @@ const usage = `Usage:
   autoapp knowledge export [--root DIR] [--json]
   autoapp intervention submit --intent N --request-id ID --kind feedback|pause [--text T] [--root DIR] [--json]
   autoapp intervention inspect --intent N [--root DIR] [--json]
+  autoapp backup --to FILE [--root DIR] [--with-keys]
+  autoapp restore --from FILE --root NEWDIR
   autoapp version
 `
 
@@ -61,6 +65,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return knowledgeCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "intervention":
 		return interventionCmd(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", launcher.Version)
 		return 0

@@ -83,7 +83,7 @@ func freshRoot(t *testing.T) string {
 
 func TestHelpOnEverySubcommandIsUsageAndExitZero(t *testing.T) {
 	for _, args := range [][]string{{"serve", "-h"}, {"owner", "set", "-h"}, {"intent", "show", "--help"},
-		{"knowledge", "list", "-h"}, {"intervention", "inspect", "-h"}} {
+		{"knowledge", "list", "-h"}, {"intervention", "inspect", "-h"}, {"backup", "-h"}, {"restore", "-h"}} {
 		if code, stdout, stderr := runCLI(t, "", args...); code != 0 || !strings.Contains(stdout+stderr, "-root") {
 			t.Errorf("%s: exit %d, %q %q; want usage and 0", strings.Join(args, " "), code, stdout, stderr)
 		}
