@@ -143,7 +143,7 @@ func backupRoot(t *testing.T) (root string, model *scripted.Server, held int64, 
 	}
 	timetest.WaitFor(t, time.Minute, "the site's intent to be done", func() bool {
 		d, err := st.Backlog.Get(ctx, done)
-		_, _, running := st.Runs.Running()
+		running := len(st.Runs.Running()) > 0
 		return err == nil && d.Status != intent.IntentRunning && !running
 	})
 	if d, _ := st.Backlog.Get(ctx, done); d.Status != intent.IntentDone {
