@@ -2,13 +2,16 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/handlers"
+	"autoapp/handlers/control"
 )
 
 // ShutdownGrace is how long in-flight requests get to finish on a stop.
@@ -51,6 +54,22 @@ func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stoppi
 		l.startUpkeep()
 		return nil
 	})
+	// The door `autoapp mcp` asks for a chat turn or a run through: a
+	// server without it still serves the pages, and says why in its log.
+	doorCtx, closeDoor := context.WithCancel(context.Background())
+	door := make(chan struct{})
+	if cl, err := control.Listen(l.Root); err != nil {
+		l.Log.Warn("`autoapp mcp` cannot ask this server for chat turns and runs", "why", err.Error())
+		close(door)
+	} else {
+		go func() {
+			defer close(door)
+			if err := control.Serve(doorCtx, cl, control.Local{Chats: l.Chats, Runs: l.Runs}, l.Log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				l.Log.Error("the control socket stopped", "err", err)
+			}
+		}()
+	}
+	defer func() { closeDoor(); <-door }()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	select {
@@ -65,6 +84,9 @@ func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stoppi
 	if stopping != nil {
 		stopping()
 	}
+	// Nothing asks for a turn or a run once the stop began.
+	closeDoor()
+	<-door
 	l.Runs.Shutdown()
 	l.Chats.Shutdown()
 	var shutdown error
