@@ -2,7 +2,9 @@
 // `autoapp owner set` creates or resets the owner from the terminal,
 // `autoapp intent list|show` prints the backlog, `autoapp knowledge` reviews
 // the lessons, `autoapp intervention` queues feedback or a pause for a
-// running intent, and `autoapp version` prints the version.
+// running intent, `autoapp mcp` offers the launcher to editors and agents
+// over the Model Context Protocol, and `autoapp version` prints the
+// version.
 package main
 
 import (
@@ -29,6 +31,7 @@ const usage = `Usage:
   autoapp knowledge export [--root DIR] [--json]
   autoapp intervention submit --intent N --request-id ID --kind feedback|pause [--text T] [--root DIR] [--json]
   autoapp intervention inspect --intent N [--root DIR] [--json]
+  autoapp mcp [--root DIR] [--allow-run]
   autoapp version
 `
 
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return knowledgeCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "intervention":
 		return interventionCmd(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", launcher.Version)
 		return 0

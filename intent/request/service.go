@@ -138,6 +138,9 @@ func checkText(what, text string) error {
 }
 
 func checkMode(mode string) error {
+	if mode == "" {
+		return refuse(refusal.Invalid, "A new request needs its mode: autonomous or guided.")
+	}
 	if mode != ModeAutonomous && mode != ModeGuided {
 		return refuse(refusal.Invalid, "There is no mode %q; a request is autonomous or guided.", mode)
 	}

@@ -23,6 +23,10 @@ const ShutdownGrace = 10 * time.Second
 type Site struct {
 	Hosts          []string
 	TrustedProxies []string
+	// Door, when set, is the control socket's listener (control.Listen):
+	// `autoapp mcp` asks the server for chat turns and runs through it.
+	// Serve answers on it, and closes it when the stop begins.
+	Door net.Listener
 }
 
 // App is the web application over the services, answering only at the
@@ -54,17 +58,15 @@ func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stoppi
 		l.startUpkeep()
 		return nil
 	})
-	// The door `autoapp mcp` asks for a chat turn or a run through: a
-	// server without it still serves the pages, and says why in its log.
+	// The door `autoapp mcp` asks for a chat turn or a run through.
 	doorCtx, closeDoor := context.WithCancel(context.Background())
 	door := make(chan struct{})
-	if cl, err := control.Listen(l.Root); err != nil {
-		l.Log.Warn("`autoapp mcp` cannot ask this server for chat turns and runs", "why", err.Error())
+	if site.Door == nil {
 		close(door)
 	} else {
 		go func() {
 			defer close(door)
-			if err := control.Serve(doorCtx, cl, control.Local{Chats: l.Chats, Runs: l.Runs}, l.Log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := control.Serve(doorCtx, site.Door, control.Local{Chats: l.Chats, Runs: l.Runs}, l.Log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				l.Log.Error("the control socket stopped", "err", err)
 			}
 		}()
