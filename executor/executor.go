@@ -489,10 +489,7 @@ func (r *run) update(f func(p *Progress)) {
 // Answer is the person's answer to a task's question: the task is queued
 // again; Run continues the intent.
 func (e *Executor) Answer(ctx context.Context, taskID int64, answer string) error {
-	if strings.TrimSpace(answer) == "" {
-		return refuse(refusal.Invalid, "Write an answer to the question first.")
-	}
-	return e.d.Backlog.AnswerTask(ctx, taskID, strings.TrimSpace(answer))
+	return e.d.Backlog.AnswerTask(ctx, taskID, answer)
 }
 
 // loop runs the intent's tasks one at a time in run order until it is done

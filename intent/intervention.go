@@ -60,6 +60,9 @@ type Receipt struct {
 	// ResumedAt is when the owner's Run continued the intent after the
 	// receipt was applied.
 	ResumedAt *time.Time `json:"resumedAt,omitempty"`
+	// Via is where the submission came from: console, cli or mcp; "" for
+	// one accepted before the launcher kept it.
+	Via Via `json:"via"`
 }
 
 // Pending says the receipt waits for a boundary.
@@ -77,11 +80,12 @@ type receiptRow struct {
 	AppliedAt     sql.NullInt64  `db:"applied_at"`
 	Held          sql.NullString `db:"held"`
 	ResumedAt     sql.NullInt64  `db:"resumed_at"`
+	Via           string         `db:"via"`
 }
 
 func (r receiptRow) receipt() Receipt {
 	rc := Receipt{ID: r.ID, IntentID: r.IntentID, Kind: InterventionKind(r.Kind), Text: r.Text, Order: r.Order,
-		SubmittedAt: time.UnixMilli(r.SubmittedAt), BoundaryPause: r.BoundaryPause, Held: r.Held.String}
+		SubmittedAt: time.UnixMilli(r.SubmittedAt), BoundaryPause: r.BoundaryPause, Held: r.Held.String, Via: Via(r.Via)}
 	if r.AppliedAt.Valid {
 		t := time.UnixMilli(r.AppliedAt.Int64)
 		rc.AppliedAt = &t
@@ -93,7 +97,7 @@ func (r receiptRow) receipt() Receipt {
 	return rc
 }
 
-const receiptColumns = `i.ord, i.intent_id, i.request_id, i.kind, i.text, i.submitted_at, i.boundary_pause,
+const receiptColumns = `i.ord, i.intent_id, i.request_id, i.kind, i.text, i.submitted_at, i.boundary_pause, i.via,
 	a.applied_at, a.held, a.resumed_at FROM interventions i LEFT JOIN intervention_applied a ON a.ord = i.ord`
 
 // checkIntervention validates a submission; each refusal is a sentence.
@@ -162,10 +166,10 @@ func (s *Interventions) SubmitIntervention(ctx context.Context, intentID int64, 
 		return Receipt{}, false, refuse(refusal.Conflict,
 			"Intent #%d is %s, not running: feedback and pause go to a running intent.", intentID, status)
 	}
-	now := s.now().UnixMilli()
+	now, via := s.now().UnixMilli(), ViaOf(ctx)
 	res, err := tx.ExecContext(ctx,
-		`INSERT INTO interventions (intent_id, request_id, kind, text, submitted_at, boundary_pause) VALUES (?, ?, ?, ?, ?, 1)`,
-		intentID, requestID, kind, text, now)
+		`INSERT INTO interventions (intent_id, request_id, kind, text, submitted_at, boundary_pause, via) VALUES (?, ?, ?, ?, ?, 1, ?)`,
+		intentID, requestID, kind, text, now, via)
 	if err != nil {
 		return Receipt{}, false, fmt.Errorf("intent: intervention: %w", err)
 	}
@@ -177,7 +181,7 @@ func (s *Interventions) SubmitIntervention(ctx context.Context, intentID int64, 
 		return Receipt{}, false, fmt.Errorf("intent: intervention: %w", err)
 	}
 	return Receipt{ID: requestID, IntentID: intentID, Kind: kind, Text: text, Order: ord,
-		SubmittedAt: time.UnixMilli(now), BoundaryPause: true}, false, nil
+		SubmittedAt: time.UnixMilli(now), BoundaryPause: true, Via: via}, false, nil
 }
 
 // acceptance is a receipt as a submission answers it: what the executor
@@ -200,7 +204,7 @@ func (s *Interventions) Interventions(ctx context.Context, intentID int64) (pend
 	if err := s.db.Read.SelectContext(ctx, &rows,
 		`SELECT n.id AS present, coalesce(i.ord, 0) AS ord, coalesce(i.intent_id, 0) AS intent_id, coalesce(i.request_id, '') AS request_id,
 		        coalesce(i.kind, '') AS kind, coalesce(i.text, '') AS text, coalesce(i.submitted_at, 0) AS submitted_at,
-		        coalesce(i.boundary_pause, 0) AS boundary_pause, a.applied_at, a.held, a.resumed_at
+		        coalesce(i.boundary_pause, 0) AS boundary_pause, coalesce(i.via, '') AS via, a.applied_at, a.held, a.resumed_at
 		 FROM intents n LEFT JOIN interventions i ON i.intent_id = n.id LEFT JOIN intervention_applied a ON a.ord = i.ord
 		 WHERE n.id = ? ORDER BY i.ord`, intentID); err != nil {
 		return nil, nil, fmt.Errorf("intent: interventions: %w", err)

@@ -124,10 +124,14 @@ func (s *Service) MoveTask(ctx context.Context, taskID int64, to TaskStatus, ev 
 }
 
 // AnswerTask is the person's answer to the question a task asked: the
-// task is queued again with the answer kept. Only a task that asked
+// task is queued again with the answer kept, trimmed; an empty one is
+// refused. Only a task that asked
 // (needs-answer) takes an answer; the check and the move share one
 // transaction.
 func (s *Service) AnswerTask(ctx context.Context, taskID int64, answer string) error {
+	if answer = strings.TrimSpace(answer); answer == "" {
+		return refuse(refusal.Invalid, "Write an answer to the question first.")
+	}
 	tx, err := s.db.Write.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("intent: answer task %d: %w", taskID, err)

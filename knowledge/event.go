@@ -156,6 +156,9 @@ type LogQuery struct {
 	Level string
 	// AppID keeps the events of one application; "" keeps all.
 	AppID string
+	// RunID keeps the events of one run (a task's attempt, a chat turn);
+	// "" keeps all.
+	RunID string
 	// Before, when not 0, shows only events with a smaller id: the next page
 	// starts before the last id of this one.
 	Before int64
@@ -212,6 +215,9 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Event, error) {
 	where, args := []string{}, []any{}
 	if q.AppID != "" {
 		where, args = append(where, "app_id = ?"), append(args, q.AppID)
+	}
+	if q.RunID != "" {
+		where, args = append(where, "run_id = ?"), append(args, q.RunID)
 	}
 	if q.Before > 0 {
 		where, args = append(where, "id < ?"), append(args, q.Before)

@@ -178,3 +178,53 @@ func idsOf(events []knowledge.Event) []int64 {
 	}
 	return ids
 }
+
+// TestLogOfOneRunReadsOnlyItsLinesAndAReadOnlyStoreWritesNothing: the log
+// of a run is its lines, newest first, at the level asked; opened
+// read-only beside the store that writes, it reads the same and refuses to
+// write.
+func TestLogOfOneRunReadsOnlyItsLinesAndAReadOnlyStoreWritesNothing(t *testing.T) {
+	e := mustOpen(t)
+	ctx := context.Background()
+	for i, line := range []struct{ run, message string }{
+		{"intent-1-0001-a1", "the turn started"}, {"chat-notes-1", "a chat line"},
+		{"intent-1-0001-a1", "the build failed"}, {"", "no run"}, {"intent-1-0001-a2", "the next attempt"},
+	} {
+		level := knowledge.LevelInfo
+		if i == 2 {
+			level = knowledge.LevelError
+		}
+		if err := e.store.Append(origin.WithIdentity(ctx, origin.Identity{RunID: line.run}), knowledge.Event{Level: level, Message: line.message}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ro, err := knowledge.OpenReadOnly(e.path, e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	messages := func(q knowledge.LogQuery) []string {
+		t.Helper()
+		got, err := ro.Log(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ev := range got {
+			out = append(out, ev.Message)
+		}
+		return out
+	}
+	if got, want := messages(knowledge.LogQuery{RunID: "intent-1-0001-a1"}), []string{"the build failed", "the turn started"}; !slices.Equal(got, want) {
+		t.Errorf("the run's log = %q, want %q", got, want)
+	}
+	if got, want := messages(knowledge.LogQuery{RunID: "intent-1-0001-a1", Level: "error"}), []string{"the build failed"}; !slices.Equal(got, want) {
+		t.Errorf("the run's errors = %q, want %q", got, want)
+	}
+	if got := messages(knowledge.LogQuery{RunID: "no-such-run"}); len(got) != 0 {
+		t.Errorf("a run with no lines = %q, want none", got)
+	}
+	if err := ro.Append(ctx, knowledge.Event{Level: knowledge.LevelInfo, Message: "x"}); err == nil {
+		t.Error("the read-only store took a write")
+	}
+}

@@ -87,6 +87,18 @@ func Open(path string, now func() time.Time, opts ...Options) (*Store, error) {
 	return &Store{db: db, now: now, opts: o, stderr: stderr}, nil
 }
 
+// OpenReadOnly opens the existing store at path as it is, for a process
+// that only reads it beside a running server: nothing is created, no
+// migration runs, and every write fails (migrations.OpenReadOnly). Its log
+// handler must not be used.
+func OpenReadOnly(path string, now func() time.Time) (*Store, error) {
+	db, err := migrations.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, now: now, opts: Options{MaxEvents: MaxEvents, LogBuffer: 1}, stderr: os.Stderr}, nil
+}
+
 // DB is the database under the store, for the packages that read it.
 func (s *Store) DB() *migrations.DB { return s.db }
 

@@ -123,6 +123,8 @@ func (c *interventionCall) refused(err error) int {
 
 // submit queues the feedback or pause and prints its receipt.
 func (c *interventionCall) submit(ctx context.Context, inbox *intent.Interventions, o interventionOptions) int {
+	// The receipt says it came from the command line.
+	ctx = intent.WithVia(ctx, intent.ViaCLI)
 	rc, replayed, err := inbox.SubmitIntervention(ctx, o.intentID, o.requestID, intent.InterventionKind(o.kind), o.text)
 	if err != nil {
 		return c.refused(err)

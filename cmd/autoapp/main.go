@@ -3,8 +3,9 @@
 // `autoapp intent list|show` prints the backlog, `autoapp knowledge` reviews
 // the lessons, `autoapp intervention` queues feedback or a pause for a
 // running intent, `autoapp backup` writes the data folder into one archive
-// and `autoapp restore` makes a new data folder of one, and `autoapp
-// version` prints the version.
+// and `autoapp restore` makes a new data folder of one, `autoapp mcp`
+// offers the launcher to editors and agents over the Model Context
+// Protocol, and `autoapp version` prints the version.
 package main
 
 import (
@@ -33,6 +34,7 @@ const usage = `Usage:
   autoapp intervention inspect --intent N [--root DIR] [--json]
   autoapp backup --to FILE [--root DIR] [--with-keys]
   autoapp restore --from FILE --root NEWDIR
+  autoapp mcp [--root DIR] [--allow-run]
   autoapp version
 `
 
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return backupCmd(ctx, args[1:], stdout, stderr)
 	case "restore":
 		return restoreCmd(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "autoapp %s\n", launcher.Version)
 		return 0

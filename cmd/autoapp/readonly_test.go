@@ -18,6 +18,7 @@ func TestAReadOnlyCommandRefusesAFolderWithoutDataAndCreatesNothing(t *testing.T
 		{"knowledge", "list"},
 		{"knowledge", "export"},
 		{"intervention", "inspect", "--intent", "1"},
+		{"mcp"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "mistyped")
@@ -83,7 +84,7 @@ func freshRoot(t *testing.T) string {
 
 func TestHelpOnEverySubcommandIsUsageAndExitZero(t *testing.T) {
 	for _, args := range [][]string{{"serve", "-h"}, {"owner", "set", "-h"}, {"intent", "show", "--help"},
-		{"knowledge", "list", "-h"}, {"intervention", "inspect", "-h"}, {"backup", "-h"}, {"restore", "-h"}} {
+		{"knowledge", "list", "-h"}, {"intervention", "inspect", "-h"}, {"backup", "-h"}, {"restore", "-h"}, {"mcp", "-h"}} {
 		if code, stdout, stderr := runCLI(t, "", args...); code != 0 || !strings.Contains(stdout+stderr, "-root") {
 			t.Errorf("%s: exit %d, %q %q; want usage and 0", strings.Join(args, " "), code, stdout, stderr)
 		}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"autoapp/cmd/autoapp/launcher"
+	"autoapp/handlers/control"
 	"autoapp/knowledge"
 )
 
@@ -59,6 +60,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "autoapp serve: %v\n", err)
 		return 2
 	}
+	// The door `autoapp mcp` asks for chat turns and runs through, open
+	// before the server says it serves; without it the pages still serve.
+	door, err := control.Listen(l.Root)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp serve: `autoapp mcp` cannot ask this server for chat turns and runs: %v\n", err)
+		l.Log.Warn("`autoapp mcp` cannot ask this server for chat turns and runs", "why", err.Error())
+		door = nil
+	}
 	fmt.Fprintf(stdout, "Autoapp is serving http://%s (data in %s). Stop it with Ctrl-C.\n", ln.Addr(), l.Root)
 	if o.remote.allowed {
 		fmt.Fprintf(stdout, "It answers at %s; a request for any other name is refused.\n", strings.Join(hosts, ", "))
@@ -66,7 +75,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(o.proxies) > 0 {
 		fmt.Fprintf(stdout, "It believes the X-Forwarded-Host, -Proto and -For headers of requests from %s only.\n", strings.Join(o.proxies, ", "))
 	}
-	err = l.Serve(ctx, ln, launcher.Site{Hosts: hosts, TrustedProxies: o.proxies}, func() {
+	err = l.Serve(ctx, ln, launcher.Site{Hosts: hosts, TrustedProxies: o.proxies, Door: door}, func() {
 		fmt.Fprintln(stdout, "Shutting down: stopping the run, finishing the requests in flight.")
 	})
 	if err != nil {

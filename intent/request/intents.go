@@ -43,7 +43,7 @@ func (Journal) Asked(ctx context.Context, w migrations.Within, q intent.TaskQues
 		}
 		e.Kind, e.Actor, e.Body = KindAnswer, ActorOwner, string(mustJSON(b))
 	}
-	return insertEntry(ctx, w, j.ID, e)
+	return insertEntry(ctx, w, j.ID, &e)
 }
 
 // RunStarting is the guided gate and the journal's run entry, in the
@@ -58,7 +58,7 @@ func (Journal) RunStarting(ctx context.Context, w migrations.Within, d intent.In
 	if err := guidedGate(settled(j, d)); err != nil {
 		return err
 	}
-	return insertEntry(ctx, w, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
+	return insertEntry(ctx, w, j.ID, &entryRow{Revision: j.Revision + 1, Kind: KindRun, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(runBody{Hash: PlanHash(d)}))})
 }
 
@@ -72,7 +72,7 @@ func (Journal) Delivered(ctx context.Context, w migrations.Within, intentID int6
 	if j.Delivered {
 		return nil
 	}
-	return insertEntry(ctx, w, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
+	return insertEntry(ctx, w, j.ID, &entryRow{Revision: j.Revision + 1, Kind: KindDelivery, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(deliveryBody{}))})
 }
 
@@ -83,7 +83,7 @@ func (Journal) Withdrawn(ctx context.Context, w migrations.Within, intentID int6
 	if err != nil || !ok || j.Withdrawn {
 		return err
 	}
-	return insertEntry(ctx, w, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindWithdrawn, Actor: ActorOwner,
+	return insertEntry(ctx, w, j.ID, &entryRow{Revision: j.Revision + 1, Kind: KindWithdrawn, Actor: ActorOwner,
 		At: at.UnixMilli(), Body: "{}"})
 }
 
@@ -98,7 +98,7 @@ func (Journal) FeedbackApplied(ctx context.Context, w migrations.Within, intentI
 	if j.Approved == "" {
 		return nil
 	}
-	return insertEntry(ctx, w, j.ID, entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
+	return insertEntry(ctx, w, j.ID, &entryRow{Revision: j.Revision + 1, Kind: KindApproval, Actor: ActorHost,
 		At: at.UnixMilli(), Body: string(mustJSON(approvalBody{Voided: FeedbackVoided}))})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"autoapp/intent"
 	"autoapp/intent/refusal"
 	"autoapp/migrations"
 )
@@ -89,6 +90,9 @@ type entryRow struct {
 	Actor    string `db:"actor"`
 	At       int64  `db:"at"`
 	Body     string `db:"body"`
+	// Via is where an act of the owner came from (insertEntry sets it);
+	// "" on the engineer's and the host's entries.
+	Via string `db:"via"`
 }
 
 // journal is a request's state folded from its entries, with what the
@@ -120,7 +124,7 @@ func load(ctx context.Context, tx migrations.Within, id int64) (journal, error) 
 	}
 	var rows []entryRow
 	if err := sqlx.SelectContext(ctx, tx, &rows,
-		`SELECT revision, kind, actor, at, body FROM request_journal WHERE request_id = ? ORDER BY revision`,
+		`SELECT revision, kind, actor, at, body, via FROM request_journal WHERE request_id = ? ORDER BY revision`,
 		id); err != nil {
 		return journal{}, fmt.Errorf("request: journal of request %d: %w", id, err)
 	}
@@ -146,7 +150,7 @@ func (j *journal) apply(e entryRow) error {
 		return nil
 	}
 	said := func(text string) Said {
-		return Said{Revision: e.Revision, Actor: e.Actor, Text: text, At: time.UnixMilli(e.At)}
+		return Said{Revision: e.Revision, Actor: e.Actor, Text: text, At: time.UnixMilli(e.At), Via: e.Via}
 	}
 	j.Revision = e.Revision
 	switch e.Kind {
@@ -155,7 +159,7 @@ func (j *journal) apply(e entryRow) error {
 		if err := decode(&b); err != nil {
 			return err
 		}
-		j.Text, j.Mode = b.Text, b.Mode
+		j.Text, j.Mode, j.Via = b.Text, b.Mode, e.Via
 	case KindMessage:
 		var b textBody
 		if err := decode(&b); err != nil {
@@ -237,10 +241,15 @@ func (j journal) approval(now planContent, current string) Approval {
 
 // insertEntry appends one entry at the given revision; UNIQUE(request_id,
 // revision) makes a second writer of the same revision fail.
-func insertEntry(ctx context.Context, tx migrations.Within, id int64, e entryRow) error {
+func insertEntry(ctx context.Context, tx migrations.Within, id int64, e *entryRow) error {
+	// The owner's entries, and the run the owner's Run starts, say where
+	// the act came from.
+	if e.Actor == ActorOwner || e.Kind == KindRun {
+		e.Via = string(intent.ViaOf(ctx))
+	}
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, e.Revision, e.Kind, e.Actor, e.At, e.Body); err != nil {
+		`INSERT INTO request_journal (request_id, revision, kind, actor, at, body, via) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, e.Revision, e.Kind, e.Actor, e.At, e.Body, e.Via); err != nil {
 		return fmt.Errorf("request: request %d: journal %s: %w", id, e.Kind, err)
 	}
 	return nil

@@ -79,6 +79,9 @@ type Said struct {
 	// an analysis answer from before answers were linked, which answered
 	// every question asked before it.
 	Question int
+	// Via is where the owner's words came from (intent.Via); "" for the
+	// engineer's, and for words journalled before the launcher kept it.
+	Via string
 }
 
 // PlanVersion is one plan the engineer submitted, or the owner's own
@@ -106,12 +109,15 @@ const ReasonRevoked = "revoked"
 // State is a request as its journal tells it, and whether its approval
 // still matches the intent's plan.
 type State struct {
-	ID        int64
-	AppID     string
-	IntentID  int64 // 0 until the engineer opens the intent
-	Mode      string
-	Revision  int    // the revision of the last entry
-	Text      string // the original request, byte for byte as typed
+	ID       int64
+	AppID    string
+	IntentID int64 // 0 until the engineer opens the intent
+	Mode     string
+	Revision int    // the revision of the last entry
+	Text     string // the original request, byte for byte as typed
+	// Via is where the original request came from (intent.Via), "" when
+	// it was journalled before the launcher kept it.
+	Via       string
 	CreatedAt time.Time
 	Messages  []Said // the owner's later messages
 	Questions []Said

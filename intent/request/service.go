@@ -138,6 +138,9 @@ func checkText(what, text string) error {
 }
 
 func checkMode(mode string) error {
+	if mode == "" {
+		return refuse(refusal.Invalid, "A new request needs its mode: autonomous or guided.")
+	}
 	if mode != ModeAutonomous && mode != ModeGuided {
 		return refuse(refusal.Invalid, "There is no mode %q; a request is autonomous or guided.", mode)
 	}
@@ -187,7 +190,7 @@ func (s *Service) append(ctx context.Context, w write) (State, error) {
 	var e, first entryRow
 	for i, body := range bodies {
 		e = entryRow{Revision: j.Revision + 1, Kind: w.kind, Actor: w.actor, At: s.now().UnixMilli(), Body: string(mustJSON(body))}
-		if err := insertEntry(ctx, tx, w.id, e); err != nil {
+		if err := insertEntry(ctx, tx, w.id, &e); err != nil {
 			return State{}, err
 		}
 		if err := j.apply(e); err != nil {
@@ -292,7 +295,7 @@ func (s *Service) create(ctx context.Context, appID, text, mode, opID string, th
 		return State{}, fmt.Errorf("request: create: %w", err)
 	}
 	e := entryRow{Revision: 1, Kind: KindRequest, Actor: ActorOwner, At: now, Body: string(mustJSON(requestBody{Text: text, Mode: mode}))}
-	if err := insertEntry(ctx, tx, id, e); err != nil {
+	if err := insertEntry(ctx, tx, id, &e); err != nil {
 		return State{}, err
 	}
 	j, err := load(ctx, tx, id)

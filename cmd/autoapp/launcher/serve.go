@@ -2,13 +2,16 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"autoapp/handlers"
+	"autoapp/handlers/control"
 )
 
 // ShutdownGrace is how long in-flight requests get to finish on a stop.
@@ -20,6 +23,10 @@ const ShutdownGrace = 10 * time.Second
 type Site struct {
 	Hosts          []string
 	TrustedProxies []string
+	// Door, when set, is the control socket's listener (control.Listen):
+	// `autoapp mcp` asks the server for chat turns and runs through it.
+	// Serve answers on it, and closes it when the stop begins.
+	Door net.Listener
 }
 
 // App is the web application over the services, answering only at the
@@ -51,6 +58,20 @@ func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stoppi
 		l.startUpkeep()
 		return nil
 	})
+	// The door `autoapp mcp` asks for a chat turn or a run through.
+	doorCtx, closeDoor := context.WithCancel(context.Background())
+	door := make(chan struct{})
+	if site.Door == nil {
+		close(door)
+	} else {
+		go func() {
+			defer close(door)
+			if err := control.Serve(doorCtx, site.Door, control.Local{Chats: l.Chats, Runs: l.Runs}, l.Log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				l.Log.Error("the control socket stopped", "err", err)
+			}
+		}()
+	}
+	defer func() { closeDoor(); <-door }()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	select {
@@ -65,6 +86,9 @@ func (l *Launcher) Serve(ctx context.Context, ln net.Listener, site Site, stoppi
 	if stopping != nil {
 		stopping()
 	}
+	// Nothing asks for a turn or a run once the stop began.
+	closeDoor()
+	<-door
 	l.Runs.Shutdown()
 	l.Chats.Shutdown()
 	var shutdown error
