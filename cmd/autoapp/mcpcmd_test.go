@@ -191,6 +191,7 @@ func TestAnAgentDrivesTheLauncherOverMCP(t *testing.T) {
 	if len(apps.Items) != 1 || apps.Items[0].ID != "notes" || apps.Items[0].Name != "Notes" {
 		t.Fatalf("list_applications = %+v", apps)
 	}
+	a.refusedWith("list_intents", map[string]any{"app": "nope"}, `There is no application called "nope".`)
 
 	// Bad input is refused with a sentence naming the field, before any service.
 	send := map[string]any{"app": "notes", "text": "Add tags to notes.", "mode": "autonomous", "op": "send-1"}

@@ -26,9 +26,10 @@ import (
 	"autoapp/knowledge"
 )
 
-// Apps lists the applications.
+// Apps reads the applications.
 type Apps interface {
 	List(ctx context.Context) ([]app.App, error)
+	Get(ctx context.Context, id string) (app.App, error)
 }
 
 // Backlog reads the intents.

@@ -149,7 +149,12 @@ func (t tools) listIntents() tool[listIntentsIn, listed[intentLine]] {
 		handle: func(ctx context.Context, in listIntentsIn) (listed[intentLine], error) {
 			out := listed[intentLine]{Items: []intentLine{}}
 			apps := []string{in.App}
-			if in.App == "" {
+			if in.App != "" {
+				// An application that is not there is said, not listed as empty.
+				if _, err := t.d.Apps.Get(ctx, in.App); err != nil {
+					return out, err
+				}
+			} else {
 				all, err := t.d.Apps.List(ctx)
 				if err != nil {
 					return out, err
@@ -205,6 +210,9 @@ func (t tools) showIntent() tool[showIntentIn, intentView] {
 			}
 			if d.Status == intent.IntentDone {
 				dv, err := t.d.Deliveries.Get(ctx, d.ID)
+				if re, ok := refusal.As(err); ok && re.Code == refusal.NotFound {
+					return v, nil // the server delivers it on its next start
+				}
 				if err != nil {
 					return intentView{}, err
 				}
