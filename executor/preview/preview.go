@@ -159,6 +159,14 @@ func (m *Manager) Start(ctx context.Context, appID, dir string, p app.Preview, r
 // process that crashed or was killed from outside.
 func (m *Manager) watch(appID string, r *running) {
 	<-r.ended
+	m.settle(appID, r)
+}
+
+// settle forgets r, which has ended, when it is still the application's
+// running preview, and keeps why it ended. Status and EndedWhy settle
+// too, so that a preview seen to have ended already says why, whether or
+// not watch has woken yet.
+func (m *Manager) settle(appID string, r *running) {
 	why := ""
 	if r.why != nil {
 		why = r.why()
@@ -172,6 +180,23 @@ func (m *Manager) watch(appID string, r *running) {
 	m.mu.Unlock()
 	if unexpected {
 		m.log.Warn("preview ended by itself", "app", appID, "release", r.info.Release, "pid", r.info.PID, "why", why)
+	}
+}
+
+// endedOne is the application's running preview when it has ended but is
+// not yet settled.
+func (m *Manager) endedOne(appID string) *running {
+	m.mu.Lock()
+	r := m.running[appID]
+	m.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.ended:
+		return r
+	default:
+		return nil
 	}
 }
 
@@ -207,23 +232,24 @@ func (m *Manager) stopLocked(ctx context.Context, appID string) bool {
 // Status is the application's running preview; false when none runs,
 // including when its process died.
 func (m *Manager) Status(appID string) (Info, bool) {
+	if r := m.endedOne(appID); r != nil {
+		m.settle(appID, r)
+	}
 	m.mu.Lock()
 	r := m.running[appID]
 	m.mu.Unlock()
 	if r == nil {
 		return Info{}, false
 	}
-	select {
-	case <-r.ended:
-		return Info{}, false
-	default:
-		return r.info, true
-	}
+	return r.info, true
 }
 
 // EndedWhy says why the application's last preview ended by itself, when
 // the host knows (a limit of the sandbox stopped it); "" otherwise.
 func (m *Manager) EndedWhy(appID string) string {
+	if r := m.endedOne(appID); r != nil {
+		m.settle(appID, r)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.endings[appID]
