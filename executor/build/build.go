@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"autoapp/executor/build/gocache"
 	"autoapp/intent/app"
 	"autoapp/intent/workspace/sandbox"
 )
@@ -126,12 +127,26 @@ func (r Result) Summary() string {
 // that fails. revision names the commit being built; now stamps the
 // release.
 func Run(ctx context.Context, jail Starter, dir string, stages []app.Stage, revision string, now func() time.Time) Result {
-	return RunTelling(ctx, jail, dir, stages, revision, now, nil)
+	return Runner{Jail: jail, Now: now}.Run(ctx, dir, stages, revision, nil)
 }
 
-// RunTelling is Run that tells began each stage's name as it starts, for
-// a page that shows which stage runs; began may be nil.
-func RunTelling(ctx context.Context, jail Starter, dir string, stages []app.Stage, revision string, now func() time.Time, began func(stage string)) Result {
+// Runner runs an application's builds.
+type Runner struct {
+	// Jail starts each stage.
+	Jail Starter
+	// GoCache, when set, serves every build that runs go the standard
+	// library the host compiled once, read-only (see gocache); without it
+	// each application's first build compiles its own.
+	GoCache *gocache.Shared
+	// Now stamps the stages and the release.
+	Now func() time.Time
+}
+
+// Run is the package's Run with the runner's go cache, and tells began
+// each stage's name as it starts, for a page that shows which stage runs;
+// began may be nil.
+func (b Runner) Run(ctx context.Context, dir string, stages []app.Stage, revision string, began func(stage string)) Result {
+	jail, now := b.Jail, b.Now
 	r := Result{OK: true, StagesRun: []string{}, Stages: []StageResult{}}
 	fail := func(from int, ps ...Problem) Result {
 		r.OK = false
@@ -147,6 +162,12 @@ func RunTelling(ctx context.Context, jail Starter, dir string, stages []app.Stag
 	}
 	defer cleanup()
 	policy := sandbox.ForApp(dir)
+	note := ""
+	if b.GoCache != nil && runsGo(stages) {
+		var extra []string
+		extra, note = b.sharedGo(ctx, dir, env, &policy)
+		env = append(env, extra...)
+	}
 
 	for i, s := range stages {
 		if ctx.Err() != nil {
@@ -160,6 +181,10 @@ func RunTelling(ctx context.Context, jail Starter, dir string, stages []app.Stag
 			p.Net = sandbox.NetOpen
 		}
 		sr, problems := runStage(ctx, jail, p, dir, env, s, now)
+		if note != "" && runsGo(stages[i:i+1]) {
+			// Said once, in the first stage that ran go.
+			sr.Output, note = note+"\n"+sr.Output, ""
+		}
 		r.StagesRun = append(r.StagesRun, s.Name)
 		r.Stages = append(r.Stages, sr)
 		if len(problems) > 0 {
@@ -330,4 +355,41 @@ func releaseID(at time.Time, revision string) string {
 		id += "-" + rev
 	}
 	return id
+}
+
+// runsGo says a stage's command is go.
+func runsGo(stages []app.Stage) bool {
+	for _, s := range stages {
+		if len(s.Command) > 0 && filepath.Base(s.Command[0]) == "go" {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedGo readies the shared standard library for a build of dir that
+// runs go with env, waiting for the host to warm it the first time, and
+// lets policy run the cache program and read the shared folder. It
+// answers what to add to env, and a line for the build's output when the
+// shared library could not be had and the build compiles its own.
+func (b Runner) sharedGo(ctx context.Context, dir string, env []string, policy *sandbox.Policy) (extra []string, note string) {
+	goBin, err := lookPath("go", env)
+	if err != nil {
+		// The stage says so itself.
+		return nil, ""
+	}
+	if err := b.GoCache.Warm(ctx, goBin, hostEnviron); err != nil {
+		if ctx.Err() != nil {
+			return nil, ""
+		}
+		return nil, fmt.Sprintf("The standard library every build shares could not be prepared (%v), so this build compiles its own.", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, ""
+	}
+	setup := b.GoCache.Build(filepath.Join(sandbox.LayoutOf(abs).Cache, "go-objects"))
+	policy.Read = append(policy.Read, setup.Read...)
+	policy.Programs = append(policy.Programs, setup.Programs...)
+	return setup.Env, ""
 }

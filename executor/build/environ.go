@@ -40,12 +40,18 @@ func Environ(ws string) (env []string, cleanup func(), err error) {
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 
+	return environ(l, tmp), cleanup, nil
+}
+
+// environ is the environment of a build whose folders are those of l,
+// with tmp its TMPDIR.
+func environ(l sandbox.Layout, tmp string) []string {
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = defaultPath
 	}
 	gopath := filepath.Join(l.Cache, "go")
-	env = []string{
+	env := []string{
 		// The owner's toolchains first where a shim hides them (pyenv,
 		// asdf): the sandbox reads their install roots.
 		"PATH=" + sandbox.ToolchainPath(path),
@@ -64,5 +70,17 @@ func Environ(ws string) (env []string, cleanup func(), err error) {
 			env = append(env, name+"="+v)
 		}
 	}
-	return env, cleanup, nil
+	return env
 }
+
+// hostEnviron is the environment the host builds the shared standard
+// library with (gocache.Shared.Warm): a build's, every folder in scratch,
+// the host's own, so that nothing of an application's (a go settings file
+// in its HOME, say) reaches a process the host runs unconfined, and so
+// that the standard library it builds is the one a build asks for.
+func hostEnviron(scratch string) []string {
+	l := sandbox.Layout{Home: filepath.Join(scratch, "home"), Tmp: filepath.Join(scratch, "tmp"), Cache: filepath.Join(scratch, "cache")}
+	_ = l.Make()
+	return environ(l, l.Tmp)
+}
+

@@ -41,7 +41,7 @@ func newHost(t testing.TB) *host {
 	root := t.TempDir()
 	db := migrationstest.IntentsIn(t, root)
 	h := &host{apps: app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now}), previews: preview.NewManager(time.Now, nil, sandbox.NewGuard(root, sandbox.Probe()))}
-	h.candidates = candidate.NewService(h.apps, h.previews, sandbox.NewGuard(root, sandbox.Probe()), time.Now, nil)
+	h.candidates = candidate.NewService(h.apps, h.previews, sandbox.NewGuard(root, sandbox.Probe()), nil, time.Now, nil)
 	t.Cleanup(func() {
 		h.previews.StopAll()
 	})

@@ -146,7 +146,7 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	if j.heard != nil {
 		began = func(stage string) { j.hear(Doing{Step: DoingBuild, Stage: stage}) }
 	}
-	out := build.RunTelling(ctx, s.jail, j.dir, j.manifest.Build, res.Revision, s.now, began)
+	out := build.Runner{Jail: s.jail, GoCache: s.goCache, Now: s.now}.Run(ctx, j.dir, j.manifest.Build, res.Revision, began)
 	// A build cut short by a Stop says nothing about its stages.
 	if j.observer != nil && ctx.Err() == nil {
 		before := res.Revision

@@ -17,6 +17,7 @@ import (
 
 	"autoapp/executor/acceptance"
 	"autoapp/executor/build"
+	"autoapp/executor/build/gocache"
 	"autoapp/executor/preview"
 	"autoapp/intent/app"
 	"autoapp/intent/atomicfile"
@@ -127,7 +128,10 @@ type Service struct {
 	apps     Apps
 	previews *preview.Manager
 	jail     Jail
-	now      func() time.Time
+	// goCache serves each Go build the standard library the host
+	// compiled once; nil compiles it in each application's own cache.
+	goCache *gocache.Shared
+	now     func() time.Time
 	// started tells a preview that died with the last process from one
 	// that died in this one.
 	started time.Time
@@ -155,11 +159,12 @@ type headRead struct {
 	revision string
 }
 
-// NewService builds the service; jail starts every build stage.
-// NewService builds the candidates of the applications; observer, when
-// not nil, hears of the builds and checks of the owner's actions.
-func NewService(apps Apps, previews *preview.Manager, jail Jail, now func() time.Time, observer Observer) *Service {
-	return &Service{apps: apps, previews: previews, jail: jail, now: now, started: now(), observer: observer,
+// NewService builds the candidates of the applications: jail starts every
+// build stage, goCache (when not nil) serves their Go builds the shared
+// standard library, and observer, when not nil, hears of the builds and
+// checks of the owner's actions.
+func NewService(apps Apps, previews *preview.Manager, jail Jail, goCache *gocache.Shared, now func() time.Time, observer Observer) *Service {
+	return &Service{apps: apps, previews: previews, jail: jail, goCache: goCache, now: now, started: now(), observer: observer,
 		busy: map[string]*sync.Mutex{}, heads: map[string]headRead{}}
 }
 

@@ -36,7 +36,7 @@ func newHost(t testing.TB, root string) *host {
 	h.apps = app.NewService(db, root, time.Now, workspace.Repositories{Now: time.Now})
 	jail := sandbox.NewGuard(root, sandbox.Probe())
 	h.previews = preview.NewManager(time.Now, nil, jail)
-	h.candidates = candidate.NewService(h.apps, h.previews, jail, time.Now, nil)
+	h.candidates = candidate.NewService(h.apps, h.previews, jail, nil, time.Now, nil)
 	t.Cleanup(h.previews.StopAll)
 	return h
 }
@@ -320,7 +320,7 @@ func TestNothingIsBuiltOnAMachineThatCannotConfine(t *testing.T) {
 	root := t.TempDir()
 	h := newHost(t, root)
 	jail := sandbox.NewGuard(root, sandbox.Machine{Why: "this kernel has no Landlock (it needs Linux 5.13 or later)"})
-	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, time.Now, nil)
+	h.candidates = candidate.NewService(h.apps, preview.NewManager(time.Now, nil, jail), jail, nil, time.Now, nil)
 	h.create(t, "site", "static")
 	_, err := h.candidates.Cycle(context.Background(), "site", candidate.Change{})
 	r, ok := refusal.As(err)

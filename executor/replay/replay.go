@@ -64,6 +64,7 @@ import (
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
 	"autoapp/executor/builder"
+	"autoapp/executor/build/gocache"
 	"autoapp/executor/candidate"
 	"autoapp/intent"
 	"autoapp/intent/app"
@@ -115,6 +116,9 @@ type Deps struct {
 	Models executor.Models
 	// Jail starts every build stage and preview, as the owner chose.
 	Jail candidate.Jail
+	// GoCache serves the clones' Go builds the shared standard library;
+	// nil leaves each to compile its own.
+	GoCache *gocache.Shared
 	// Limits are the launcher's turn limits (limits.json); the step cap
 	// and the turn's time are the replay's own.
 	Limits  func() ai.Limits

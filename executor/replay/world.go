@@ -45,7 +45,7 @@ func (h *Harness) newWorld(a app.App, dir string, cs *caseStore) *world {
 	if cs != nil {
 		observer = cs.builds(h.d.Version)
 	}
-	cands := candidate.NewService(apps, previews, h.d.Jail, h.d.Now, observer)
+	cands := candidate.NewService(apps, previews, h.d.Jail, h.d.GoCache, h.d.Now, observer)
 	return &world{apps: apps, previews: previews, cands: cands}
 }
 

@@ -18,6 +18,7 @@ import (
 	"autoapp/executor"
 	"autoapp/executor/ai"
 	"autoapp/executor/ai/provider"
+	"autoapp/executor/build/gocache"
 	"autoapp/executor/builder"
 	"autoapp/executor/candidate"
 	"autoapp/executor/chat"
@@ -57,6 +58,9 @@ type Options struct {
 	// PasswordCost is argon2id's cost for the owner's password; zero is
 	// OWASP's. Tests that sign in hundreds of times set a cheaper one.
 	PasswordCost owner.HashParams
+	// GoCache is the folder of the standard library every Go build
+	// shares (gocache); "" is the user's, gocache.DefaultDir.
+	GoCache string
 }
 
 // Launcher is every service over one data folder.
@@ -70,9 +74,12 @@ type Launcher struct {
 	Intents   *migrations.DB
 	Knowledge *knowledge.Store
 
-	Owners     *owner.Service
-	Apps       *app.Service
-	Sandbox    *sandbox.Guard
+	Owners  *owner.Service
+	Apps    *app.Service
+	Sandbox *sandbox.Guard
+	// GoCache is the standard library the host compiles once and every
+	// Go build reads; nil when this user has no cache folder.
+	GoCache    *gocache.Shared
 	Limits     *ai.LimitsFile
 	Previews   *preview.Manager
 	Candidates *candidate.Service
@@ -181,6 +188,9 @@ func (l *Launcher) build(o Options) error {
 	// Every build stage and preview command runs confined, or as the owner chose.
 	l.Sandbox = sandbox.NewGuard(l.Root, sandbox.Probe())
 	l.Previews = preview.NewManager(now, log, l.Sandbox)
+	// Go builds read the standard library the host compiled once, and
+	// write only their own cache.
+	l.GoCache = openGoCache(o.GoCache, log)
 	l.Cases = knowledge.NewCases(l.Knowledge.DB(), now)
 	// Distilled lessons record the instructions and the version they were learned under.
 	l.Lessons = knowledge.NewLessons(l.Knowledge.DB(), now, knowledge.Running{InstructionsHash: builder.InstructionsHash(), ServerVersion: Version})
@@ -189,7 +199,7 @@ func (l *Launcher) build(o Options) error {
 	// The cases of every build and check: the owner's are heard by the
 	// candidates' observer, each turn's through the turn's record.
 	builds := executor.CaseRecorder{Cases: l.Cases, Servings: l.Servings, Version: Version, Log: log}
-	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, now, builds)
+	l.Candidates = candidate.NewService(l.Apps, l.Previews, l.Sandbox, l.GoCache, now, builds)
 	// What every turn's record writes to.
 	books := executor.Books{Turns: l.Knowledge, Cases: l.Cases, Servings: l.Servings, Attempts: l.Knowledge, Builds: builds, Log: log}
 	// The backlog's writes keep the request each intent answers in their
@@ -248,7 +258,7 @@ func (l *Launcher) build(o Options) error {
 	// A replay runs builder turns as a run does, each in a clone of its
 	// own; the launcher's store keeps only its manifest and its rows.
 	l.Replays = replay.New(replay.Deps{Root: l.Root, Knowledge: l.Knowledge, Replays: knowledge.NewReplays(l.Knowledge.DB(), now),
-		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox,
+		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox, GoCache: l.GoCache,
 		Limits: l.limits, Now: now, Version: Version})
 	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
 	// What runs needed of the owner, sent through the webhook.
@@ -431,4 +441,24 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// openGoCache is the shared standard library in dir, or in the user's
+// cache folder when dir is ""; nil, said in the log, when there is none,
+// and each application's build then compiles its own.
+func openGoCache(dir string, log *slog.Logger) *gocache.Shared {
+	if dir == "" {
+		d, err := gocache.DefaultDir()
+		if err != nil {
+			log.Warn("no shared Go standard library: each application's first build compiles its own", "err", err)
+			return nil
+		}
+		dir = d
+	}
+	c, err := gocache.Open(dir)
+	if err != nil {
+		log.Warn("no shared Go standard library: each application's first build compiles its own", "err", err)
+		return nil
+	}
+	return c
 }

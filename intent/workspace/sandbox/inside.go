@@ -135,6 +135,7 @@ func restrict(sp spec) error {
 	rules := []landlock.Rule{
 		landlock.RODirs(sp.Read...).IgnoreIfMissing(),
 		landlock.RWDirs(sp.Write...).WithRefer().IgnoreIfMissing(),
+		landlock.ROFiles(sp.Programs...).IgnoreIfMissing(),
 		landlock.RWFiles(devices...).IgnoreIfMissing(),
 	}
 	if sp.Net == NetBindOne {

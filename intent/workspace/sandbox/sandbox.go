@@ -141,7 +141,10 @@ type Policy struct {
 	Read []string
 	// Write are folders it may read, write and run programs in.
 	Write []string
-	Net   Net
+	// Programs are files of the host's it may read and run, each where it
+	// is on the host: the Go cache program a build's go starts.
+	Programs []string
+	Net      Net
 	// Port is the one TCP port NetBindOne lets it listen on.
 	Port int
 	// Limits bound what the process and everything it starts may use; nil

@@ -35,8 +35,10 @@ type spec struct {
 	// Read, Write: the folders the Landlock ruleset allows, as seen inside.
 	Read  []string `json:"read"`
 	Write []string `json:"write"`
-	Net   Net      `json:"net"`
-	Port  int      `json:"port"`
+	// Programs: the files it may read and run besides those folders.
+	Programs []string `json:"programs,omitempty"`
+	Net      Net      `json:"net"`
+	Port     int      `json:"port"`
 	// Limits, when set, makes the helper stay as the command's parent to
 	// watch the tree; otherwise it becomes the command.
 	Limits *Limits `json:"limits,omitempty"`
@@ -363,6 +365,17 @@ func bwrapArgs(cmd *exec.Cmd, p Policy, self string, sp *spec) ([]string, error)
 				*group.view = append(*group.view, at)
 			}
 		}
+	}
+	for _, f := range p.Programs {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			continue
+		}
+		if info, err := os.Stat(real); err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		a = append(a, "--ro-bind", real, real)
+		sp.Programs = append(sp.Programs, real)
 	}
 	a = append(a, "--ro-bind", self, helperPath)
 	if cmd.Dir != "" {

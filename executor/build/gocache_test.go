@@ -1,0 +1,203 @@
+package build_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"autoapp/executor/build"
+	"autoapp/executor/build/gocache"
+	"autoapp/intent/app"
+	"autoapp/intent/workspace/sandbox"
+)
+
+// sharedGo is the standard library every build of this machine's user
+// shares, the one the launcher uses: warming it the first time takes a
+// minute or two, later runs find it warm.
+func sharedGo(tb testing.TB) *gocache.Shared {
+	tb.Helper()
+	if !sandbox.Probe().Confines() {
+		tb.Fatalf("this machine cannot confine: %s", sandbox.Probe().Why)
+	}
+	dir, err := gocache.DefaultDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := gocache.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// goService is a new application made from the Go service template, as
+// CreateFromTemplate writes it: its workspace, and the template's build
+// stages.
+func goService(tb testing.TB) (ws string, stages []app.Stage) {
+	tb.Helper()
+	ws = filepath.Join(tb.TempDir(), "app", "workspace")
+	if err := app.WriteTemplate("goservice", ws); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, app.ManifestFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, problems := app.ParseManifest(b)
+	if len(problems) > 0 {
+		tb.Fatalf("the template's manifest: %v", problems)
+	}
+	return ws, m.Build
+}
+
+// workspaceIn is a new empty workspace of an application folder called app.
+func workspaceIn(tb testing.TB, app string) string {
+	tb.Helper()
+	ws := filepath.Join(tb.TempDir(), app, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return ws
+}
+
+// entries counts the cache entries (action records) under dir.
+func entries(tb testing.TB, dir string) int {
+	tb.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(p, "-a") {
+			n++
+		}
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// snapshot is every file under dir with its size and time, to tell that
+// nothing there changed.
+func snapshot(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%s %s %d", info.ModTime(), info.Mode(), info.Size())
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// TestANewGoApplicationBuildsWithTheSharedStandardLibrary builds a new
+// Go service confined, with the shared standard library: it passes, its
+// own cache holds only what is its own (the standard library's hundreds
+// of packages were read from the shared folder), and the shared folder is
+// left as it was.
+func TestANewGoApplicationBuildsWithTheSharedStandardLibrary(t *testing.T) {
+	shared := sharedGo(t)
+	ws, stages := goService(t)
+	// Warm first, so the snapshot is of a warm folder.
+	warm := build.Runner{Jail: jail(t), GoCache: shared, Now: clock}
+	if res := warm.Run(context.Background(), workspaceIn(t, "warm"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
+		t.Fatalf("warming: %+v", res)
+	}
+	before := snapshot(t, shared.Dir())
+	if len(before) < 300 {
+		t.Fatalf("the shared folder holds %d files once warm, want the standard library's hundreds", len(before))
+	}
+
+	res := build.Runner{Jail: jail(t), GoCache: shared, Now: clock}.Run(context.Background(), ws, stages, "abc", nil)
+	if !res.OK {
+		t.Fatalf("the template's build failed: %s\n%+v", res.Summary(), res.Stages)
+	}
+	own := filepath.Join(filepath.Dir(ws), "cache", "go-objects")
+	if n := entries(t, own); n == 0 || n > 40 {
+		t.Errorf("the application's own cache holds %d entries, want its own few (the standard library read from the shared folder)", n)
+	}
+	if n := entries(t, filepath.Join(filepath.Dir(ws), "cache", "go-build")); n > 0 {
+		t.Errorf("go's own cache folder holds %d entries: the build did not go through the cache program", n)
+	}
+	after := snapshot(t, shared.Dir())
+	for p, was := range before {
+		if after[p] != was {
+			t.Errorf("the build changed %s in the shared folder", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("the build added %s to the shared folder", p)
+		}
+	}
+}
+
+// TestABuildCannotWriteTheSharedCache has a stage try, as a hostile
+// engineer's build would, to add an entry to the shared folder, to
+// overwrite one, to remove one and to rename one: each is refused, and
+// every file there is as it was.
+func TestABuildCannotWriteTheSharedCache(t *testing.T) {
+	shared := sharedGo(t)
+	g := jail(t)
+	warm := build.Runner{Jail: g, GoCache: shared, Now: clock}
+	if res := warm.Run(context.Background(), workspaceIn(t, "warm"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
+		t.Fatalf("warming: %+v", res)
+	}
+	var victim string
+	_ = filepath.WalkDir(shared.Dir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && victim == "" && strings.HasSuffix(p, "-d") {
+			victim = p
+		}
+		return nil
+	})
+	if victim == "" {
+		t.Fatal("the shared folder holds no output once warm")
+	}
+	before := snapshot(t, shared.Dir())
+	ws := workspaceIn(t, "evil")
+	attempts := map[string]string{
+		"add":       "echo v1 > " + filepath.Join(shared.Dir(), "00", strings.Repeat("0", 64)+"-a"),
+		"overwrite": "echo poisoned > " + victim,
+		"remove":    "rm -f " + victim,
+		"rename":    "mv " + victim + " " + victim + ".old",
+		"chmod":     "chmod 666 " + victim,
+	}
+	for name, script := range attempts {
+		t.Run(name, func(t *testing.T) {
+			// The stage runs go first, so it is given the cache program and
+			// the shared folder, as a Go build is.
+			res := build.Runner{Jail: g, GoCache: shared, Now: clock}.Run(context.Background(), ws,
+				[]app.Stage{stage("go", time.Minute, "go", "version"), sh(name, script)}, "abc", nil)
+			if res.OK {
+				t.Errorf("the stage that tried to %s the shared folder passed: %+v", name, res.Stages)
+			}
+		})
+	}
+	after := snapshot(t, shared.Dir())
+	for p, was := range before {
+		if after[p] != was {
+			t.Errorf("%s in the shared folder changed or went", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s appeared in the shared folder", p)
+		}
+	}
+}
