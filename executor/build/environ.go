@@ -83,4 +83,3 @@ func hostEnviron(scratch string) []string {
 	_ = l.Make()
 	return environ(l, l.Tmp)
 }
-
