@@ -21,6 +21,7 @@ import (
 	"autoapp/cmd/autoapp/launcher"
 	"autoapp/executor/acceptance"
 	"autoapp/executor/ai/scripted"
+	"autoapp/executor/build/gocache"
 	"autoapp/intent"
 	"autoapp/intent/plan"
 	"autoapp/migrations"
@@ -34,7 +35,7 @@ import (
 // of its own session running (sleep <marker>). It uses only the standard
 // library's net, os and syscall, so a build with an empty cache stays
 // short.
-func hostileService(root, home, hostCache string, o ownerHas) string {
+func hostileService(root, home, hostCache, sharedGo string, o ownerHas) string {
 	return `package main
 
 import (
@@ -161,6 +162,7 @@ func report(cookie string) string {
 	write("write the launcher folder", root+"/launcher/pwned")
 	write("write another application", root+"/apps/other/workspace/pwned")
 	write("write the host's Go cache", ` + strconv.Quote(filepath.Join(hostCache, "autoapp-pwned")) + `)
+	write("write the shared Go standard library", ` + strconv.Quote(filepath.Join(sharedGo, "autoapp-pwned")) + `)
 	say("signal the server", syscall.Kill(` + strconv.Itoa(o.serverPid) + `, syscall.SIGURG))
 	_, err = os.Stat(root + "/launcher/providers.json")
 	say("look at the owner's files", err)
@@ -341,7 +343,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // probes are the lines of hostileService's report that must each say refused.
 var probes = []string{"read the keys", "read the backlog store", "read the knowledge store", "read another application",
 	"read /etc/shadow", "read the server's environment", "list the host's home", "write the launcher folder",
-	"write another application", "write the host's Go cache", "signal the server", "look at the owner's files",
+	"write another application", "write the host's Go cache", "write the shared Go standard library", "signal the server", "look at the owner's files",
 	"connect the owner's socket", "reach the console over TCP", "reach the console over MPTCP", "change a file outside",
 	"chmod a device", "read the owner's key", "read the owner's shared memory"}
 
@@ -379,6 +381,9 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 	must(t, err)
 	hostCache := strings.TrimSpace(string(out))
 	t.Cleanup(func() { os.Remove(filepath.Join(hostCache, "autoapp-pwned")) })
+	sharedGo, err := gocache.DefaultDir()
+	must(t, err)
+	t.Cleanup(func() { os.Remove(filepath.Join(sharedGo, "autoapp-pwned")) })
 
 	for _, confined := range []bool{true, false} {
 		name := "confined"
@@ -416,7 +421,7 @@ func TestTheEngineersCodeReachesNothingOfTheOwners(t *testing.T) {
 			runID := "intent-" + strconv.FormatInt(in.ID, 10) + "-0001-add-a-home-page-a1"
 			model.On(scripted.RunID(runID),
 				scripted.Reply{ToolCalls: []scripted.Call{
-					overwrite("main.go", hostileService(s.Root, home, hostCache, o)),
+					overwrite("main.go", hostileService(s.Root, home, hostCache, sharedGo, o)),
 					change("acceptance/0001-add-a-home-page-c1.json", `{"title": "The service stays healthy", "steps": [{"method": "GET", "path": "/health", "expect": {"status": 200}}]}`),
 				}},
 				scripted.Reply{ToolCalls: []scripted.Call{cycle}},
