@@ -114,13 +114,17 @@ func scorecardRow(row views.ScorecardRow, s knowledge.Score) views.ScorecardRow 
 	if m, ok := s.FirstEdit(); ok {
 		row.FirstEdit = twoPlaces(m)
 		if s.FirstEditTasks < s.Tasks {
-			row.FirstEdit += fmt.Sprintf(" (%d of %d tasks)", s.FirstEditTasks, s.Tasks)
+			row.FirstEdit += fmt.Sprintf(" (%d tasks)", s.FirstEditTasks)
 		}
 	}
 	row.FromText, row.Invalid = strconv.Itoa(s.FromText), strconv.Itoa(s.InvalidInputs)
-	row.Tokens = grouped(s.Tokens)
-	if !s.TokensReported {
-		row.Tokens = "at least " + row.Tokens
+	switch {
+	case s.TokensReported:
+		row.Tokens = grouped(s.Tokens)
+	case s.Tokens == 0:
+		row.Tokens = "not reported"
+	default:
+		row.Tokens = "at least " + grouped(s.Tokens)
 	}
 	row.Wall = elapsed(time.Duration(s.WallMS) * time.Millisecond)
 	return row

@@ -1857,7 +1857,7 @@ func scorecardBody(s Shell, v ScorecardView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 179, " times as a run tries it, in workspaces of its own; nothing of your applications is touched. A comparison counts as a run against Runs at once. Each model's latest result stays beside it.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 179, " times as a run tries it, in workspaces of its own: nothing of your applications is touched. A comparison counts as a run against Runs at once. Each model's latest result stays beside it.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1929,7 +1929,7 @@ func scorecardBody(s Shell, v ScorecardView) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 186, "<table class=\"list scorecard\" data-testid=\"scorecard-table\"><thead><tr><th scope=\"col\">Model</th><th scope=\"col\" title=\"Tasks whose code passed the task's example on a fresh build and preview\">Working code</th><th scope=\"col\" title=\"Tasks whose engineer ran the checks itself on its last build, and they passed\">Workflow completed</th><th scope=\"col\" title=\"Turns a task took; a second is told why the first failed\">Attempts per task</th><th scope=\"col\" title=\"Tool calls up to a task's first edit that landed\">Calls to first edit</th><th scope=\"col\" title=\"Tool calls the model wrote in its text, which the launcher read\">Calls read from text</th><th scope=\"col\" title=\"Tool calls refused because their input did not match the tool\">Invalid tool inputs</th><th scope=\"col\">Tokens</th><th scope=\"col\">Wall time</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 186, "<table class=\"list scorecard\" data-testid=\"scorecard-table\"><thead><tr><th scope=\"col\">Model</th><th scope=\"col\" title=\"Tasks whose code passed the task's example on a fresh build and preview\">Working code</th><th scope=\"col\" title=\"Tasks whose engineer ran the checks itself on its last build, and they passed\">Workflow completed</th><th scope=\"col\" title=\"Turns a task took; a second is told why the first failed\">Attempts per task</th><th scope=\"col\" title=\"Tool calls up to a task's first edit that landed\">Calls to first edit</th><th scope=\"col\" title=\"Tool calls the model wrote in its text, which the launcher read and ran\">Calls recovered from text</th><th scope=\"col\" title=\"Tool calls refused because their input did not match the tool\">Invalid tool inputs</th><th scope=\"col\">Tokens</th><th scope=\"col\">Wall time</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
