@@ -115,3 +115,30 @@ func TestCompareModelsIsRefusedWithASentence(t *testing.T) {
 	wantMarkup(t, element(t, ada.get("/settings/scorecard", "HX-Request", "true"), `<section id="scorecard"`, ">"), `data-polling="false"`)
 	wantRedirect(t, ada.post(intentPath(in.ID)+"/stop", nil), intentPath(in.ID))
 }
+
+func TestACompareGoingHoldsTheRunsPlace(t *testing.T) {
+	t.Parallel()
+	s, ada := withApp(t)
+	m := withModel(t, s)
+	withTwoModels(t, s)
+	g := scripted.NewGate(t)
+	m.On(scripted.Any(), scripted.Reply{Before: g.Hold, Text: "Thinking."})
+	stopped, _ := s.submitted(t, "Change the page")
+
+	wantRedirect(t, ada.post("/settings/compare", url.Values{"models": {"scripted:builder", "other:tiny"}}), "/settings#scorecard")
+	g.Wait(t)
+	defer g.Open()
+
+	// The card says what it is on, and polls.
+	r := ada.get("/settings/scorecard", "HX-Request", "true")
+	wantMarkup(t, element(t, r, `<section id="scorecard"`, ">"), `hx-trigger="every 2s"`)
+	wantWithin(t, element(t, r, `data-testid="scorecard-status"`, "</p>"), "Now scripted:builder, site-about, attempt 1.")
+
+	going := "A comparison of models is going"
+	r = ada.post("/settings/compare", url.Values{"models": {"scripted:builder", "other:tiny"}})
+	wantStatus(t, r, fiber.StatusConflict)
+	wantWithin(t, element(t, r, `data-testid="refusal-compare"`, "</p>"), going+"; one replay or comparison of models runs at a time, so wait for it to end.")
+	r = ada.post(intentPath(stopped.ID)+"/run", nil)
+	wantStatus(t, r, fiber.StatusConflict)
+	wantWithin(t, element(t, r, `data-testid="refusal-run"`, "</p>"), going+"; an intent can run once it ends.")
+}
