@@ -469,7 +469,7 @@ func TestAReplayFromThePageHoldsTheExecutorUntilShutdownStopsIt(t *testing.T) {
 	if err := h.exec.Start(ctx, other); err == nil || err.Error() != going+"; an intent can run once it ends." {
 		t.Fatalf("a run while the replay goes: %v", err)
 	}
-	if err := page.Start(ctx, lesson.ID); err == nil || err.Error() != going+"; one replay runs at a time, so wait for it to end." {
+	if err := page.Start(ctx, lesson.ID); err == nil || err.Error() != going+"; one replay or comparison of models runs at a time, so wait for it to end." {
 		t.Fatalf("a second replay: %v", err)
 	}
 	p, err := page.Lesson(ctx, lesson.ID)

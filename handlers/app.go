@@ -104,6 +104,9 @@ type Deps struct {
 	Overview Overview
 	// IntentPages reads what an intent's page shows; required.
 	IntentPages IntentPages
+	// Comparisons are Settings → Compare models and each model's latest
+	// scorecard row; nil offers neither.
+	Comparisons Comparisons
 	// Prices are prices.json, edited in Settings; nil offers no form.
 	Prices Prices
 	// Sandbox is how builds and previews run, and the owner's choice.
@@ -233,6 +236,8 @@ func New(d Deps) *fiber.App {
 	app.Post("/settings/providers/:name/test", settings.providerTest)
 	app.Post("/settings/providers/:name/remove", settings.providerRemove)
 	app.Post("/settings/model", settings.settingsModel)
+	app.Get("/settings/scorecard", settings.settingsScorecard)
+	app.Post("/settings/compare", settings.settingsCompare)
 	app.Post("/settings/tiers", settings.settingsTiers)
 	app.Post("/settings/prices", settings.pricesSave)
 	app.Post("/settings/sandbox", settings.sandboxSave)

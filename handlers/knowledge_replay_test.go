@@ -215,7 +215,7 @@ func TestAReplayFromThePageIsFollowedUntilItsTableShows(t *testing.T) {
 	going := fmt.Sprintf("A replay of lesson %d is going", lessonID)
 	r = ada.post(lessonPath(lessonID)+"/replay", nil)
 	wantStatus(t, r, fiber.StatusConflict)
-	wantSentence(t, r, going+"; one replay runs at a time, so wait for it to end.")
+	wantSentence(t, r, going+"; one replay or comparison of models runs at a time, so wait for it to end.")
 	r = ada.post(intentPath(stopped.ID)+"/run", nil)
 	wantStatus(t, r, fiber.StatusConflict)
 	wantWithin(t, element(t, r, `data-testid="refusal-run"`, "</p>"), going+"; an intent can run once it ends.")

@@ -60,6 +60,8 @@ type settingsNotes struct {
 	typedIdle, typedTurn string
 	// typedRuns is a refused number of runs at once, shown back as typed.
 	typedRuns string
+	// chosenModels are the models a refused Compare models chose.
+	chosenModels []string
 	// tools says whether the tested provider's model calls tools.
 	tools   string
 	toolsOK bool
@@ -126,6 +128,9 @@ func (h *settingsPages) renderSettings(c *fiber.Ctx, n settingsNotes) error {
 	v.Sandbox = sandboxView(h.Sandbox)
 	v.Limits = h.limitsView(n.typedIdle, n.typedTurn, n.typedRuns)
 	v.Notifications = h.notificationsView(c.UserContext(), n.typedNotifications)
+	if v.Scorecard, err = h.scorecardView(c.UserContext(), n.chosenModels, n.refusal); err != nil {
+		return err
+	}
 	return render(c, views.SettingsPageView(s, v))
 }
 

@@ -53,6 +53,8 @@ type SettingsView struct {
 	// Notifications is the webhook form and this browser's switch; nil
 	// when the launcher sends none.
 	Notifications *NotificationsView
+	// Scorecard is Compare models; nil when the launcher compares none.
+	Scorecard *ScorecardView
 }
 
 // NotificationsView is the Notifications card: the webhook as saved or
@@ -108,4 +110,30 @@ type PricesView struct {
 // CapFields are a cap's fields as its form shows them: "" caps nothing.
 type CapFields struct {
 	Dollars, Tokens, Minutes string
+}
+
+// ScorecardView is Settings → Compare models: every model with its latest
+// scorecard row beside it, the form choosing the models to compare, and
+// the comparison going or the last that ended.
+type ScorecardView struct {
+	Rows []ScorecardRow
+	// Going says a comparison started here goes: the card polls.
+	Going bool
+	// Status says how the comparison started here stands, "" for none;
+	// Problem why the last one ended early.
+	Status, Problem string
+	// Attempts is how many turns a task gets; Tasks how many tasks a model runs.
+	Attempts, Tasks int
+	Condition       string
+	Refusal         Refusal
+}
+
+// ScorecardRow is one model and its latest row; Measured is "" when the
+// model has none yet.
+type ScorecardRow struct {
+	Model    string
+	Chosen   bool
+	Measured string
+	// The cells, as the scorecard prints them.
+	WorkingCode, Workflow, Attempts, FirstEdit, FromText, Invalid, Tokens, Wall string
 }

@@ -45,6 +45,7 @@ const knowledgeUsage = `Usage:
                        with none, only the without arm runs)
         --runs N       runs an arm, 1 to 10
   autoapp knowledge evaluate [--root DIR] [--runs N] [--out PATH] [--notes DIR] [--json]
+  autoapp knowledge evaluate --models A,B,… [--condition C] [--root DIR] [--out PATH] [--json]
       Measure what the engineer's documents and lessons are worth: four tasks of
       one turn (two on the static template, two on the Go service template) and
       two of two turns (on the Go service; turn one stopped at its first edit,
@@ -64,6 +65,13 @@ const knowledgeUsage = `Usage:
         --notes DIR  write one markdown file per run, with its turns, into DIR
         --json       print the evaluation as JSON on stdout (the markdown then goes
                      only to --out)
+      With --models, compare models instead: the four tasks of one turn under one
+      condition (--condition, baseline by default) on each model in turn, each task
+      tried up to twice as a run tries it, and print the scorecard, one row a
+      model, the best first: working code, workflow completed, attempts per task,
+      calls to the first edit, tool calls recovered from text, invalid tool
+      inputs, tokens and wall time. Each row is kept, and Settings shows each
+      model's latest beside it. Name a model as provider:model.
   autoapp knowledge confirm ID [--root DIR] [--by NAME] [--yes]
       Confirm a provisional lesson, or a confirmed one carrying review flags (which
 	clears them). NAME defaults to the owner's name. The latest replay of the
@@ -184,8 +192,11 @@ type knowledgeOptions struct {
 	with    int64
 	runs    int
 	outPath string
-	// evaluate: where each run's notes go.
-	notes string
+	// evaluate: where each run's notes go; with models, the models
+	// compared and the condition they run under.
+	notes     string
+	models    string
+	condition string
 	// links.
 	appID   string
 	rebuild bool
@@ -222,6 +233,8 @@ func evaluateFlags(fs *flag.FlagSet, o *knowledgeOptions) {
 	fs.IntVar(&o.runs, "runs", 0, "runs of each task under each condition")
 	fs.StringVar(&o.outPath, "out", "", "where the markdown goes")
 	fs.StringVar(&o.notes, "notes", "", "a folder for one markdown file per run, with its turns")
+	fs.StringVar(&o.models, "models", "", "compare these models (provider:model, separated by commas) on the same tasks")
+	fs.StringVar(&o.condition, "condition", "", "with --models, the condition every model runs under (default baseline)")
 	jsonFlag(fs, o)
 }
 
@@ -246,7 +259,12 @@ func replayCheck(o knowledgeOptions) string {
 }
 
 func evaluateCheck(o knowledgeOptions) string {
-	if o.runs < 0 || o.runs > replay.MaxRuns {
+	switch {
+	case o.models == "" && o.condition != "":
+		return "--condition goes with --models: a plain evaluation runs every condition."
+	case o.models != "" && (o.runs != 0 || o.notes != ""):
+		return "--runs and --notes go with a plain evaluation; --models runs each task once a model, tried twice when it fails."
+	case o.runs < 0 || o.runs > replay.MaxRuns:
 		return fmt.Sprintf("give --runs between 1 and %d.", replay.MaxRuns)
 	}
 	return ""
@@ -386,6 +404,10 @@ func knowledgeReplay(ctx context.Context, k *knowledgeCall, st *launcher.Launche
 }
 
 func knowledgeEvaluate(ctx context.Context, k *knowledgeCall, st *launcher.Launcher, o knowledgeOptions) int {
+	if o.models != "" {
+		return compareCmd(ctx, st, replay.CompareOptions{Models: strings.Split(o.models, ","), Condition: o.condition},
+			evalOutput{table: o.outPath, asJSON: o.asJSON}, k.stdout, k.stderr)
+	}
 	return evaluateCmd(ctx, st, replay.EvaluateOptions{Runs: o.runs}, evalOutput{table: o.outPath, notes: o.notes, asJSON: o.asJSON}, k.stdout, k.stderr)
 }
 

@@ -270,9 +270,12 @@ type Call struct {
 	// FromText names the form the model wrote the call in as text, when
 	// the host read it from the answer's text rather than its tool_calls
 	// (TextCallHermes, …); "" for a call sent as one.
-	FromText string        `json:"fromText,omitempty"`
-	Started  time.Time     `json:"started"`
-	Took     time.Duration `json:"took"`
+	FromText string `json:"fromText,omitempty"`
+	// InvalidInput says the host refused the call before running it: its
+	// input did not match the tool's schema, or no tool has its name.
+	InvalidInput bool          `json:"invalidInput,omitempty"`
+	Started      time.Time     `json:"started"`
+	Took         time.Duration `json:"took"`
 }
 
 // Usage is the tokens a turn's completed steps used. Partial says the
@@ -733,6 +736,7 @@ func (r *turn) call(ctx context.Context, tc toolCall) (json.RawMessage, Result, 
 
 	b, _ := json.Marshal(answer)
 	c.Result, c.OK, c.Problems = b, answer.OK, answer.Problems
+	c.InvalidInput = kind == refusedInput
 	c.Took = r.now().Sub(c.Started)
 	r.res.Calls = append(r.res.Calls, c)
 	if c.FromText != "" {

@@ -114,6 +114,11 @@ type Deps struct {
 	Usage  executor.UsageBook
 	Apps   *app.Service
 	Models executor.Models
+	// Catalogue lists the models the providers offer, for a comparison
+	// that names one no provider has.
+	Catalogue Catalogue
+	// Scorecards keeps each comparison's rows, one a model.
+	Scorecards *knowledge.Scorecards
 	// Jail starts every build stage and preview, as the owner chose.
 	Jail candidate.Jail
 	// GoCache serves the clones' Go builds the shared standard library;

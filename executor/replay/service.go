@@ -18,6 +18,10 @@ import (
 type Slot interface {
 	CanReplay() error
 	StartReplay(ctx context.Context, what string, replay func(ctx context.Context)) error
+	// CanCompare and StartComparison are the same for a comparison of
+	// models started from Settings.
+	CanCompare() error
+	StartComparison(ctx context.Context, compare func(ctx context.Context)) error
 }
 
 // Service is replay as the Knowledge page offers it: a lesson with the
@@ -33,6 +37,9 @@ type Service struct {
 	mu sync.Mutex
 	// last is the replay started here that goes, or the last that ended.
 	last *Going
+	// compared is the comparison started here that goes, or the last that
+	// ended.
+	compared *ComparisonGoing
 }
 
 // NewService builds the page's side of the harness h; replays run in

@@ -258,7 +258,8 @@ func (l *Launcher) build(o Options) error {
 	// A replay runs builder turns as a run does, each in a clone of its
 	// own; the launcher's store keeps only its manifest and its rows.
 	l.Replays = replay.New(replay.Deps{Root: l.Root, Knowledge: l.Knowledge, Replays: knowledge.NewReplays(l.Knowledge.DB(), now),
-		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Jail: l.Sandbox, GoCache: l.GoCache,
+		Cases: l.Cases, Lessons: l.Lessons, Backlog: l.Backlog, Usage: l.Usage, Apps: l.Apps, Models: providers, Catalogue: providers,
+		Scorecards: knowledge.NewScorecards(l.Knowledge.DB()), Jail: l.Sandbox, GoCache: l.GoCache,
 		Limits: l.limits, Now: now, Version: Version})
 	l.LessonReplays = replay.NewService(l.Replays, l.Runs, l.Servings, log)
 	// What runs needed of the owner, sent through the webhook.

@@ -34,7 +34,7 @@ type Site struct {
 func (l *Launcher) App(site Site, quit func()) *fiber.App {
 	return handlers.New(handlers.Deps{Hosts: site.Hosts, TrustedProxies: site.TrustedProxies, Quit: quit, Owners: l.Owners, Apps: l.Apps, Candidates: l.Candidates,
 		Actions: l.Runs, Backlog: l.Backlog, Attention: l.Attention, Interventions: l.Interventions, Providers: l.Providers, Runs: l.Runs, Deliveries: l.Deliveries, Chats: l.Chats, Requests: l.Requests,
-		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, LessonReplays: l.LessonReplays, Overview: l.Overview, IntentPages: l.Overview,
+		Gate: l.Gate, Knowledge: l.Knowledge, Cases: l.Cases, Lessons: l.Lessons, Servings: l.Servings, LessonReplays: l.LessonReplays, Comparisons: l.LessonReplays, Overview: l.Overview, IntentPages: l.Overview,
 		Prices: l.Spend, Sandbox: l.Sandbox, Limits: l.Limits, Notices: l.Notices, Webhook: l.Webhook, Now: l.Now, Log: l.Log, Version: Version})
 }
 
