@@ -290,7 +290,13 @@ func TestAnAgentDrivesTheLauncherOverMCP(t *testing.T) {
 			Runs                []string
 		}
 	}
-	a.ok("show_intent", map[string]any{"intent": 1}, &plan)
+	// The request's journal records the submitted plan (revision 2) when
+	// the engineer's turn ends, which may be a moment after the draft is
+	// no longer being written; an approval must see that revision.
+	timetest.WaitFor(t, 30*time.Second, "the journal to record the plan", func() bool {
+		a.ok("show_intent", map[string]any{"intent": 1}, &plan)
+		return plan.Journal.Revision >= 2
+	})
 	var titles []string
 	for _, tk := range plan.Tasks {
 		titles = append(titles, tk.Slug+" "+tk.Title+" "+tk.Status)
