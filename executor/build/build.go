@@ -140,6 +140,10 @@ type Runner struct {
 	GoCache *gocache.Shared
 	// Now stamps the stages and the release.
 	Now func() time.Time
+	// Warming, when set, hears that the build waits for the host to
+	// compile the shared standard library, which the first Go build of a
+	// process does (a minute or two the first time on a machine).
+	Warming func()
 }
 
 // Run is the package's Run with the runner's go cache, and tells began
@@ -164,6 +168,9 @@ func (b Runner) Run(ctx context.Context, dir string, stages []app.Stage, revisio
 	policy := sandbox.ForApp(dir)
 	note := ""
 	if b.GoCache != nil && runsGo(stages) {
+		if b.Warming != nil && !b.GoCache.Ready() {
+			b.Warming()
+		}
 		var extra []string
 		extra, note = b.sharedGo(ctx, dir, env, &policy)
 		env = append(env, extra...)

@@ -201,3 +201,37 @@ func TestABuildCannotWriteTheSharedCache(t *testing.T) {
 		}
 	}
 }
+
+// TestABuildSaysWhenTheSharedStandardLibraryCannotBeHad gives a build a
+// shared folder the host cannot make: the build is told it waits for the
+// warm-up, still passes with its own cache, and its go stage's output says
+// in a sentence that it compiles its own.
+func TestABuildSaysWhenTheSharedStandardLibraryCannotBeHad(t *testing.T) {
+	shared, err := gocache.Open(filepath.Join(os.DevNull, "go-std"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warming := 0
+	res := build.Runner{Jail: jail(t), GoCache: shared, Now: clock, Warming: func() { warming++ }}.Run(context.Background(),
+		workspaceIn(t, "svc"), []app.Stage{sh("list", "true"), stage("version", time.Minute, "go", "version")}, "abc", nil)
+	if !res.OK {
+		t.Fatalf("the build failed: %+v", res)
+	}
+	if warming != 1 {
+		t.Errorf("Warming was heard %d times, want once", warming)
+	}
+	// A second build is not made to wait for a warm-up that just failed:
+	// it is told the same at once.
+	again := build.Runner{Jail: jail(t), GoCache: shared, Now: clock}.Run(context.Background(),
+		workspaceIn(t, "svc2"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil)
+	if !again.OK || !strings.HasPrefix(again.Stages[0].Output, "The standard library every build shares could not be prepared (") {
+		t.Errorf("the second build = %+v", again)
+	}
+	if out := res.Stages[0].Output; strings.Contains(out, "standard library") {
+		t.Errorf("the first stage, which does not run go, says %q", out)
+	}
+	if out := res.Stages[1].Output; !strings.HasPrefix(out, "The standard library every build shares could not be prepared (") ||
+		!strings.Contains(out, "so this build compiles its own.") || !strings.Contains(out, "go version go") {
+		t.Errorf("the go stage's output = %q, want the sentence then go's own output", out)
+	}
+}

@@ -9,6 +9,9 @@ type Doing struct {
 	Step string
 	// Stage is the build stage that runs, once one has begun.
 	Stage string
+	// SharedGo says the build waits for the host to compile the Go
+	// standard library every application's builds share.
+	SharedGo bool
 }
 
 // The steps Doing names.
@@ -21,6 +24,8 @@ const (
 // Sentence says what is being done, for the person.
 func (d Doing) Sentence() string {
 	switch {
+	case d.Step == DoingBuild && d.SharedGo:
+		return "Compiling the Go standard library every application's builds share: only the first build does this, in a minute or two."
 	case d.Step == DoingBuild && d.Stage != "":
 		return "Running build stage " + d.Stage + "."
 	case d.Step == DoingBuild:

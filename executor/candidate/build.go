@@ -143,10 +143,12 @@ func (s *Service) buildStep(ctx context.Context, j *job, res *Result, next strin
 	}
 	j.hear(Doing{Step: DoingBuild})
 	var began func(stage string)
+	var warming func()
 	if j.heard != nil {
 		began = func(stage string) { j.hear(Doing{Step: DoingBuild, Stage: stage}) }
+		warming = func() { j.hear(Doing{Step: DoingBuild, SharedGo: true}) }
 	}
-	out := build.Runner{Jail: s.jail, GoCache: s.goCache, Now: s.now}.Run(ctx, j.dir, j.manifest.Build, res.Revision, began)
+	out := build.Runner{Jail: s.jail, GoCache: s.goCache, Now: s.now, Warming: warming}.Run(ctx, j.dir, j.manifest.Build, res.Revision, began)
 	// A build cut short by a Stop says nothing about its stages.
 	if j.observer != nil && ctx.Err() == nil {
 		before := res.Revision

@@ -24,7 +24,13 @@ type Shared struct {
 	warmed  bool
 	warming chan struct{} // open while a warm-up runs
 	err     error         // the last warm-up's failure
+	failed  time.Time     // when it failed
 }
+
+// retryAfter is how long a failed warm-up is not tried again: each build
+// in between compiles its own standard library rather than wait for a
+// warm-up that would likely fail the same way.
+const retryAfter = 10 * time.Minute
 
 // Open is the shared cache in dir, served by this program's own file,
 // which a confined build may run. Nothing is written until Warm.
@@ -48,6 +54,14 @@ func DefaultDir() (string, error) {
 		return "", fmt.Errorf("gocache: %w", err)
 	}
 	return filepath.Join(d, "autoapp", "go-std"), nil
+}
+
+// Ready says this process warmed the shared folder already, so a build
+// does not wait for it.
+func (s *Shared) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warmed
 }
 
 // Dir is the shared folder.
@@ -83,12 +97,18 @@ func (s *Shared) Build(own string) Setup {
 // (for at most warmTimeout), since what it builds serves every later
 // build. Another process warming the same folder is waited for through a
 // lock on the folder. Once warm, a warm-up finds everything there and
-// takes about a second.
+// takes about a second. A failed warm-up is answered again, not retried,
+// for retryAfter.
 func (s *Shared) Warm(ctx context.Context, goBin string, env func(scratch string) []string) error {
 	s.mu.Lock()
 	if s.warmed {
 		s.mu.Unlock()
 		return nil
+	}
+	if s.warming == nil && s.err != nil && time.Since(s.failed) < retryAfter {
+		err := s.err
+		s.mu.Unlock()
+		return err
 	}
 	if s.warming == nil {
 		done := make(chan struct{})
@@ -96,7 +116,7 @@ func (s *Shared) Warm(ctx context.Context, goBin string, env func(scratch string
 		go func() {
 			err := s.warm(goBin, env)
 			s.mu.Lock()
-			s.warmed, s.err, s.warming = err == nil, err, nil
+			s.warmed, s.err, s.failed, s.warming = err == nil, err, time.Now(), nil
 			s.mu.Unlock()
 			close(done)
 		}()
