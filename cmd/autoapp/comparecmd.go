@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -22,15 +21,12 @@ import (
 // asked for), with to.asJSON the comparison as JSON on stdout. A Ctrl-C
 // (ctx) stops it; the models that finished are printed.
 func compareCmd(ctx context.Context, st *launcher.Launcher, o replay.CompareOptions, to evalOutput, stdout, stderr io.Writer) int {
-	var file *os.File
-	if to.table != "" {
-		f, err := os.Create(to.table)
-		if err != nil {
-			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table cannot be written to %s: %v.\n", to.table, unwrapPathError(err))
-			return 2
-		}
-		defer f.Close()
-		file = f
+	file, code := openTable(to.table, stderr)
+	if code != 0 {
+		return code
+	}
+	if file != nil {
+		defer file.Close()
 	}
 	cmp, err := st.Replays.Compare(ctx, o, func(p replay.CompareProgress) { fmt.Fprintln(stderr, compareProgressLine(p)) })
 	stopped := errors.Is(err, replay.ErrStopped)
@@ -41,23 +37,8 @@ func compareCmd(ctx context.Context, st *launcher.Launcher, o replay.CompareOpti
 	}
 	var md bytes.Buffer
 	writeScorecard(&md, cmp)
-	switch {
-	case file != nil:
-		_, werr := file.Write(md.Bytes())
-		if cerr := file.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table could not be written to %s: %v.\n", to.table, unwrapPathError(werr))
-			return 1
-		}
-	case !to.asJSON:
-		stdout.Write(md.Bytes())
-	}
-	if to.asJSON {
-		if code := printJSON(stdout, stderr, cmp); code != 0 {
-			return code
-		}
+	if code := printTable(md.Bytes(), cmp, file, to.table, to.asJSON, stdout, stderr); code != 0 {
+		return code
 	}
 	switch {
 	case stopped:

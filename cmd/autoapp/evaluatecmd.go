@@ -32,15 +32,12 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 	out, asJSON := to.table, to.asJSON
 	// A file the table cannot go to, or a folder the notes cannot, is
 	// refused before any turn is spent.
-	var file *os.File
-	if out != "" {
-		f, err := os.Create(out)
-		if err != nil {
-			fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table cannot be written to %s: %v.\n", out, unwrapPathError(err))
-			return 2
-		}
-		defer f.Close()
-		file = f
+	file, code := openTable(out, stderr)
+	if code != 0 {
+		return code
+	}
+	if file != nil {
+		defer file.Close()
 	}
 	if to.notes != "" {
 		if err := os.MkdirAll(to.notes, 0o755); err != nil {
@@ -58,7 +55,9 @@ func evaluateCmd(ctx context.Context, st *launcher.Launcher, o replay.EvaluateOp
 			return code
 		}
 	}
-	if code := printEvaluation(ev, file, out, asJSON, stdout, stderr); code != 0 {
+	var md bytes.Buffer
+	writeEvaluation(&md, ev)
+	if code := printTable(md.Bytes(), ev, file, out, asJSON, stdout, stderr); code != 0 {
 		return code
 	}
 	if to.notes != "" {
@@ -94,15 +93,28 @@ func evaluationFailed(err error, someRan bool, stderr io.Writer) int {
 	return code
 }
 
-// printEvaluation writes the table as markdown to file (when out named
-// one) or to stdout (unless JSON is asked for), and the evaluation as JSON
-// on stdout with asJSON. It returns the exit code of a failed write, or 0.
-func printEvaluation(ev replay.Evaluation, file *os.File, out string, asJSON bool, stdout, stderr io.Writer) int {
-	var md bytes.Buffer
-	writeEvaluation(&md, ev)
+// openTable creates the file the table goes to, when out names one, so a
+// file it cannot go to is refused before any turn is spent: it answers the
+// file (nil for stdout) or the exit code 2.
+func openTable(out string, stderr io.Writer) (*os.File, int) {
+	if out == "" {
+		return nil, 0
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "autoapp knowledge evaluate: the table cannot be written to %s: %v.\n", out, unwrapPathError(err))
+		return nil, 2
+	}
+	return f, 0
+}
+
+// printTable writes the markdown md to file (when out named one) or to
+// stdout (unless JSON is asked for), and v as JSON on stdout with asJSON.
+// It returns the exit code of a failed write, or 0.
+func printTable(md []byte, v any, file *os.File, out string, asJSON bool, stdout, stderr io.Writer) int {
 	switch {
 	case file != nil:
-		_, werr := file.Write(md.Bytes())
+		_, werr := file.Write(md)
 		if cerr := file.Close(); werr == nil {
 			werr = cerr
 		}
@@ -111,10 +123,10 @@ func printEvaluation(ev replay.Evaluation, file *os.File, out string, asJSON boo
 			return 1
 		}
 	case !asJSON:
-		stdout.Write(md.Bytes())
+		stdout.Write(md)
 	}
 	if asJSON {
-		return printJSON(stdout, stderr, ev)
+		return printJSON(stdout, stderr, v)
 	}
 	return 0
 }

@@ -62,10 +62,7 @@ func BenchmarkFirstGoBuild(b *testing.B) {
 	shared := sharedGo(b)
 	g := sandbox.NewGuard(b.TempDir(), sandbox.Probe())
 	// Warm the shared library once, outside every measure.
-	if res := (build.Runner{Jail: g, GoCache: shared, Now: time.Now}).Run(context.Background(), workspaceIn(b, "warm"),
-		[]app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
-		b.Fatalf("warming: %+v", res)
-	}
+	warm(b, g, shared)
 	first := func(b *testing.B, cache *gocache.Shared) {
 		for b.Loop() {
 			b.StopTimer()

@@ -168,7 +168,7 @@ func (b Runner) Run(ctx context.Context, dir string, stages []app.Stage, revisio
 	policy := sandbox.ForApp(dir)
 	note := ""
 	if b.GoCache != nil && runsGo(stages) {
-		if b.Warming != nil && !b.GoCache.Ready() {
+		if b.Warming != nil && b.GoCache.Waits() {
 			b.Warming()
 		}
 		var extra []string

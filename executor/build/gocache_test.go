@@ -106,6 +106,31 @@ func snapshot(tb testing.TB, dir string) map[string]string {
 	return out
 }
 
+// warm has a build that runs go warm the shared standard library.
+func warm(tb testing.TB, g build.Starter, shared *gocache.Shared) {
+	tb.Helper()
+	r := build.Runner{Jail: g, GoCache: shared, Now: time.Now}
+	if res := r.Run(context.Background(), workspaceIn(tb, "warm"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
+		tb.Fatalf("warming: %+v", res)
+	}
+}
+
+// unchanged fails when a file of the shared folder's snapshot before
+// changed, went or appeared in after.
+func unchanged(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for p, was := range before {
+		if after[p] != was {
+			t.Errorf("%s in the shared folder changed or went", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s appeared in the shared folder", p)
+		}
+	}
+}
+
 // TestANewGoApplicationBuildsWithTheSharedStandardLibrary builds a new
 // Go service confined, with the shared standard library: it passes, its
 // own cache holds only what is its own (the standard library's hundreds
@@ -115,10 +140,7 @@ func TestANewGoApplicationBuildsWithTheSharedStandardLibrary(t *testing.T) {
 	shared := sharedGo(t)
 	ws, stages := goService(t)
 	// Warm first, so the snapshot is of a warm folder.
-	warm := build.Runner{Jail: jail(t), GoCache: shared, Now: clock}
-	if res := warm.Run(context.Background(), workspaceIn(t, "warm"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
-		t.Fatalf("warming: %+v", res)
-	}
+	warm(t, jail(t), shared)
 	before := snapshot(t, shared.Dir())
 	if len(before) < 300 {
 		t.Fatalf("the shared folder holds %d files once warm, want the standard library's hundreds", len(before))
@@ -135,17 +157,7 @@ func TestANewGoApplicationBuildsWithTheSharedStandardLibrary(t *testing.T) {
 	if n := entries(t, filepath.Join(filepath.Dir(ws), "cache", "go-build")); n > 0 {
 		t.Errorf("go's own cache folder holds %d entries: the build did not go through the cache program", n)
 	}
-	after := snapshot(t, shared.Dir())
-	for p, was := range before {
-		if after[p] != was {
-			t.Errorf("the build changed %s in the shared folder", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("the build added %s to the shared folder", p)
-		}
-	}
+	unchanged(t, before, snapshot(t, shared.Dir()))
 }
 
 // TestABuildCannotWriteTheSharedCache has a stage try, as a hostile
@@ -155,10 +167,7 @@ func TestANewGoApplicationBuildsWithTheSharedStandardLibrary(t *testing.T) {
 func TestABuildCannotWriteTheSharedCache(t *testing.T) {
 	shared := sharedGo(t)
 	g := jail(t)
-	warm := build.Runner{Jail: g, GoCache: shared, Now: clock}
-	if res := warm.Run(context.Background(), workspaceIn(t, "warm"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil); !res.OK {
-		t.Fatalf("warming: %+v", res)
-	}
+	warm(t, g, shared)
 	var victim string
 	_ = filepath.WalkDir(shared.Dir(), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && victim == "" && strings.HasSuffix(p, "-d") {
@@ -189,17 +198,7 @@ func TestABuildCannotWriteTheSharedCache(t *testing.T) {
 			}
 		})
 	}
-	after := snapshot(t, shared.Dir())
-	for p, was := range before {
-		if after[p] != was {
-			t.Errorf("%s in the shared folder changed or went", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared in the shared folder", p)
-		}
-	}
+	unchanged(t, before, snapshot(t, shared.Dir()))
 }
 
 // TestABuildSaysWhenTheSharedStandardLibraryCannotBeHad gives a build a
@@ -222,10 +221,13 @@ func TestABuildSaysWhenTheSharedStandardLibraryCannotBeHad(t *testing.T) {
 	}
 	// A second build is not made to wait for a warm-up that just failed:
 	// it is told the same at once.
-	again := build.Runner{Jail: jail(t), GoCache: shared, Now: clock}.Run(context.Background(),
+	again := build.Runner{Jail: jail(t), GoCache: shared, Now: clock, Warming: func() { warming++ }}.Run(context.Background(),
 		workspaceIn(t, "svc2"), []app.Stage{stage("version", time.Minute, "go", "version")}, "abc", nil)
 	if !again.OK || !strings.HasPrefix(again.Stages[0].Output, "The standard library every build shares could not be prepared (") {
 		t.Errorf("the second build = %+v", again)
+	}
+	if warming != 1 {
+		t.Errorf("the second build was told it waits for a warm-up (%d told in all), though none is tried again yet", warming)
 	}
 	if out := res.Stages[0].Output; strings.Contains(out, "standard library") {
 		t.Errorf("the first stage, which does not run go, says %q", out)

@@ -16,7 +16,7 @@
 //
 // An entry is two files, named like the go command's own cache: the
 // action's record <aa>/<action>-a ("v1 <output> <size> <unix nanos>") and
-// the output <oo>/<output>-d, written whole through a rename.
+// the output <oo>/<output>-d, each written whole (atomicfile.Replace).
 package gocache
 
 import (
@@ -32,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"autoapp/intent/atomicfile"
 )
 
 // Flag is the first argument that makes this program the cache program.
@@ -167,13 +169,13 @@ func (c *store) put(req request, body []byte, res *response) {
 	}
 	out := outputPath(c.own, req.OutputID)
 	if info, err := os.Stat(out); err != nil || info.Size() != int64(len(body)) {
-		if err := writeWhole(out, body); err != nil {
+		if err := atomicfile.Replace(out, body); err != nil {
 			res.Err = err.Error()
 			return
 		}
 	}
 	record := fmt.Sprintf("v1 %x %d %d\n", req.OutputID, len(body), time.Now().UnixNano())
-	if err := writeWhole(actionPath(c.own, req.ActionID), []byte(record)); err != nil {
+	if err := atomicfile.Replace(actionPath(c.own, req.ActionID), []byte(record)); err != nil {
 		res.Err = err.Error()
 		return
 	}
@@ -222,34 +224,4 @@ func actionPath(dir string, id []byte) string {
 func outputPath(dir string, id []byte) string {
 	h := hex.EncodeToString(id)
 	return filepath.Join(dir, h[:2], h+"-d")
-}
-
-// writeWhole writes b to path through a temporary file and a rename, so a
-// reader sees the whole file or none.
-func writeWhole(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }

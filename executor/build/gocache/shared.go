@@ -56,12 +56,12 @@ func DefaultDir() (string, error) {
 	return filepath.Join(d, "autoapp", "go-std"), nil
 }
 
-// Ready says this process warmed the shared folder already, so a build
-// does not wait for it.
-func (s *Shared) Ready() bool {
+// Waits says a build would wait for a warm-up now: this process has not
+// warmed the shared folder, and no warm-up failed in the last retryAfter.
+func (s *Shared) Waits() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.warmed
+	return !s.warmed && (s.err == nil || time.Since(s.failed) >= retryAfter)
 }
 
 // Dir is the shared folder.
